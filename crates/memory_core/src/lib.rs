@@ -1,0 +1,11 @@
+//! memory_core: the part of memory_ext that needs no Postgres.
+//!
+//! Block edits and prompt rendering, token accounting, argument rules. Tested by plain
+//! `cargo test -p memory_core` in milliseconds; the pgrx crate (`src/`) adapts it to SQL.
+
+pub mod blocks;
+pub mod error;
+pub mod tokens;
+pub mod validate;
+
+pub use error::{SqlError, SqlState};

@@ -1,0 +1,170 @@
+//! Argument rules shared by every function: ids, roles, required values.
+//!
+//! # Why so strict
+//! Ids end up in primary keys, XML tags and log lines. Rejecting control characters and absurd
+//! lengths at the edge keeps every later layer simple, and gives the caller a message that
+//! names the argument instead of a constraint name.
+
+use crate::error::{SqlError, SqlState};
+
+/// Longest id we accept (agent_id, thread_id, user_id, run_id ...), in characters. Real ids are
+/// UUIDs (36) or slugs; 200 leaves room for composite keys without letting a 1 MB string in.
+pub const MAX_ID_CHARS: usize = 200;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ArgError {
+    #[error("{arg} must not be null")]
+    Null { arg: &'static str },
+    #[error("{arg} must not be empty")]
+    Empty { arg: &'static str },
+    #[error("{arg} is {chars} characters long, over the limit of {max}")]
+    IdTooLong {
+        arg: &'static str,
+        chars: usize,
+        max: usize,
+    },
+    #[error("{arg} must not contain control characters")]
+    ControlChars { arg: &'static str },
+    #[error("invalid role \"{role}\"")]
+    Role { role: String },
+    #[error("{arg} must be between {min} and {max}, got {value}")]
+    Range {
+        arg: &'static str,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+    #[error("{arg}: {reason}")]
+    Invalid { arg: &'static str, reason: String },
+    #[error("{arg} is {bytes} bytes, over the limit of {max}")]
+    TooLarge {
+        arg: &'static str,
+        bytes: usize,
+        max: usize,
+    },
+}
+
+impl SqlError for ArgError {
+    fn sqlstate(&self) -> SqlState {
+        match self {
+            ArgError::Null { .. } => SqlState::NullValueNotAllowed,
+            ArgError::TooLarge { .. } => SqlState::StringDataRightTruncation,
+            _ => SqlState::InvalidParameterValue,
+        }
+    }
+    fn hint(&self) -> Option<String> {
+        match self {
+            ArgError::Role { .. } => Some("role must be one of system, user, assistant, tool".into()),
+            _ => None,
+        }
+    }
+}
+
+/// A required argument: present.
+pub fn required<'a, T: ?Sized>(arg: &'static str, v: Option<&'a T>) -> Result<&'a T, ArgError> {
+    v.ok_or(ArgError::Null { arg })
+}
+
+/// A caller-chosen id: non-empty after trimming, at most [`MAX_ID_CHARS`], no control characters.
+/// Returns it unchanged (ids are compared exactly; we do not trim silently).
+pub fn id<'a>(arg: &'static str, v: Option<&'a str>) -> Result<&'a str, ArgError> {
+    let v = required(arg, v)?;
+    if v.trim().is_empty() {
+        return Err(ArgError::Empty { arg });
+    }
+    let chars = v.chars().count();
+    if chars > MAX_ID_CHARS {
+        return Err(ArgError::IdTooLong {
+            arg,
+            chars,
+            max: MAX_ID_CHARS,
+        });
+    }
+    if v.chars().any(char::is_control) {
+        return Err(ArgError::ControlChars { arg });
+    }
+    Ok(v)
+}
+
+/// An optional id: `None` stays `None`; a given one follows [`id`].
+pub fn optional_id<'a>(arg: &'static str, v: Option<&'a str>) -> Result<Option<&'a str>, ArgError> {
+    v.map(|s| id(arg, Some(s))).transpose()
+}
+
+/// Largest message content or text argument we accept, in bytes (16 MiB). Postgres allows
+/// 1 GB, but each byte passes through tokenisation and full-text indexing on the write path;
+/// outputs larger than this belong in detail memory (`memory_ref_store`), not in a message.
+pub const MAX_TEXT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A required text argument no larger than [`MAX_TEXT_BYTES`].
+pub fn text<'a>(arg: &'static str, v: Option<&'a str>) -> Result<&'a str, ArgError> {
+    let v = required(arg, v)?;
+    if v.len() > MAX_TEXT_BYTES {
+        return Err(ArgError::TooLarge {
+            arg,
+            bytes: v.len(),
+            max: MAX_TEXT_BYTES,
+        });
+    }
+    Ok(v)
+}
+
+/// The four chat roles of seeds 000/004.
+pub const ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
+
+pub fn role(v: Option<&str>) -> Result<&str, ArgError> {
+    let v = required("role", v)?;
+    if ROLES.contains(&v) {
+        Ok(v)
+    } else {
+        Err(ArgError::Role {
+            role: v.chars().take(40).collect(),
+        })
+    }
+}
+
+/// An integer argument within `min..=max`.
+pub fn range(arg: &'static str, value: i64, min: i64, max: i64) -> Result<i64, ArgError> {
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ArgError::Range {
+            arg,
+            value,
+            min,
+            max,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert_eq!(id("agent_id", Some("planner")), Ok("planner"));
+        assert_eq!(id("agent_id", None), Err(ArgError::Null { arg: "agent_id" }));
+        assert_eq!(id("agent_id", Some("  ")), Err(ArgError::Empty { arg: "agent_id" }));
+        assert!(matches!(
+            id("agent_id", Some(&"x".repeat(201))),
+            Err(ArgError::IdTooLong { chars: 201, .. })
+        ));
+        assert_eq!(
+            id("thread_id", Some("a\nb")),
+            Err(ArgError::ControlChars { arg: "thread_id" })
+        );
+        assert_eq!(optional_id("run_id", None), Ok(None));
+    }
+
+    #[test]
+    fn roles_and_ranges() {
+        assert_eq!(role(Some("tool")), Ok("tool"));
+        let e = role(Some("robot")).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue);
+        assert_eq!(e.to_string(), "invalid role \"robot\"");
+        assert_eq!(role(None).unwrap_err().sqlstate(), SqlState::NullValueNotAllowed);
+        assert!(range("limit", 0, 1, 100).is_err());
+        assert_eq!(range("limit", 5, 1, 100), Ok(5));
+    }
+}

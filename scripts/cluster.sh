@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A Postgres 15 cluster of our own, on 127.0.0.1 only, with memory_ext preloaded (its worker
+# registers at server start). Used by `make run` (the demo server) and `make test` (a
+# throwaway server for regress and client tests).
+#
+#   scripts/cluster.sh start DIR PORT     initdb when DIR is empty, (re)start, wait until ready
+#   scripts/cluster.sh stop DIR           fast shutdown, when running
+#   scripts/cluster.sh destroy DIR        stop and delete DIR
+#
+# initdb refuses to run as root, so as root everything runs as the `postgres` user.
+set -euo pipefail
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+cmd=${1:?usage: cluster.sh start|stop|destroy DIR [PORT]}
+dir=${2:?data directory}
+
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+running() { [ -f "$dir/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
+
+case "$cmd" in
+start)
+  port=${3:?port}
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
+    chmod 700 "$dir"
+    # trust on 127.0.0.1 only: a local development/test server, never exposed.
+    as_pg "$PGBIN/initdb" -D "$dir" -U postgres -A trust --no-instructions -E UTF8 --locale=C.UTF-8 >/dev/null
+    cat >> "$dir/postgresql.conf" <<CONF
+
+# memory_ext local server (scripts/cluster.sh)
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = ''
+shared_preload_libraries = 'memory_ext'
+max_connections = 50
+fsync = off
+log_line_prefix = '%m [%p] %q%u@%d '
+CONF
+  fi
+  if running; then
+    # Restart so that a freshly installed memory_ext.so is the one loaded.
+    as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -m fast restart >/dev/null
+  else
+    as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null
+  fi
+  ;;
+stop)
+  if running; then as_pg "$PGBIN/pg_ctl" -D "$dir" -w -m fast stop >/dev/null; fi
+  ;;
+destroy)
+  if running; then as_pg "$PGBIN/pg_ctl" -D "$dir" -w -m immediate stop >/dev/null; fi
+  rm -rf "$dir"
+  ;;
+*) echo "unknown command: $cmd" >&2; exit 2 ;;
+esac

@@ -1,0 +1,231 @@
+-- memory_ext data model (bootstrap: runs before any function is created).
+--
+-- Every table is in schema `memory`, and every table's primary key and btree indexes lead
+-- with `user_id text NOT NULL`: the tenant is the shard key (e.g. Citus
+-- `create_distributed_table('memory.items', 'user_id')`) and every lookup is tenant-first.
+-- Two kinds of index cannot lead with it: HNSW (pgvector indexes one column) and GIN over
+-- tsvector (that needs btree_gin); on a sharded cluster both are local to each shard.
+--
+-- Ids are caller-chosen text (agent_id, thread_id) or uuids we generate (items, messages).
+-- Constraints reject nonsense at the table level too, so a plain INSERT from an application
+-- cannot store what our functions would refuse.
+
+CREATE SCHEMA IF NOT EXISTS memory;
+COMMENT ON SCHEMA memory IS 'memory_ext: tables, views and internal helpers (API functions live in the extension schema)';
+
+-- Agents: one per (user, agent_id). An agent serves exactly one user.
+CREATE TABLE memory.agents (
+    user_id     text        NOT NULL CHECK (user_id <> ''),
+    agent_id    text        NOT NULL CHECK (agent_id <> ''),
+    metadata    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, agent_id)
+);
+
+-- Core memory blocks (seed 004): always in the prompt, edited by the agent.
+CREATE TABLE memory.blocks (
+    user_id     text        NOT NULL,
+    agent_id    text        NOT NULL,
+    label       text        NOT NULL CHECK (label ~ '^[A-Za-z_][A-Za-z0-9_-]{0,99}$'),
+    id          uuid        NOT NULL DEFAULT gen_random_uuid(),
+    description text,
+    value       text        NOT NULL DEFAULT '',
+    char_limit  integer     NOT NULL DEFAULT 20000 CHECK (char_limit BETWEEN 1 AND 1000000),
+    read_only   boolean     NOT NULL DEFAULT false,
+    version     integer     NOT NULL DEFAULT 1 CHECK (version >= 1),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, agent_id, label),
+    UNIQUE (user_id, id),
+    FOREIGN KEY (user_id, agent_id) REFERENCES memory.agents ON DELETE CASCADE,
+    CONSTRAINT blocks_value_within_char_limit CHECK (char_length(value) <= char_limit)
+);
+
+-- Threads: a conversation. `revision` counts every change that touched the thread (messages,
+-- memories); the triggers in triggers.sql own it. `reported_rev` is the revision the last
+-- delta header told this thread about; `last_seq` numbers its messages.
+CREATE TABLE memory.threads (
+    user_id      text        NOT NULL CHECK (user_id <> ''),
+    thread_id    text        NOT NULL CHECK (thread_id <> ''),
+    agent_id     text,
+    revision     bigint      NOT NULL DEFAULT 0 CHECK (revision >= 0),
+    reported_rev bigint      NOT NULL DEFAULT 0 CHECK (reported_rev >= 0),
+    last_seq     bigint      NOT NULL DEFAULT 0 CHECK (last_seq >= 0),
+    metadata     jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, thread_id)
+);
+
+-- Recall memory (seeds 000, 004): every message, kept forever, searchable. `in_context` is
+-- false once compaction has folded the message into a summary. `token_count` is counted once,
+-- at write time (a trigger fills it for plain INSERTs).
+CREATE TABLE memory.messages (
+    user_id         text        NOT NULL,
+    id              uuid        NOT NULL DEFAULT gen_random_uuid(),
+    thread_id       text        NOT NULL,
+    seq             bigint      NOT NULL CHECK (seq >= 1),
+    role            text        NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content         text        NOT NULL DEFAULT '',
+    tool_calls      jsonb       CHECK (tool_calls IS NULL OR jsonb_typeof(tool_calls) = 'array'),
+    tool_call_id    text,
+    name            text,
+    token_count     integer     NOT NULL CHECK (token_count >= 0),
+    in_context      boolean     NOT NULL DEFAULT true,
+    is_summary      boolean     NOT NULL DEFAULT false,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    embedding       vector,
+    embedding_model text,
+    -- Full-text over the first 100,000 characters: tsvector is capped at 1 MB, and a huge tool
+    -- output must not make the whole message unstorable.
+    tsv             tsvector    GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000))) STORED,
+    PRIMARY KEY (user_id, id),
+    UNIQUE (user_id, thread_id, seq),
+    FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE,
+    CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
+);
+CREATE INDEX messages_context_idx ON memory.messages (user_id, thread_id, seq) WHERE in_context;
+CREATE INDEX messages_created_idx ON memory.messages (user_id, thread_id, created_at);
+CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
+
+-- Memories (API.md "Memories"): semantic, episodic, procedural, insight, archival and detail
+-- items in one table. `text` is the Layer-1 line, `content` the optional Layer-2 detail.
+-- `content_hash` is over the normalised, lower-cased text: the exact-duplicate check.
+CREATE TABLE memory.items (
+    user_id          text        NOT NULL CHECK (user_id <> ''),
+    id               uuid        NOT NULL DEFAULT gen_random_uuid(),
+    kind             text        NOT NULL DEFAULT 'semantic'
+                     CHECK (kind IN ('semantic', 'episodic', 'procedural', 'insight', 'archival', 'detail')),
+    category         text        CHECK (category <> ''),
+    text             text        NOT NULL CHECK (btrim(text) <> ''),
+    content          text,
+    key              text        CHECK (key <> ''),
+    tags             text[]      NOT NULL DEFAULT '{}',
+    importance       smallint    NOT NULL DEFAULT 2 CHECK (importance BETWEEN 1 AND 5),
+    pinned           boolean     NOT NULL DEFAULT false,
+    state            text        NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'soft_deleted', 'purged')),
+    purge_at         timestamptz,
+    last_accessed_at timestamptz NOT NULL DEFAULT now(),
+    access_count     bigint      NOT NULL DEFAULT 0 CHECK (access_count >= 0),
+    content_hash     text        GENERATED ALWAYS AS (md5(lower(regexp_replace(btrim(text), '\s+', ' ', 'g')))) STORED,
+    metadata         jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    agent_id         text,
+    run_id           text,
+    actor_id         text,
+    role             text        CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    thread_id        text,
+    happened_at      timestamptz NOT NULL DEFAULT now(),
+    embedding        vector,
+    embedding_model  text,
+    tsv              tsvector    GENERATED ALWAYS AS (
+                         setweight(to_tsvector('english'::regconfig, left(text, 100000)), 'A') ||
+                         setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B')) STORED,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id),
+    CONSTRAINT items_soft_deleted_has_purge_at CHECK (state <> 'soft_deleted' OR purge_at IS NOT NULL),
+    CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
+);
+CREATE UNIQUE INDEX items_key_idx ON memory.items (user_id, key) WHERE key IS NOT NULL;
+CREATE INDEX items_hash_idx ON memory.items (user_id, content_hash) WHERE state = 'active';
+CREATE INDEX items_thread_idx ON memory.items (user_id, thread_id) WHERE thread_id IS NOT NULL;
+CREATE INDEX items_accessed_idx ON memory.items (user_id, last_accessed_at) WHERE state = 'active' AND NOT pinned;
+CREATE INDEX items_purge_idx ON memory.items (user_id, purge_at) WHERE state = 'soft_deleted';
+CREATE INDEX items_updated_idx ON memory.items (user_id, updated_at);
+CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv);
+
+-- Relations (seed 003 §2): lightweight edges between memories, one per (from, to, type).
+CREATE TABLE memory.relations (
+    user_id       text        NOT NULL,
+    id            uuid        NOT NULL DEFAULT gen_random_uuid(),
+    from_id       uuid        NOT NULL,
+    to_id         uuid        NOT NULL,
+    relation_type text        NOT NULL DEFAULT 'related_to' CHECK (relation_type <> ''),
+    strength      real        NOT NULL CHECK (strength >= 0 AND strength <= 1),
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id),
+    UNIQUE (user_id, from_id, to_id, relation_type),
+    FOREIGN KEY (user_id, from_id) REFERENCES memory.items ON DELETE CASCADE,
+    FOREIGN KEY (user_id, to_id) REFERENCES memory.items ON DELETE CASCADE,
+    CHECK (from_id <> to_id)
+);
+CREATE INDEX relations_to_idx ON memory.relations (user_id, to_id);
+
+-- Change log (seed 003 §1): exactly one row per thread revision. Written only by triggers.
+CREATE TABLE memory.change_log (
+    user_id   text        NOT NULL,
+    thread_id text        NOT NULL,
+    rev       bigint      NOT NULL CHECK (rev >= 1),
+    memory_id text        NOT NULL,
+    event     text        NOT NULL CHECK (event IN ('created', 'updated', 'merged', 'deleted', 'soft_deleted',
+                                                    'restored', 'message_added', 'message_updated', 'message_deleted')),
+    meta      jsonb       NOT NULL DEFAULT '{}',
+    ts        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, thread_id, rev),
+    FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
+);
+
+-- Audit history (seed 003 §8): every change to a memory item or a block. Written only by
+-- triggers; kept after the item is purged.
+CREATE TABLE memory.history (
+    user_id   text        NOT NULL,
+    id        uuid        NOT NULL DEFAULT gen_random_uuid(),
+    entity    text        NOT NULL CHECK (entity IN ('item', 'block')),
+    memory_id text        NOT NULL,
+    event     text        NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE', 'LINK', 'TTL', 'RESTORE', 'PURGE')),
+    old_ref   text,
+    new_ref   text,
+    actor     text,
+    meta      jsonb       NOT NULL DEFAULT '{}',
+    ts        timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (user_id, id)
+);
+CREATE INDEX history_memory_idx ON memory.history (user_id, memory_id, ts DESC);
+
+-- Operational events (seed 003 §14): minimal counters of what the system did.
+CREATE TABLE memory.events (
+    user_id   text        NOT NULL,
+    id        uuid        NOT NULL DEFAULT gen_random_uuid(),
+    thread_id text,
+    node      text        NOT NULL CHECK (node IN ('hotpath', 'context', 'episodic', 'worker')),
+    op        text        NOT NULL CHECK (op <> ''),
+    status    text        NOT NULL CHECK (status IN ('ok', 'error', 'skipped')),
+    memory_id text,
+    category  text,
+    sim       real,
+    ts        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id)
+);
+CREATE INDEX events_ts_idx ON memory.events (user_id, ts DESC);
+CREATE INDEX events_node_idx ON memory.events (user_id, node, ts DESC);
+
+-- Categories and agent allowlists (seed 003 §5), per tenant; memory_configure replaces them.
+CREATE TABLE memory.categories (
+    user_id    text    NOT NULL,
+    name       text    NOT NULL CHECK (name <> ''),
+    context    text    NOT NULL DEFAULT 'rag' CHECK (context IN ('all', 'rag')),
+    rag_length integer CHECK (rag_length > 0),
+    custom     boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (user_id, name)
+);
+
+CREATE TABLE memory.allowlists (
+    user_id  text NOT NULL,
+    agent    text NOT NULL CHECK (agent <> ''),
+    category text NOT NULL,
+    PRIMARY KEY (user_id, agent, category),
+    FOREIGN KEY (user_id, category) REFERENCES memory.categories ON DELETE CASCADE
+);
+
+-- Checkpoints (seed 003 §15): one per (user, thread).
+CREATE TABLE memory.checkpoints (
+    user_id         text        NOT NULL,
+    thread_id       text        NOT NULL CHECK (thread_id <> ''),
+    id              uuid        NOT NULL DEFAULT gen_random_uuid(),
+    checkpoint_data jsonb       NOT NULL,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, thread_id)
+);
+CREATE INDEX checkpoints_updated_idx ON memory.checkpoints (user_id, updated_at DESC);

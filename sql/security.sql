@@ -1,0 +1,46 @@
+-- Tenant isolation and privileges (finalize: runs after every table and function exists).
+--
+-- Row-level security is on, and forced, for every table: a role without BYPASSRLS sees and
+-- changes only rows whose user_id is its current tenant (memory.current_tenant():
+-- memory_ext.user_id, or the role name when memory_ext.tenant_source = 'role'). With no
+-- tenant set it sees nothing. Our API functions run as the caller (SECURITY INVOKER), so the
+-- same policies apply through them.
+--
+-- # Why grants to PUBLIC
+-- The API is meant for any application role ("SELECT memory_query(...) through an ordinary
+-- driver"), and the row policies, not table grants, are what separate tenants. A DBA who wants
+-- to limit which roles may use memory_ext at all can REVOKE these from PUBLIC and grant them
+-- to a role of their choosing.
+--
+-- What ordinary roles may not do: edit the audit trail (history, change_log are read-only
+-- to them; triggers write them) or set a thread's revision (only triggers advance it).
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints']
+    LOOP
+        EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_isolation ON memory.%I
+                            USING (user_id = memory.current_tenant())
+                            WITH CHECK (user_id = memory.current_tenant())', t);
+    END LOOP;
+END $$;
+
+GRANT USAGE ON SCHEMA memory TO PUBLIC;
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON
+    memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
+    memory.events, memory.categories, memory.allowlists, memory.checkpoints
+TO PUBLIC;
+
+-- Threads: created and described by applications; revision, last_seq and reported_rev belong
+-- to the triggers and to memory_query.
+GRANT SELECT, DELETE ON memory.threads TO PUBLIC;
+GRANT INSERT (user_id, thread_id, agent_id, metadata) ON memory.threads TO PUBLIC;
+GRANT UPDATE (agent_id, metadata) ON memory.threads TO PUBLIC;
+
+GRANT SELECT ON memory.change_log, memory.history TO PUBLIC;

@@ -1,0 +1,275 @@
+-- Revisions, change log and audit history, kept by triggers so that they hold for every write
+-- path: our functions, an application's plain INSERT/UPDATE/DELETE, the worker.
+--
+-- # Why SECURITY DEFINER
+-- `memory.history` and `memory.change_log` are read-only to ordinary roles and
+-- `threads.revision` is not theirs to set: an audit trail a tenant can edit is worthless. The
+-- trigger functions below therefore run as the extension owner. That is sound because
+--   * a trigger function cannot be called directly, only fired by a row change;
+--   * they only act on NEW/OLD rows of the triggering table, which the table's row-level
+--     security has admitted (a BEFORE trigger's effects roll back with the statement when the
+--     row then fails the policy check);
+--   * search_path is pinned and every name is schema-qualified.
+-- The helper memory._bump_revision is revoked from PUBLIC for the same reason.
+--
+-- # Why revisions are gapless
+-- `UPDATE threads SET revision = revision + 1 ... RETURNING` takes the thread row's lock until
+-- commit, so concurrent writers to one thread queue there and each sees the previous one's
+-- committed value: revisions are assigned in commit order, and a rolled-back writer's bump
+-- rolls back with it.
+--
+-- Transaction-local hints our functions may set before writing (set_config(..., true)):
+--   memory.reason  'forget' | 'ttl' | 'merge' | 'purge' | 'restore': which event a change is
+--   memory.actor   who made the change (default: the role that ran the statement)
+--   memory.meta    a JSON object merged into the history/change_log meta
+
+-- The role that issued the statement, seen from inside a SECURITY DEFINER function (where
+-- current_user is the owner): SET ROLE if one is active, else the session user.
+CREATE FUNCTION memory._invoker() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN current_setting('role') <> 'none' THEN current_setting('role') ELSE session_user::text END
+$$;
+
+CREATE FUNCTION memory._hint(name text) RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT nullif(current_setting('memory.' || name, true), '')
+$$;
+
+CREATE FUNCTION memory._actor() RETURNS text
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(memory._hint('actor'), memory._invoker())
+$$;
+
+CREATE FUNCTION memory._hint_meta() RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE m jsonb;
+BEGIN
+    m := memory._hint('meta')::jsonb;
+    RETURN CASE WHEN jsonb_typeof(m) = 'object' THEN m ELSE '{}'::jsonb END;
+EXCEPTION WHEN others THEN
+    RETURN '{}'::jsonb;  -- a malformed hint must not fail the user's write
+END $$;
+
+-- Increments a thread's revision and appends its change-log row; returns the new revision.
+-- `create_thread` upserts the thread (a new item or message may name a thread that does not
+-- exist yet); otherwise a missing thread (being deleted in this statement) is left alone.
+CREATE FUNCTION memory._bump_revision(p_user text, p_thread text, p_memory_id text, p_event text,
+                                      p_meta jsonb, p_create_thread boolean)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE r bigint;
+BEGIN
+    IF p_create_thread THEN
+        INSERT INTO memory.threads AS t (user_id, thread_id, revision)
+        VALUES (p_user, p_thread, 1)
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET revision = t.revision + 1, updated_at = now()
+        RETURNING t.revision INTO r;
+    ELSE
+        UPDATE memory.threads SET revision = revision + 1, updated_at = now()
+        WHERE user_id = p_user AND thread_id = p_thread
+        RETURNING revision INTO r;
+        IF r IS NULL THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    INSERT INTO memory.change_log (user_id, thread_id, rev, memory_id, event, meta)
+    VALUES (p_user, p_thread, r, p_memory_id, p_event, coalesce(p_meta, '{}'::jsonb) || memory._hint_meta());
+    RETURN r;
+END $$;
+REVOKE ALL ON FUNCTION memory._bump_revision(text, text, text, text, jsonb, boolean) FROM PUBLIC;
+
+-------------------------------------------------------------------------------- items
+
+-- What a change-log bullet needs to render later ("+created: [Personal] ... (imp=2)"), as it
+-- was at the time of the change.
+CREATE FUNCTION memory._item_meta(i memory.items) RETURNS jsonb
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT jsonb_build_object('kind', i.kind, 'category', i.category, 'text', left(i.text, 280),
+                              'importance', i.importance)
+$$;
+
+CREATE FUNCTION memory._items_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    reason text := memory._hint('reason');
+    cur    memory.items := coalesce(NEW, OLD);  -- NEW is NULL on DELETE, OLD on INSERT
+    hist   text;
+    change text;
+    meta   jsonb;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        hist := 'ADD';
+        change := 'created';
+    ELSIF TG_OP = 'DELETE' THEN
+        hist := CASE WHEN reason = 'purge' THEN 'PURGE' ELSE 'DELETE' END;
+        change := 'deleted';
+    ELSIF OLD.state = 'active' AND NEW.state <> 'active' THEN
+        hist := CASE reason WHEN 'ttl' THEN 'TTL' WHEN 'merge' THEN 'MERGE' ELSE 'DELETE' END;
+        change := CASE reason WHEN 'merge' THEN 'merged' WHEN 'forget' THEN 'deleted' ELSE 'soft_deleted' END;
+    ELSIF OLD.state <> 'active' AND NEW.state = 'active' THEN
+        hist := 'RESTORE';
+        change := 'restored';
+    ELSIF reason = 'merge' THEN
+        hist := 'MERGE';
+        change := 'merged';
+    ELSE
+        hist := 'UPDATE';
+        change := 'updated';
+    END IF;
+
+    meta := memory._item_meta(cur);
+    IF TG_OP = 'UPDATE' AND OLD.state IS DISTINCT FROM NEW.state THEN
+        meta := meta || jsonb_build_object('state_from', OLD.state, 'state_to', NEW.state);
+    END IF;
+
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (cur.user_id, 'item', cur.id::text, hist,
+            CASE WHEN TG_OP <> 'INSERT' THEN OLD.text END,
+            CASE WHEN TG_OP <> 'DELETE' THEN NEW.text END,
+            memory._actor(),
+            meta || jsonb_build_object('reason', reason) || memory._hint_meta());
+
+    -- The thread the item is in now; when it moved, or on DELETE, the thread it was in.
+    IF TG_OP <> 'DELETE' AND NEW.thread_id IS NOT NULL THEN
+        PERFORM memory._bump_revision(NEW.user_id, NEW.thread_id, NEW.id::text, change, meta, true);
+    END IF;
+    IF TG_OP <> 'INSERT' AND OLD.thread_id IS NOT NULL
+       AND (TG_OP = 'DELETE' OR OLD.thread_id IS DISTINCT FROM NEW.thread_id) THEN
+        PERFORM memory._bump_revision(OLD.user_id, OLD.thread_id, OLD.id::text, change, meta, false);
+    END IF;
+    RETURN NULL;
+END $$;
+
+-- Keeps updated_at honest for plain UPDATEs too.
+CREATE FUNCTION memory._touch_updated_at() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    NEW.updated_at := now();
+    RETURN NEW;
+END $$;
+
+-- The columns whose change is a memory event. Access bookkeeping (last_accessed_at,
+-- access_count) and embeddings are not: retrieval and backfill must not bump revisions.
+CREATE TRIGGER items_touch BEFORE UPDATE ON memory.items FOR EACH ROW
+WHEN ((OLD.text, OLD.content, OLD.kind, OLD.category, OLD.tags, OLD.importance, OLD.pinned, OLD.state,
+       OLD.metadata, OLD.key, OLD.agent_id, OLD.run_id, OLD.actor_id, OLD.role, OLD.thread_id, OLD.happened_at)
+      IS DISTINCT FROM
+      (NEW.text, NEW.content, NEW.kind, NEW.category, NEW.tags, NEW.importance, NEW.pinned, NEW.state,
+       NEW.metadata, NEW.key, NEW.agent_id, NEW.run_id, NEW.actor_id, NEW.role, NEW.thread_id, NEW.happened_at))
+EXECUTE FUNCTION memory._touch_updated_at();
+
+CREATE TRIGGER items_audit_insert AFTER INSERT ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._items_audit();
+CREATE TRIGGER items_audit_update AFTER UPDATE ON memory.items FOR EACH ROW
+WHEN ((OLD.text, OLD.content, OLD.kind, OLD.category, OLD.tags, OLD.importance, OLD.pinned, OLD.state,
+       OLD.metadata, OLD.key, OLD.agent_id, OLD.run_id, OLD.actor_id, OLD.role, OLD.thread_id, OLD.happened_at)
+      IS DISTINCT FROM
+      (NEW.text, NEW.content, NEW.kind, NEW.category, NEW.tags, NEW.importance, NEW.pinned, NEW.state,
+       NEW.metadata, NEW.key, NEW.agent_id, NEW.run_id, NEW.actor_id, NEW.role, NEW.thread_id, NEW.happened_at))
+EXECUTE FUNCTION memory._items_audit();
+CREATE TRIGGER items_audit_delete AFTER DELETE ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._items_audit();
+
+-------------------------------------------------------------------------------- blocks
+
+-- Every change to a block bumps its version, whoever makes it.
+CREATE FUNCTION memory._blocks_version() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := now();
+    RETURN NEW;
+END $$;
+
+CREATE FUNCTION memory._blocks_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    b memory.blocks := coalesce(NEW, OLD);
+BEGIN
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (b.user_id, 'block', b.id::text,
+            CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP <> 'INSERT' THEN OLD.value END,
+            CASE WHEN TG_OP <> 'DELETE' THEN NEW.value END,
+            memory._actor(),
+            jsonb_build_object('agent_id', b.agent_id, 'label', b.label, 'version', b.version)
+              || memory._hint_meta());
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER blocks_version BEFORE UPDATE ON memory.blocks FOR EACH ROW
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+EXECUTE FUNCTION memory._blocks_version();
+CREATE TRIGGER blocks_audit_insert AFTER INSERT ON memory.blocks FOR EACH ROW
+EXECUTE FUNCTION memory._blocks_audit();
+CREATE TRIGGER blocks_audit_update AFTER UPDATE ON memory.blocks FOR EACH ROW
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+EXECUTE FUNCTION memory._blocks_audit();
+CREATE TRIGGER blocks_audit_delete AFTER DELETE ON memory.blocks FOR EACH ROW
+EXECUTE FUNCTION memory._blocks_audit();
+
+-------------------------------------------------------------------------------- messages
+
+-- Numbers a new message within its thread (creating the thread on first use) and counts its
+-- tokens when the writer did not. Runs as owner because it writes threads.last_seq.
+CREATE FUNCTION memory._messages_before_insert() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO memory.threads AS t (user_id, thread_id, last_seq)
+    VALUES (NEW.user_id, NEW.thread_id, coalesce(NEW.seq, 1))
+    ON CONFLICT (user_id, thread_id)
+        DO UPDATE SET last_seq = greatest(t.last_seq + 1, coalesce(EXCLUDED.last_seq, 0)), updated_at = now()
+    RETURNING t.last_seq INTO NEW.seq;
+    IF NEW.token_count IS NULL THEN
+        NEW.token_count := memory.message_token_count(NEW.role, NEW.content, NEW.name, NEW.tool_calls);
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE FUNCTION memory._messages_before_update() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NEW.thread_id IS DISTINCT FROM OLD.thread_id OR NEW.seq IS DISTINCT FROM OLD.seq THEN
+        RAISE EXCEPTION 'a message cannot move to another thread or position'
+            USING ERRCODE = '22023', HINT = 'append a new message instead';
+    END IF;
+    IF (NEW.role, NEW.content, NEW.name, NEW.tool_calls) IS DISTINCT FROM (OLD.role, OLD.content, OLD.name, OLD.tool_calls)
+       AND NEW.token_count IS NOT DISTINCT FROM OLD.token_count THEN
+        NEW.token_count := memory.message_token_count(NEW.role, NEW.content, NEW.name, NEW.tool_calls);
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE FUNCTION memory._messages_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    m memory.messages := coalesce(NEW, OLD);
+BEGIN
+    PERFORM memory._bump_revision(m.user_id, m.thread_id, m.id::text,
+        CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
+        jsonb_build_object('seq', m.seq, 'role', m.role),
+        false);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER messages_before_insert BEFORE INSERT ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._messages_before_insert();
+CREATE TRIGGER messages_before_update BEFORE UPDATE ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._messages_before_update();
+CREATE TRIGGER messages_audit_insert AFTER INSERT ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._messages_audit();
+CREATE TRIGGER messages_audit_update AFTER UPDATE ON memory.messages FOR EACH ROW
+WHEN ((OLD.role, OLD.content, OLD.tool_calls, OLD.tool_call_id, OLD.name, OLD.in_context, OLD.is_summary)
+      IS DISTINCT FROM (NEW.role, NEW.content, NEW.tool_calls, NEW.tool_call_id, NEW.name, NEW.in_context, NEW.is_summary))
+EXECUTE FUNCTION memory._messages_audit();
+CREATE TRIGGER messages_audit_delete AFTER DELETE ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._messages_audit();
+
+-------------------------------------------------------------------------------- housekeeping
+
+CREATE TRIGGER agents_touch BEFORE UPDATE ON memory.agents FOR EACH ROW
+EXECUTE FUNCTION memory._touch_updated_at();
+CREATE TRIGGER checkpoints_touch BEFORE UPDATE ON memory.checkpoints FOR EACH ROW
+EXECUTE FUNCTION memory._touch_updated_at();

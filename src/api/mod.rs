@@ -1,0 +1,4 @@
+//! The SQL-facing API (API.md): one module per part of the contract.
+
+pub mod blocks;
+pub mod recall;

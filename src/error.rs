@@ -1,0 +1,62 @@
+//! The SQL boundary for errors: every domain error of `memory_core` (and a few of our own)
+//! becomes an `ereport(ERROR)` with its SQLSTATE, message and hint. Raising aborts the
+//! statement, so whatever the function had written is rolled back with it: nothing is ever
+//! half-written.
+
+use memory_core::{SqlError, SqlState};
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+fn errcode(s: SqlState) -> PgSqlErrorCode {
+    match s {
+        SqlState::InvalidParameterValue => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        SqlState::StringDataRightTruncation => PgSqlErrorCode::ERRCODE_STRING_DATA_RIGHT_TRUNCATION,
+        SqlState::NullValueNotAllowed => PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+        SqlState::NoDataFound => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
+        SqlState::InsufficientPrivilege => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+    }
+}
+
+/// Raise an ERROR. Never returns.
+#[track_caller]
+pub fn raise(state: SqlState, message: impl Into<String>, hint: Option<String>) -> ! {
+    let mut report = ErrorReport::new(errcode(state), message.into(), "memory_ext");
+    if let Some(h) = hint {
+        report = report.set_hint(h);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ereport(ERROR) returned")
+}
+
+/// Unwrap a domain result or raise its error.
+pub trait OrRaise<T> {
+    fn or_raise(self) -> T;
+}
+
+impl<T, E: SqlError> OrRaise<T> for Result<T, E> {
+    #[track_caller]
+    fn or_raise(self) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => raise(e.sqlstate(), e.to_string(), e.hint()),
+        }
+    }
+}
+
+/// Unwrap an SPI result. A failing statement already raised its own Postgres error (with its
+/// own SQLSTATE) before we get here; what is left are type mismatches between our queries and
+/// our code, which are bugs, so they surface as internal errors with the query's purpose.
+pub trait SpiOk<T> {
+    fn spi(self, what: &str) -> T;
+}
+
+impl<T> SpiOk<T> for Result<T, pgrx::spi::Error> {
+    #[track_caller]
+    fn spi(self, what: &str) -> T {
+        self.unwrap_or_else(|e| {
+            ErrorReport::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("{what}: {e}"), "memory_ext")
+                .report(PgLogLevel::ERROR);
+            unreachable!("ereport(ERROR) returned")
+        })
+    }
+}

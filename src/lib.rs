@@ -1,0 +1,39 @@
+//! memory_ext: long-term memory for AI agents inside PostgreSQL.
+//!
+//! Layout: `api/` is the SQL contract, `pg/` the Postgres glue (tenancy, lookups), `gucs.rs`
+//! every setting, `error.rs` the SQLSTATE boundary; the logic that needs no Postgres is in
+//! `crates/memory_core`. DDL is in `sql/`.
+
+use pgrx::prelude::*;
+
+mod api;
+mod error;
+mod gucs;
+mod pg;
+
+::pgrx::pg_module_magic!(name, version);
+
+extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+extension_sql_file!("../sql/triggers.sql", name = "triggers", requires = ["schema"]);
+extension_sql_file!("../sql/security.sql", name = "security", finalize);
+
+/// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this
+/// declaration to place `#[pg_extern(schema = "memory")]` functions in it.
+#[pg_schema]
+mod memory {}
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    gucs::init();
+}
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}

@@ -1,0 +1,65 @@
+//! Resolving caller-chosen ids (agent_id, thread_id) to their tenant.
+//!
+//! Ids are unique per tenant, not globally (they are primary-key columns after user_id, so the
+//! schema can be sharded). Under row-level security a role sees only its tenant, so a lookup
+//! finds at most one row. A session without a tenant and with BYPASSRLS (a superuser doing
+//! maintenance) can see the same id in several tenants: that is an error naming the fix,
+//! never a guess.
+
+use crate::error::{raise, SpiOk};
+use crate::pg::tenant;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+
+/// Which table an id lives in.
+#[derive(Clone, Copy)]
+pub enum Owned {
+    Agent,
+    Thread,
+}
+
+impl Owned {
+    fn noun(self) -> &'static str {
+        match self {
+            Owned::Agent => "agent",
+            Owned::Thread => "thread",
+        }
+    }
+    fn query(self) -> &'static str {
+        match self {
+            Owned::Agent => "SELECT user_id FROM memory.agents WHERE agent_id = $1 AND ($2::text IS NULL OR user_id = $2) LIMIT 2",
+            Owned::Thread => "SELECT user_id FROM memory.threads WHERE thread_id = $1 AND ($2::text IS NULL OR user_id = $2) LIMIT 2",
+        }
+    }
+}
+
+/// The tenant owning `id`, or `None` when the current tenant has no such id.
+pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
+    let tenant = tenant::current();
+    let owners: Vec<String> = Spi::connect(|c| {
+        c.select(kind.query(), Some(2), &[id.into(), tenant.clone().into()])?
+            .map(|row| row.get::<String>(1).map(|o| o.unwrap_or_default()))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .spi("looking up an owner");
+    match owners.len() {
+        0 => None,
+        1 => owners.into_iter().next(),
+        _ => raise(
+            SqlState::InvalidParameterValue,
+            format!("{} \"{id}\" exists for several tenants", kind.noun()),
+            Some("SET memory_ext.user_id to the tenant you mean".into()),
+        ),
+    }
+}
+
+/// The tenant owning `id`; P0002 when there is none visible.
+pub fn owner(kind: Owned, id: &str) -> String {
+    find_owner(kind, id).unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("{} \"{id}\" not found", kind.noun()),
+            None,
+        )
+    })
+}

@@ -1,0 +1,4 @@
+//! Postgres glue shared by the API modules: tenancy and row lookups.
+
+pub mod lookup;
+pub mod tenant;

@@ -1,0 +1,68 @@
+//! Who the current tenant is, and which tenant a call may act for (API.md "Identity and
+//! tenancy"). Row-level security enforces the same rule on every table; checking it here too
+//! turns "you named another tenant" into a clear 42501 instead of an empty result.
+
+use crate::error::{raise, OrRaise};
+use crate::gucs::{self, TenantSource};
+use memory_core::validate;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use std::ffi::CStr;
+
+/// The current tenant: `memory_ext.user_id`, or the current role's name when
+/// `memory_ext.tenant_source = 'role'`. `None` when no tenant is set.
+pub fn current() -> Option<String> {
+    match gucs::tenant_source() {
+        TenantSource::Setting => gucs::user_id(),
+        TenantSource::Role => Some(current_role_name()),
+    }
+}
+
+fn current_role_name() -> String {
+    // SAFETY: GetUserId() is the session's current effective role, always a valid OID inside a
+    // transaction; with noerr = false GetUserNameFromId raises an ERROR instead of returning
+    // NULL; the returned string is palloc'd and NUL-terminated, and we copy it at once.
+    unsafe {
+        let name = pg_sys::GetUserNameFromId(pg_sys::GetUserId(), false);
+        CStr::from_ptr(name).to_string_lossy().into_owned()
+    }
+}
+
+/// The tenant a call acts for: the `user_id` it names, which must be the current tenant when
+/// one is set; else the current tenant. Sessions without a tenant (superusers, maintenance
+/// roles) may name any tenant; for everyone else row-level security still has the last word.
+pub fn resolve(arg: Option<&str>) -> String {
+    let cur = current();
+    match arg {
+        Some(a) => {
+            let a = validate::id("user_id", Some(a)).or_raise();
+            if let Some(c) = cur {
+                if a != c {
+                    raise(
+                        SqlState::InsufficientPrivilege,
+                        format!("user_id \"{a}\" is not the current tenant"),
+                        Some("a session acts only for its own tenant (memory_ext.user_id, or its role when memory_ext.tenant_source = 'role')".into()),
+                    );
+                }
+            }
+            a.to_string()
+        }
+        None => cur.unwrap_or_else(|| {
+            raise(
+                SqlState::NullValueNotAllowed,
+                "user_id must not be null when no tenant is set",
+                Some("pass user_id, or SET memory_ext.user_id = '<tenant>'".into()),
+            )
+        }),
+    }
+}
+
+/// `memory.current_tenant()`: the predicate of every row-level security policy.
+///
+/// It is a C function on purpose: calling it loads this library, whose `_PG_init` defines
+/// `memory_ext.tenant_source` as superuser-only, so a value an ordinary role put into a
+/// placeholder before the library was loaded is discarded rather than trusted.
+#[pg_extern(stable, parallel_safe, schema = "memory")]
+fn current_tenant() -> Option<String> {
+    current()
+}

@@ -1,0 +1,1 @@
+//! Shared helpers live in tests/common; this crate has no library code.
