@@ -54,8 +54,12 @@ impl<T> SpiOk<T> for Result<T, pgrx::spi::Error> {
     #[track_caller]
     fn spi(self, what: &str) -> T {
         self.unwrap_or_else(|e| {
-            ErrorReport::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("{what}: {e}"), "memory_ext")
-                .report(PgLogLevel::ERROR);
+            ErrorReport::new(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                format!("{what}: {e}"),
+                "memory_ext",
+            )
+            .report(PgLogLevel::ERROR);
             unreachable!("ereport(ERROR) returned")
         })
     }

@@ -35,7 +35,8 @@ static USER_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new
 
 /// `setting` (default) or `role`. Superuser-only: a session that could switch it could pick
 /// its own tenant even where the DBA chose role-based tenancy.
-static TENANT_SOURCE: GucSetting<TenantSource> = GucSetting::<TenantSource>::new(TenantSource::Setting);
+static TENANT_SOURCE: GucSetting<TenantSource> =
+    GucSetting::<TenantSource>::new(TenantSource::Setting);
 
 /// The tiktoken encoding that message token counts are stored in (counted once, at write time;
 /// changing it affects messages written afterwards).

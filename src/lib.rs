@@ -14,7 +14,11 @@ mod pg;
 ::pgrx::pg_module_magic!(name, version);
 
 extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
-extension_sql_file!("../sql/triggers.sql", name = "triggers", requires = ["schema"]);
+extension_sql_file!(
+    "../sql/triggers.sql",
+    name = "triggers",
+    requires = ["schema"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this

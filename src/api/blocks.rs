@@ -8,7 +8,7 @@
 
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::pg::lookup::{self, Owned};
-use crate::pg::tenant;
+use crate::pg::{spi, tenant};
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::validate;
 use memory_core::SqlState;
@@ -41,7 +41,11 @@ fn edit_block(
             "SELECT value, char_limit, read_only FROM memory.blocks
              WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
             Some(1),
-            &[user.as_str().into(), agent_id.as_str().into(), label.as_str().into()],
+            &[
+                user.as_str().into(),
+                agent_id.as_str().into(),
+                label.as_str().into(),
+            ],
         )?;
         if rows.is_empty() {
             return Ok(None);
@@ -71,7 +75,12 @@ fn edit_block(
     let version = Spi::get_one_with_args::<i32>(
         "UPDATE memory.blocks SET value = $4
          WHERE user_id = $1 AND agent_id = $2 AND label = $3 RETURNING version",
-        &[user.as_str().into(), agent_id.as_str().into(), label.as_str().into(), new_value.as_str().into()],
+        &[
+            user.as_str().into(),
+            agent_id.as_str().into(),
+            label.as_str().into(),
+            new_value.as_str().into(),
+        ],
     )
     .spi("updating a block")
     .unwrap_or(1);
@@ -95,12 +104,12 @@ fn memory_agent(
     for (label, value) in [("persona", persona), ("human", human)] {
         blocks::fits(label, value.to_string(), blocks::DEFAULT_CHAR_LIMIT).or_raise();
     }
-    let created = Spi::get_one_with_args::<bool>(
+    let created = spi::one_opt::<bool>(
         "INSERT INTO memory.agents (user_id, agent_id) VALUES ($1, $2)
          ON CONFLICT (user_id, agent_id) DO NOTHING RETURNING true",
         &[user.as_str().into(), agent_id.into()],
+        "creating an agent",
     )
-    .spi("creating an agent")
     .unwrap_or(false);
     if created {
         Spi::run_with_args(
@@ -144,22 +153,23 @@ fn block_set(
     let (user, agent_id, label) = agent_and_label(agent_id, label);
     let value = validate::required("value", value).or_raise();
     let char_limit = blocks::check_char_limit(
-        validate::required("char_limit", char_limit.as_ref()).map(|v| *v as i64).or_raise(),
+        validate::required("char_limit", char_limit.as_ref())
+            .map(|v| *v as i64)
+            .or_raise(),
     )
     .or_raise();
     let read_only = read_only.unwrap_or(false);
     let value = blocks::fits(&label, value.to_string(), char_limit).or_raise();
-    let existing = Spi::get_one_with_args::<bool>(
+    let existing = spi::one_opt::<bool>(
         "SELECT read_only FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
         &[user.as_str().into(), agent_id.as_str().into(), label.as_str().into()],
-    )
-    .spi("reading a block");
+        "reading a block",
+    );
     if existing == Some(true) {
-        raise(
-            SqlState::InsufficientPrivilege,
-            format!("block \"{label}\" is read-only"),
-            Some("an administrator can change it with UPDATE memory.blocks SET read_only = false ...".into()),
-        );
+        Err::<(), _>(blocks::BlockError::ReadOnly {
+            label: label.clone(),
+        })
+        .or_raise();
     }
     // description NULL keeps the existing description on overwrite.
     let version = Spi::get_one_with_args::<i32>(
@@ -225,7 +235,11 @@ const COMPILE_QUERY: &str = include_str!("../../sql/queries/compile_blocks.sql")
 pub fn compile_for(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String {
     let (date, modified, messages, memories, rows) = Spi::connect(|c| {
         let t = c
-            .select(COMPILE_QUERY, Some(1), &[user.into(), agent_id.into(), now.into()])?
+            .select(
+                COMPILE_QUERY,
+                Some(1),
+                &[user.into(), agent_id.into(), now.into()],
+            )?
             .first();
         Ok::<_, pgrx::spi::Error>((
             t.get::<String>(1)?.unwrap_or_default(),
@@ -281,9 +295,10 @@ mod tests {
     #[pg_test]
     fn agent_is_created_once() {
         setup();
-        let again = Spi::get_one::<pgrx::JsonB>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
-            .unwrap()
-            .unwrap();
+        let again =
+            Spi::get_one::<pgrx::JsonB>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
+                .unwrap()
+                .unwrap();
         assert_eq!(again.0["created"], false);
         let persona = Spi::get_one::<String>(
             "SELECT value FROM memory.blocks WHERE agent_id = 'a1' AND label = 'persona'",
@@ -318,7 +333,9 @@ mod tests {
     #[pg_test]
     fn compile_has_both_blocks_and_metadata() {
         setup();
-        let s = Spi::get_one::<String>("SELECT compile_core_blocks('a1')").unwrap().unwrap();
+        let s = Spi::get_one::<String>("SELECT compile_core_blocks('a1')")
+            .unwrap()
+            .unwrap();
         assert!(s.starts_with("<memory_blocks>\n"));
         assert!(s.contains("<persona>\n<description>\n"));
         assert!(s.contains("- chars_current=10\n- chars_limit=20000\n"));

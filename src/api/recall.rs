@@ -140,7 +140,9 @@ fn usage_of(thread_id: Option<&str>, context_window: Option<i32>, agent_id: Opti
             if agent_user != user {
                 raise(
                     SqlState::InvalidParameterValue,
-                    format!("agent \"{agent}\" and thread \"{thread_id}\" belong to different users"),
+                    format!(
+                        "agent \"{agent}\" and thread \"{thread_id}\" belong to different users"
+                    ),
                     None,
                 );
             }
@@ -197,7 +199,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(b.0["seq"], 2);
-        let rev = Spi::get_one::<i64>("SELECT revision FROM memory.threads WHERE thread_id = 't1'").unwrap();
+        let rev = Spi::get_one::<i64>("SELECT revision FROM memory.threads WHERE thread_id = 't1'")
+            .unwrap();
         assert_eq!(rev, Some(2));
     }
 
@@ -219,7 +222,10 @@ mod tests {
 
     #[pg_test]
     fn count_tokens_both_encodings() {
-        assert_eq!(Spi::get_one::<i32>("SELECT count_tokens('hello world')").unwrap(), Some(2));
+        assert_eq!(
+            Spi::get_one::<i32>("SELECT count_tokens('hello world')").unwrap(),
+            Some(2)
+        );
         assert_eq!(
             Spi::get_one::<i32>("SELECT count_tokens('hello world', 'o200k_base')").unwrap(),
             Some(2)

@@ -1,4 +1,5 @@
 //! Postgres glue shared by the API modules: tenancy and row lookups.
 
 pub mod lookup;
+pub mod spi;
 pub mod tenant;

@@ -69,9 +69,9 @@ impl SqlError for BlockError {
             BlockError::TooLong { .. } => {
                 Some("shorten the text, or raise the limit with block_set(..., char_limit => n)".into())
             }
-            BlockError::ReadOnly { .. } => {
-                Some("a superuser or the application can make it writable with block_set(..., read_only => false)".into())
-            }
+            BlockError::ReadOnly { .. } => Some(
+                "read-only blocks change only by SQL: UPDATE memory.blocks SET read_only = false WHERE ...".into(),
+            ),
             BlockError::OldAmbiguous { .. } => Some("include more surrounding text in old".into()),
             _ => None,
         }
@@ -91,7 +91,9 @@ pub fn check_label(label: &str) -> Result<(), BlockError> {
     if ok {
         Ok(())
     } else {
-        Err(BlockError::Label(label.chars().take(MAX_LABEL_CHARS + 1).collect()))
+        Err(BlockError::Label(
+            label.chars().take(MAX_LABEL_CHARS + 1).collect(),
+        ))
     }
 }
 
@@ -290,17 +292,27 @@ mod tests {
             assert!(check_label(ok).is_ok(), "{ok}");
         }
         for bad in ["", "1abc", "a b", "a<b", "é", &"x".repeat(101)] {
-            assert_eq!(check_label(bad).unwrap_err().sqlstate(), SqlState::InvalidParameterValue, "{bad}");
+            assert_eq!(
+                check_label(bad).unwrap_err().sqlstate(),
+                SqlState::InvalidParameterValue,
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn append_joins_with_newline() {
         assert_eq!(append(&st(""), "Name: Ana").unwrap(), "Name: Ana");
-        assert_eq!(append(&st("Name: Ana"), "Likes tea").unwrap(), "Name: Ana\nLikes tea");
+        assert_eq!(
+            append(&st("Name: Ana"), "Likes tea").unwrap(),
+            "Name: Ana\nLikes tea"
+        );
         let e = append(&st(&"x".repeat(35)), "123456").unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::StringDataRightTruncation);
-        assert_eq!(e.to_string(), "block \"human\" would be 42 characters, over its char_limit of 40");
+        assert_eq!(
+            e.to_string(),
+            "block \"human\" would be 42 characters, over its char_limit of 40"
+        );
     }
 
     #[test]
@@ -312,13 +324,28 @@ mod tests {
 
     #[test]
     fn replace_exactly_once() {
-        assert_eq!(replace(&st("Name: Ana"), "Ana", "Ana B").unwrap(), "Name: Ana B");
+        assert_eq!(
+            replace(&st("Name: Ana"), "Ana", "Ana B").unwrap(),
+            "Name: Ana B"
+        );
         assert_eq!(replace(&st("a b a"), "b ", "").unwrap(), "a a");
-        assert_eq!(replace(&st("x"), "y", "z").unwrap_err().sqlstate(), SqlState::NoDataFound);
+        assert_eq!(
+            replace(&st("x"), "y", "z").unwrap_err().sqlstate(),
+            SqlState::NoDataFound
+        );
         let e = replace(&st("a b a"), "a", "c").unwrap_err();
-        assert_eq!(e, BlockError::OldAmbiguous { label: "human".into(), count: 2 });
+        assert_eq!(
+            e,
+            BlockError::OldAmbiguous {
+                label: "human".into(),
+                count: 2
+            }
+        );
         assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue);
-        assert_eq!(replace(&st("x"), "", "z").unwrap_err(), BlockError::OldEmpty);
+        assert_eq!(
+            replace(&st("x"), "", "z").unwrap_err(),
+            BlockError::OldEmpty
+        );
     }
 
     #[test]
@@ -329,13 +356,22 @@ mod tests {
         assert_eq!(insert(&st("a\nc"), "z", 0).unwrap(), "z\na\nc");
         assert_eq!(insert(&st("a\nc"), "d", -1).unwrap(), "a\nc\nd");
         assert_eq!(insert(&st("a\nc"), "d", 2).unwrap(), "a\nc\nd");
-        assert!(matches!(insert(&st("a\nc"), "d", 3), Err(BlockError::Line { lines: 2, .. })));
-        assert!(matches!(insert(&st("a"), "d", -2), Err(BlockError::Line { .. })));
+        assert!(matches!(
+            insert(&st("a\nc"), "d", 3),
+            Err(BlockError::Line { lines: 2, .. })
+        ));
+        assert!(matches!(
+            insert(&st("a"), "d", -2),
+            Err(BlockError::Line { .. })
+        ));
     }
 
     #[test]
     fn read_only_refuses_every_edit() {
-        let b = BlockState { read_only: true, ..st("v") };
+        let b = BlockState {
+            read_only: true,
+            ..st("v")
+        };
         for e in [append(&b, "x"), replace(&b, "v", "w"), insert(&b, "x", -1)] {
             assert_eq!(e.unwrap_err().sqlstate(), SqlState::InsufficientPrivilege);
         }

@@ -44,7 +44,9 @@ impl FromStr for Encoding {
         match s {
             "cl100k_base" => Ok(Encoding::Cl100kBase),
             "o200k_base" => Ok(Encoding::O200kBase),
-            other => Err(TokenError::UnknownEncoding(other.chars().take(40).collect())),
+            other => Err(TokenError::UnknownEncoding(
+                other.chars().take(40).collect(),
+            )),
         }
     }
 }
@@ -117,7 +119,9 @@ fn cut_point(s: &str) -> usize {
         .find(|&i| (b[i] == b' ' || b[i] == b'\n') && !is_ws(b[i - 1]) && !is_ws(b[i + 1]));
     match exact {
         Some(i) => i,
-        None => (CHUNK_BYTES..=hi).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len()),
+        None => (CHUNK_BYTES..=hi)
+            .find(|&i| s.is_char_boundary(i))
+            .unwrap_or(s.len()),
     }
 }
 
@@ -164,7 +168,11 @@ pub fn check_window(context_window: i64) -> Result<i64, TokenError> {
     }
 }
 
-pub fn usage(blocks_tokens: i64, messages_tokens: i64, context_window: i64) -> Result<Usage, TokenError> {
+pub fn usage(
+    blocks_tokens: i64,
+    messages_tokens: i64,
+    context_window: i64,
+) -> Result<Usage, TokenError> {
     let context_window = check_window(context_window)?;
     let total = blocks_tokens + messages_tokens;
     Ok(Usage {
@@ -230,9 +238,17 @@ mod tests {
         let words = "The quick brown fox, jumping over 12 lazy dogs; it's 3.14 o'clock.\nNew line  with  double spaces and unicode: café naïve 東京. ";
         for reps in [1, 500, 2000] {
             let text = words.repeat(reps);
-            assert_eq!(Encoding::Cl100kBase.count(&text), bpe.count_ordinary(&text), "{reps}");
+            assert_eq!(
+                Encoding::Cl100kBase.count(&text),
+                bpe.count_ordinary(&text),
+                "{reps}"
+            );
             let o2 = tiktoken_rs::o200k_base_singleton();
-            assert_eq!(Encoding::O200kBase.count(&text), o2.count_ordinary(&text), "{reps}");
+            assert_eq!(
+                Encoding::O200kBase.count(&text),
+                o2.count_ordinary(&text),
+                "{reps}"
+            );
         }
     }
 
@@ -242,7 +258,10 @@ mod tests {
         let text = "é東".repeat(20_000);
         let n = Encoding::Cl100kBase.count(&text);
         let exact = tiktoken_rs::cl100k_base_singleton().count_ordinary(&text);
-        assert!(n.abs_diff(exact) <= text.len() / CHUNK_BYTES + 1, "{n} vs {exact}");
+        assert!(
+            n.abs_diff(exact) <= text.len() / CHUNK_BYTES + 1,
+            "{n} vs {exact}"
+        );
         assert_eq!(chunks(&text).map(str::len).sum::<usize>(), text.len());
     }
 
@@ -258,7 +277,10 @@ mod tests {
         let cl = Encoding::Cl100kBase;
         // 3 framing + "user" (1) + "hello world" (2)
         assert_eq!(message_tokens(cl, "user", "hello world", None, None), 6);
-        assert_eq!(message_tokens(cl, "tool", "hello world", Some("search"), None), 3 + 1 + 2 + 1 + 1);
+        assert_eq!(
+            message_tokens(cl, "tool", "hello world", Some("search"), None),
+            3 + 1 + 2 + 1 + 1
+        );
     }
 
     #[test]

@@ -54,7 +54,9 @@ impl SqlError for ArgError {
     }
     fn hint(&self) -> Option<String> {
         match self {
-            ArgError::Role { .. } => Some("role must be one of system, user, assistant, tool".into()),
+            ArgError::Role { .. } => {
+                Some("role must be one of system, user, assistant, tool".into())
+            }
             _ => None,
         }
     }
@@ -144,8 +146,14 @@ mod tests {
     #[test]
     fn ids() {
         assert_eq!(id("agent_id", Some("planner")), Ok("planner"));
-        assert_eq!(id("agent_id", None), Err(ArgError::Null { arg: "agent_id" }));
-        assert_eq!(id("agent_id", Some("  ")), Err(ArgError::Empty { arg: "agent_id" }));
+        assert_eq!(
+            id("agent_id", None),
+            Err(ArgError::Null { arg: "agent_id" })
+        );
+        assert_eq!(
+            id("agent_id", Some("  ")),
+            Err(ArgError::Empty { arg: "agent_id" })
+        );
         assert!(matches!(
             id("agent_id", Some(&"x".repeat(201))),
             Err(ArgError::IdTooLong { chars: 201, .. })
@@ -163,7 +171,10 @@ mod tests {
         let e = role(Some("robot")).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue);
         assert_eq!(e.to_string(), "invalid role \"robot\"");
-        assert_eq!(role(None).unwrap_err().sqlstate(), SqlState::NullValueNotAllowed);
+        assert_eq!(
+            role(None).unwrap_err().sqlstate(),
+            SqlState::NullValueNotAllowed
+        );
         assert!(range("limit", 0, 1, 100).is_err());
         assert_eq!(range("limit", 5, 1, 100), Ok(5));
     }

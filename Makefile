@@ -1,0 +1,48 @@
+# memory_ext — `make run` to try it, `make test` to check it. Both install what is missing.
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+RUN_DIR   ?= $(CURDIR)/.run
+RUN_PORT  ?= 55432
+TEST_PORT ?= 55433
+export PG_CONFIG RUN_DIR RUN_PORT TEST_PORT
+
+SUDO := $(if $(filter 0,$(shell id -u)),,--sudo)
+
+.PHONY: all deps build install run stop test test-core lint clean-run help
+
+all: build
+
+help:
+	@echo "make deps     install Postgres 15, pgvector 0.8.0, cargo-pgrx 0.18.0 (skips what is there)"
+	@echo "make build    cargo build"
+	@echo "make install  build and install the extension into the system Postgres 15"
+	@echo "make run      start a local server on 127.0.0.1:$(RUN_PORT) with the extension and a demo"
+	@echo "make stop     stop that server"
+	@echo "make test     every test layer (lint, core, pgrx, regress, client)"
+	@echo "make clean-run  stop the local server and delete its data"
+
+deps:
+	scripts/deps.sh all
+
+build: deps
+	cargo build
+
+install: deps
+	cargo pgrx install --pg-config $(PG_CONFIG) $(SUDO)
+
+run: install
+	scripts/run.sh
+
+stop:
+	scripts/cluster.sh stop $(RUN_DIR)/pgdata
+
+clean-run:
+	scripts/cluster.sh destroy $(RUN_DIR)/pgdata
+
+test: deps
+	scripts/test.sh
+
+# Single layers, for a quicker loop.
+lint:
+	scripts/test.sh lint
+test-core:
+	cargo test -p memory_core

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Every test layer, in order, stopping at the first failure:
+#   1. cargo fmt --check, clippy -D warnings      (style, lints)
+#   2. cargo test -p memory_core                   (the pure core, milliseconds)
+#   3. cargo pgrx test pg15                        (#[pg_test] units inside a server)
+#   4. pg_regress golden files                     (the user-visible SQL contract)
+#   5. client tests through a real driver          (tenancy with real roles, concurrency)
+# Layers 4-5 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+# Usage: scripts/test.sh [layer ...]   layers: lint core pgrx regress client (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+RUN_DIR=${RUN_DIR:-$PWD/.run}
+TEST_PORT=${TEST_PORT:-55433}
+TEST_DIR=$RUN_DIR/test-pgdata
+layers=${*:-lint core pgrx regress client}
+
+step() { printf '\n==> %s\n' "$*"; }
+want() { [[ " $layers " == *" $1 "* ]]; }
+psql_test() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
+
+if want lint; then
+  step "cargo fmt --check"
+  cargo fmt --all -- --check
+  step "cargo clippy -D warnings"
+  cargo clippy --workspace --all-targets -- -D warnings
+fi
+
+if want core; then
+  step "pure core: cargo test -p memory_core"
+  cargo test -p memory_core
+fi
+
+if want pgrx; then
+  step "cargo pgrx test pg15 (server runs as postgres: initdb refuses root)"
+  pgdata=$(mktemp -d)
+  [ "$(id -u)" = 0 ] && chown postgres:postgres "$pgdata"
+  runas=(); [ "$(id -u)" = 0 ] && runas=(--runas postgres)
+  cargo pgrx test pg15 -p memory_ext "${runas[@]}" --pgdata "$pgdata"
+  rm -rf "$pgdata"
+fi
+
+if want regress || want client; then
+  step "install memory_ext into $("$PG_CONFIG" --pkglibdir)"
+  sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
+  cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+  step "throwaway server on 127.0.0.1:$TEST_PORT"
+  scripts/cluster.sh destroy "$TEST_DIR"
+  trap 'scripts/cluster.sh destroy "$TEST_DIR"' EXIT
+  scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
+fi
+
+if want regress; then
+  step "golden SQL: pg_regress tests/pg_regress"
+  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
+  if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+      --inputdir=tests/pg_regress --outputdir=tests/pg_regress --bindir="$PGBIN" \
+      --host=127.0.0.1 --port="$TEST_PORT" --user=postgres --dbname=memory_ext_regress \
+      --load-extension=vector --load-extension=memory_ext $tests; then
+    cat tests/pg_regress/regression.diffs 2>/dev/null | head -200
+    exit 1
+  fi
+fi
+
+if want client; then
+  step "client tests: Rust postgres driver against the server"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_client" -c "CREATE DATABASE memory_ext_client"
+  psql_test -d memory_ext_client -c "CREATE EXTENSION memory_ext CASCADE"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_client" \
+    cargo test -p memory_ext_client_tests -- --test-threads=4
+  step "client: the README's tour, pasted into psql"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_tour" -c "CREATE DATABASE memory_ext_tour"
+  psql_test -d memory_ext_tour -c "CREATE EXTENSION memory_ext CASCADE"
+  sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' > "$RUN_DIR/tour.sql"
+  [ -s "$RUN_DIR/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
+  psql_test -d memory_ext_tour -f "$RUN_DIR/tour.sql" > "$RUN_DIR/tour.out"
+  echo "tour ran: $(grep -c '' "$RUN_DIR/tour.sql") lines of SQL, output in $RUN_DIR/tour.out"
+fi
+
+step "all requested layers passed: $layers"

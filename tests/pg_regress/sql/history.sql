@@ -1,0 +1,42 @@
+-- Revisions, change log and history are kept by triggers, for plain SQL writes too.
+\set SHOW_CONTEXT never
+SET memory_ext.user_id = 'ana';
+
+INSERT INTO memory.items (user_id, text, category, importance, thread_id)
+VALUES ('ana', 'Preferred name is Ana', 'Personal', 2, 'th');
+INSERT INTO memory.items (user_id, text, category, thread_id) VALUES ('ana', 'Ship v1 by Sep', 'Goals', 'th');
+INSERT INTO memory.items (user_id, text) VALUES ('ana', 'Not tied to a thread');
+UPDATE memory.items SET text = 'Ship v1 by October' WHERE text = 'Ship v1 by Sep';
+-- Bookkeeping is not an event: no revision, no history.
+UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1;
+-- Transitions named by our functions' hints.
+BEGIN;
+SELECT set_config('memory.reason', 'ttl', true) IS NOT NULL AS hinted;
+UPDATE memory.items SET state = 'soft_deleted', purge_at = now() + interval '30 days'
+WHERE text = 'Preferred name is Ana';
+COMMIT;
+UPDATE memory.items SET state = 'active', purge_at = NULL WHERE text = 'Preferred name is Ana';
+DELETE FROM memory.items WHERE text = 'Ship v1 by October';
+
+SELECT revision FROM memory.threads WHERE thread_id = 'th';
+SELECT rev, event, meta->>'category' AS category, meta->>'text' AS text, meta->>'importance' AS imp
+FROM memory.change_log WHERE thread_id = 'th' ORDER BY rev;
+SELECT event, old_ref, new_ref, actor, meta->>'reason' AS reason
+FROM memory.history WHERE entity = 'item' ORDER BY ts, event;
+
+-- Table constraints (terse: the failing row's DETAIL holds generated ids and clocks).
+\set VERBOSITY terse
+INSERT INTO memory.items (user_id, text, importance) VALUES ('ana', 'x', 6);
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO memory.items (user_id, text) VALUES ('ana', '   ');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO memory.items (user_id, text, state) VALUES ('ana', 'x', 'gone');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO memory.items (user_id, text, state) VALUES ('ana', 'x', 'soft_deleted');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO memory.items (user_id, text, kind) VALUES ('ana', 'x', 'dream');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+-- The audit trail is read-only to ordinary roles (tests/client/tests/tenancy.rs tries it as one).
+SELECT has_table_privilege('public', 'memory.history', 'UPDATE') AS public_may_update_history,
+       has_table_privilege('public', 'memory.history', 'SELECT') AS public_may_read_history;

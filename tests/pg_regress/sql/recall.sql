@@ -1,0 +1,64 @@
+-- Recall memory and token accounting.
+\set SHOW_CONTEXT never
+SET memory_ext.user_id = 'ana';
+
+SELECT count_tokens('hello world') AS cl100k, count_tokens('hello world', 'o200k_base') AS o200k,
+       count_tokens('') AS empty, count_tokens('<|endoftext|>') AS special_as_text;
+SELECT count_tokens('x', 'gpt2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count_tokens(NULL);
+\echo :LAST_ERROR_SQLSTATE
+
+-- A new thread needs a tenant: the current one is used.
+SELECT message_append('trip', 'user', 'I want to visit Porto in May.') - 'id' AS msg;
+SELECT message_append('trip', 'assistant', 'Porto in May is lovely.') - 'id' AS msg;
+SELECT message_append('trip', 'tool', '{"weather": "sunny"}', NULL, NULL, 'call_1', 'weather') - 'id' AS msg;
+SELECT message_append('trip', 'assistant', '', NULL,
+                      '[{"id": "call_2", "type": "function", "function": {"name": "search", "arguments": "{}"}}]') - 'id' AS msg;
+SELECT seq, role, token_count, in_context FROM memory.messages WHERE thread_id = 'trip' ORDER BY seq;
+SELECT revision, last_seq FROM memory.threads WHERE thread_id = 'trip';
+
+-- Bad input: nothing is written.
+SELECT message_append('trip', 'robot', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('trip', NULL, 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('trip', 'user', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('', 'user', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append(repeat('t', 201), 'user', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('trip', 'assistant', 'x', NULL, '{"not": "an array"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('trip', 'user', 'x', 'bob');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS messages_still FROM memory.messages WHERE thread_id = 'trip';
+-- Plain SQL is checked by the table too.
+\set VERBOSITY terse
+INSERT INTO memory.messages (user_id, thread_id, role, content) VALUES ('ana', 'trip', 'robot', 'x');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+
+-- Usage: blocks of the agent + in-context messages (stored counts, never re-tokenised).
+SELECT memory_agent('sage', 'ana', 'I am Sage.', 'Name: Ana') ->> 'created' AS created;
+SELECT context_usage('trip', 1000) AS without_agent;
+SELECT (context_usage('trip', 1000, 'sage') ->> 'blocks_tokens')::int > 100 AS blocks_counted;
+-- Boundary: 63 tokens in context; 0.3 * 210 = 63 exactly. (As a real, 0.3 is 0.300000012: a
+-- float product would call 63 tokens "below" the threshold.)
+SELECT needs_compaction('trip', 210, 0.3) AS at_threshold,
+       needs_compaction('trip', 211, 0.3) AS just_under,
+       needs_compaction('trip', 209, 0.3) AS over,
+       needs_compaction('trip', 78) AS default_at_08,
+       needs_compaction('trip', 79) AS default_under;
+SELECT needs_compaction('trip', 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT needs_compaction('trip', 100, 1.5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT context_usage('nowhere', 100);
+\echo :LAST_ERROR_SQLSTATE
+SELECT context_usage('trip', 100, 'ghost');
+\echo :LAST_ERROR_SQLSTATE
+-- Messages out of context no longer count.
+UPDATE memory.messages SET in_context = false WHERE thread_id = 'trip' AND seq <= 2;
+SELECT context_usage('trip', 1000) ->> 'messages_tokens' AS after_compaction;
