@@ -1,9 +1,12 @@
 # memory_ext — `make run` to try it, `make test` to check it. Both install what is missing.
 PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
-RUN_DIR   ?= $(CURDIR)/.run
 RUN_PORT  ?= 55432
 TEST_PORT ?= 55433
-export PG_CONFIG RUN_DIR RUN_PORT TEST_PORT
+# Cluster data lives outside the checkout: the server runs as the postgres user, which may not
+# be able to enter the directory a checkout is in (e.g. under /root).
+RUN_PGDATA  ?= /var/tmp/memory_ext/run-$(RUN_PORT)
+TEST_PGDATA ?= /var/tmp/memory_ext/test-$(TEST_PORT)
+export PG_CONFIG RUN_PORT TEST_PORT RUN_PGDATA TEST_PGDATA
 
 SUDO := $(if $(filter 0,$(shell id -u)),,--sudo)
 
@@ -33,10 +36,10 @@ run: install
 	scripts/run.sh
 
 stop:
-	scripts/cluster.sh stop $(RUN_DIR)/pgdata
+	scripts/cluster.sh stop $(RUN_PGDATA)
 
 clean-run:
-	scripts/cluster.sh destroy $(RUN_DIR)/pgdata
+	scripts/cluster.sh destroy $(RUN_PGDATA)
 
 test: deps
 	scripts/test.sh

@@ -23,7 +23,7 @@ start)
   port=${3:?port}
   if [ ! -f "$dir/PG_VERSION" ]; then
     mkdir -p "$dir"
-    [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
+    if [ "$(id -u)" = 0 ]; then chmod 755 "$(dirname "$dir")"; chown postgres:postgres "$dir"; fi
     chmod 700 "$dir"
     # trust on 127.0.0.1 only: a local development/test server, never exposed.
     as_pg "$PGBIN/initdb" -D "$dir" -U postgres -A trust --no-instructions -E UTF8 --locale=C.UTF-8 >/dev/null

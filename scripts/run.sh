@@ -8,12 +8,12 @@ cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGBIN=$("$PG_CONFIG" --bindir)
-RUN_DIR=${RUN_DIR:-$PWD/.run}
+RUN_PGDATA=${RUN_PGDATA:-/var/tmp/memory_ext/run-${RUN_PORT:-55432}}
 RUN_PORT=${RUN_PORT:-55432}
 DB=memory_demo
 psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$RUN_PORT" -U postgres "$@"; }
 
-scripts/cluster.sh start "$RUN_DIR/pgdata" "$RUN_PORT"
+scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
 if [ -z "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
   psql_run -d postgres -c "CREATE DATABASE $DB"
 fi
@@ -22,7 +22,7 @@ psql_run -d "$DB" -f scripts/demo.sql
 
 cat <<MSG
 
-memory_ext is running: Postgres 15 on 127.0.0.1:$RUN_PORT, data in $RUN_DIR/pgdata,
+memory_ext is running: Postgres 15 on 127.0.0.1:$RUN_PORT, data in $RUN_PGDATA,
 memory_ext preloaded (shared_preload_libraries), database "$DB".
 
   connect:  psql -h 127.0.0.1 -p $RUN_PORT -U postgres $DB

@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGBIN=$("$PG_CONFIG" --bindir)
-RUN_DIR=${RUN_DIR:-$PWD/.run}
 TEST_PORT=${TEST_PORT:-55433}
-TEST_DIR=$RUN_DIR/test-pgdata
+TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
+OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
+mkdir -p "$OUT"
 layers=${*:-lint core pgrx regress client}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -73,10 +74,10 @@ if want client; then
   step "client: the README's tour, pasted into psql"
   psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_tour" -c "CREATE DATABASE memory_ext_tour"
   psql_test -d memory_ext_tour -c "CREATE EXTENSION memory_ext CASCADE"
-  sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' > "$RUN_DIR/tour.sql"
-  [ -s "$RUN_DIR/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
-  psql_test -d memory_ext_tour -f "$RUN_DIR/tour.sql" > "$RUN_DIR/tour.out"
-  echo "tour ran: $(grep -c '' "$RUN_DIR/tour.sql") lines of SQL, output in $RUN_DIR/tour.out"
+  sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' > "$OUT/tour.sql"
+  [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
+  psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
+  echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"
 fi
 
 step "all requested layers passed: $layers"

@@ -98,8 +98,9 @@ fn memory_agent(
 ) -> JsonB {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let user = tenant::resolve(user_id);
-    let persona = persona.unwrap_or("");
-    let human = human.unwrap_or("");
+    // NULL is not "the default" here: the default is '', and NULL is a mistake worth naming.
+    let persona = validate::required("persona", persona).or_raise();
+    let human = validate::required("human", human).or_raise();
     // Validate before writing anything.
     for (label, value) in [("persona", persona), ("human", human)] {
         blocks::fits(label, value.to_string(), blocks::DEFAULT_CHAR_LIMIT).or_raise();
@@ -158,7 +159,7 @@ fn block_set(
             .or_raise(),
     )
     .or_raise();
-    let read_only = read_only.unwrap_or(false);
+    let read_only = *validate::required("read_only", read_only.as_ref()).or_raise();
     let value = blocks::fits(&label, value.to_string(), char_limit).or_raise();
     let existing = spi::one_opt::<bool>(
         "SELECT read_only FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
