@@ -59,7 +59,7 @@ if want regress; then
   if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
       --inputdir=tests/pg_regress --outputdir=tests/pg_regress --bindir="$PGBIN" \
       --host=127.0.0.1 --port="$TEST_PORT" --user=postgres --dbname=memory_ext_regress \
-      --load-extension=vector --load-extension=memory_ext $tests; then
+      --create-role=regress_memory_user --load-extension=vector --load-extension=memory_ext $tests; then
     cat tests/pg_regress/regression.diffs 2>/dev/null | head -200
     exit 1
   fi

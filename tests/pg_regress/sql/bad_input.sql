@@ -1,6 +1,8 @@
 -- Bad input, function by function: each call fails with a clear message and the SQLSTATE of
 -- API.md, writes nothing, and leaves the backend alive.
 \set SHOW_CONTEXT never
+-- An ordinary role (pg_regress --create-role): row-level security scopes every query below.
+SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'bad';
 SELECT memory_agent('ok-agent', 'bad', 'p', 'h') ->> 'created' AS created;
 SELECT message_append('ok-thread', 'user', 'hello') ->> 'seq' AS seq;

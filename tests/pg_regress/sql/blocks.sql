@@ -1,6 +1,8 @@
 -- Core memory blocks: creation, the three agent edits, errors (nothing changed on error),
 -- and the compiled prompt section of seed 004.
 \set SHOW_CONTEXT never
+-- An ordinary role (pg_regress --create-role): row-level security scopes every query below.
+SET ROLE regress_memory_user;
 SET timezone = 'UTC';
 SET memory_ext.user_id = 'ana';
 

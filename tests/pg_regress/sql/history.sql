@@ -1,11 +1,13 @@
 -- Revisions, change log and history are kept by triggers, for plain SQL writes too.
 \set SHOW_CONTEXT never
-SET memory_ext.user_id = 'ana';
+-- An ordinary role (pg_regress --create-role): row-level security scopes every query below.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'hugo';
 
 INSERT INTO memory.items (user_id, text, category, importance, thread_id)
-VALUES ('ana', 'Preferred name is Ana', 'Personal', 2, 'th');
-INSERT INTO memory.items (user_id, text, category, thread_id) VALUES ('ana', 'Ship v1 by Sep', 'Goals', 'th');
-INSERT INTO memory.items (user_id, text) VALUES ('ana', 'Not tied to a thread');
+VALUES ('hugo', 'Preferred name is Ana', 'Personal', 2, 'th');
+INSERT INTO memory.items (user_id, text, category, thread_id) VALUES ('hugo', 'Ship v1 by Sep', 'Goals', 'th');
+INSERT INTO memory.items (user_id, text) VALUES ('hugo', 'Not tied to a thread');
 UPDATE memory.items SET text = 'Ship v1 by October' WHERE text = 'Ship v1 by Sep';
 -- Bookkeeping is not an event: no revision, no history.
 UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1;
@@ -26,15 +28,15 @@ FROM memory.history WHERE entity = 'item' ORDER BY ts, event;
 
 -- Table constraints (terse: the failing row's DETAIL holds generated ids and clocks).
 \set VERBOSITY terse
-INSERT INTO memory.items (user_id, text, importance) VALUES ('ana', 'x', 6);
+INSERT INTO memory.items (user_id, text, importance) VALUES ('hugo', 'x', 6);
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO memory.items (user_id, text) VALUES ('ana', '   ');
+INSERT INTO memory.items (user_id, text) VALUES ('hugo', '   ');
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO memory.items (user_id, text, state) VALUES ('ana', 'x', 'gone');
+INSERT INTO memory.items (user_id, text, state) VALUES ('hugo', 'x', 'gone');
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO memory.items (user_id, text, state) VALUES ('ana', 'x', 'soft_deleted');
+INSERT INTO memory.items (user_id, text, state) VALUES ('hugo', 'x', 'soft_deleted');
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO memory.items (user_id, text, kind) VALUES ('ana', 'x', 'dream');
+INSERT INTO memory.items (user_id, text, kind) VALUES ('hugo', 'x', 'dream');
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 -- The audit trail is read-only to ordinary roles (tests/client/tests/tenancy.rs tries it as one).

@@ -1,6 +1,8 @@
 -- Recall memory and token accounting.
 \set SHOW_CONTEXT never
-SET memory_ext.user_id = 'ana';
+-- An ordinary role (pg_regress --create-role): row-level security scopes every query below.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'rita';
 
 SELECT count_tokens('hello world') AS cl100k, count_tokens('hello world', 'o200k_base') AS o200k,
        count_tokens('') AS empty, count_tokens('<|endoftext|>') AS special_as_text;
@@ -36,12 +38,12 @@ SELECT message_append('trip', 'user', 'x', 'bob');
 SELECT count(*) AS messages_still FROM memory.messages WHERE thread_id = 'trip';
 -- Plain SQL is checked by the table too.
 \set VERBOSITY terse
-INSERT INTO memory.messages (user_id, thread_id, role, content) VALUES ('ana', 'trip', 'robot', 'x');
+INSERT INTO memory.messages (user_id, thread_id, role, content) VALUES ('rita', 'trip', 'robot', 'x');
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 
 -- Usage: blocks of the agent + in-context messages (stored counts, never re-tokenised).
-SELECT memory_agent('sage', 'ana', 'I am Sage.', 'Name: Ana') ->> 'created' AS created;
+SELECT memory_agent('sage', 'rita', 'I am Sage.', 'Name: Ana') ->> 'created' AS created;
 SELECT context_usage('trip', 1000) AS without_agent;
 SELECT (context_usage('trip', 1000, 'sage') ->> 'blocks_tokens')::int > 100 AS blocks_counted;
 -- Boundary: 63 tokens in context; 0.3 * 210 = 63 exactly. (As a real, 0.3 is 0.300000012: a
