@@ -148,24 +148,35 @@ BEGIN
     RETURN NEW;
 END $$;
 
--- The columns whose change is a memory event. Access bookkeeping (last_accessed_at,
--- access_count) and embeddings are not: retrieval and backfill must not bump revisions.
-CREATE TRIGGER items_touch BEFORE UPDATE ON memory.items FOR EACH ROW
-WHEN ((OLD.text, OLD.content, OLD.kind, OLD.category, OLD.tags, OLD.importance, OLD.pinned, OLD.state,
-       OLD.metadata, OLD.key, OLD.agent_id, OLD.run_id, OLD.actor_id, OLD.role, OLD.thread_id, OLD.happened_at)
-      IS DISTINCT FROM
-      (NEW.text, NEW.content, NEW.kind, NEW.category, NEW.tags, NEW.importance, NEW.pinned, NEW.state,
-       NEW.metadata, NEW.key, NEW.agent_id, NEW.run_id, NEW.actor_id, NEW.role, NEW.thread_id, NEW.happened_at))
-EXECUTE FUNCTION memory._touch_updated_at();
+-- The columns whose change is a memory event, defined once for both triggers below. Access
+-- bookkeeping (last_accessed_at, access_count) and embeddings are not: retrieval and backfill
+-- must not bump revisions.
+CREATE FUNCTION memory._item_changed(a memory.items, b memory.items) RETURNS boolean
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT (a.text, a.content, a.kind, a.category, a.tags, a.importance, a.pinned, a.state, a.metadata,
+            a.key, a.agent_id, a.run_id, a.actor_id, a.role, a.thread_id, a.happened_at)
+           IS DISTINCT FROM
+           (b.text, b.content, b.kind, b.category, b.tags, b.importance, b.pinned, b.state, b.metadata,
+            b.key, b.agent_id, b.run_id, b.actor_id, b.role, b.thread_id, b.happened_at)
+$$;
 
+-- A BEFORE trigger's WHEN may not use whole-row NEW on a table with generated columns, so this
+-- one tests inside (the generated columns are not among those compared).
+CREATE FUNCTION memory._items_touch() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF memory._item_changed(OLD, NEW) THEN
+        NEW.updated_at := now();
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER items_touch BEFORE UPDATE ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._items_touch();
 CREATE TRIGGER items_audit_insert AFTER INSERT ON memory.items FOR EACH ROW
 EXECUTE FUNCTION memory._items_audit();
 CREATE TRIGGER items_audit_update AFTER UPDATE ON memory.items FOR EACH ROW
-WHEN ((OLD.text, OLD.content, OLD.kind, OLD.category, OLD.tags, OLD.importance, OLD.pinned, OLD.state,
-       OLD.metadata, OLD.key, OLD.agent_id, OLD.run_id, OLD.actor_id, OLD.role, OLD.thread_id, OLD.happened_at)
-      IS DISTINCT FROM
-      (NEW.text, NEW.content, NEW.kind, NEW.category, NEW.tags, NEW.importance, NEW.pinned, NEW.state,
-       NEW.metadata, NEW.key, NEW.agent_id, NEW.run_id, NEW.actor_id, NEW.role, NEW.thread_id, NEW.happened_at))
+WHEN (memory._item_changed(OLD, NEW))
 EXECUTE FUNCTION memory._items_audit();
 CREATE TRIGGER items_audit_delete AFTER DELETE ON memory.items FOR EACH ROW
 EXECUTE FUNCTION memory._items_audit();
@@ -197,15 +208,20 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- What counts as a change of a block (updated_at alone does not).
+CREATE FUNCTION memory._block_changed(a memory.blocks, b memory.blocks) RETURNS boolean
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT (a.value, a.description, a.char_limit, a.read_only, a.label)
+           IS DISTINCT FROM (b.value, b.description, b.char_limit, b.read_only, b.label)
+$$;
+
 CREATE TRIGGER blocks_version BEFORE UPDATE ON memory.blocks FOR EACH ROW
-WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
-      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+WHEN (memory._block_changed(OLD, NEW))
 EXECUTE FUNCTION memory._blocks_version();
 CREATE TRIGGER blocks_audit_insert AFTER INSERT ON memory.blocks FOR EACH ROW
 EXECUTE FUNCTION memory._blocks_audit();
 CREATE TRIGGER blocks_audit_update AFTER UPDATE ON memory.blocks FOR EACH ROW
-WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
-      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+WHEN (memory._block_changed(OLD, NEW))
 EXECUTE FUNCTION memory._blocks_audit();
 CREATE TRIGGER blocks_audit_delete AFTER DELETE ON memory.blocks FOR EACH ROW
 EXECUTE FUNCTION memory._blocks_audit();

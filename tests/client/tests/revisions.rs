@@ -3,7 +3,17 @@
 //! exactly one change_log row per revision.
 
 use memory_ext_client_tests::{admin, unique};
+use postgres::Client;
 use std::thread;
+
+/// The single bigint column of a query's rows, in order.
+fn column(db: &mut Client, sql: &str, tenant: &str, thread_id: &str) -> Vec<i64> {
+    db.query(sql, &[&tenant, &thread_id])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
 
 const CLIENTS: usize = 8;
 const WRITES_PER_CLIENT: usize = 40;
@@ -67,30 +77,24 @@ fn eight_concurrent_writers_give_gapless_revisions() {
         .unwrap()
         .get(0);
     assert_eq!(revision, expected, "one revision per committed change");
-    let revs: Vec<i64> = db
-        .query(
-            "SELECT rev FROM memory.change_log WHERE user_id = $1 AND thread_id = $2 ORDER BY rev",
-            &[&tenant, &thread_id],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let revs = column(
+        &mut db,
+        "SELECT rev FROM memory.change_log WHERE user_id = $1 AND thread_id = $2 ORDER BY rev",
+        &tenant,
+        &thread_id,
+    );
     assert_eq!(
         revs,
         (1..=expected).collect::<Vec<_>>(),
         "change_log revisions are 1..N exactly"
     );
     // Messages are numbered 1..M without gaps as well.
-    let seqs: Vec<i64> = db
-        .query(
-            "SELECT seq FROM memory.messages WHERE user_id = $1 AND thread_id = $2 ORDER BY seq",
-            &[&tenant, &thread_id],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let seqs = column(
+        &mut db,
+        "SELECT seq FROM memory.messages WHERE user_id = $1 AND thread_id = $2 ORDER BY seq",
+        &tenant,
+        &thread_id,
+    );
     assert_eq!(
         seqs,
         (1..=(CLIENTS * WRITES_PER_CLIENT / 4) as i64).collect::<Vec<_>>()

@@ -9,8 +9,12 @@ VALUES ('hugo', 'Preferred name is Ana', 'Personal', 2, 'th');
 INSERT INTO memory.items (user_id, text, category, thread_id) VALUES ('hugo', 'Ship v1 by Sep', 'Goals', 'th');
 INSERT INTO memory.items (user_id, text) VALUES ('hugo', 'Not tied to a thread');
 UPDATE memory.items SET text = 'Ship v1 by October' WHERE text = 'Ship v1 by Sep';
--- Bookkeeping is not an event: no revision, no history.
-UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1;
+-- Bookkeeping is not an event: no revision, no history, updated_at unchanged.
+CREATE TEMP TABLE stamp AS SELECT id, updated_at FROM memory.items;
+UPDATE memory.items SET last_accessed_at = now() + interval '1 hour', access_count = access_count + 1;
+SELECT count(*) AS touched_by_bookkeeping FROM memory.items i JOIN stamp s USING (id) WHERE i.updated_at <> s.updated_at;
+UPDATE memory.items SET importance = 3 WHERE text = 'Not tied to a thread';
+SELECT count(*) AS touched_by_edit FROM memory.items i JOIN stamp s USING (id) WHERE i.updated_at > s.updated_at;
 -- Transitions named by our functions' hints.
 BEGIN;
 SELECT set_config('memory.reason', 'ttl', true) IS NOT NULL AS hinted;
