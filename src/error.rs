@@ -14,6 +14,8 @@ fn errcode(s: SqlState) -> PgSqlErrorCode {
         SqlState::NullValueNotAllowed => PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
         SqlState::NoDataFound => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
         SqlState::InsufficientPrivilege => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+        SqlState::SystemError => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+        SqlState::UndefinedFile => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
     }
 }
 

@@ -15,6 +15,10 @@ pub enum SqlState {
     NoDataFound,
     /// 42501 insufficient_privilege: read-only block, another tenant, disallowed category.
     InsufficientPrivilege,
+    /// 58000 system_error: an external provider (embedding or LLM endpoint) failed.
+    SystemError,
+    /// 58P01 undefined_file: a file we need (the built-in model) is not installed.
+    UndefinedFile,
 }
 
 impl SqlState {
@@ -26,6 +30,8 @@ impl SqlState {
             SqlState::NullValueNotAllowed => "22004",
             SqlState::NoDataFound => "P0002",
             SqlState::InsufficientPrivilege => "42501",
+            SqlState::SystemError => "58000",
+            SqlState::UndefinedFile => "58P01",
         }
     }
 }

@@ -1,0 +1,197 @@
+//! A stand-in for remote embedding and chat endpoints: a real HTTP/1.1 server on 127.0.0.1
+//! that speaks OpenAI's `POST /v1/embeddings`, Ollama's `POST /api/embed` and OpenAI's
+//! `POST /v1/chat/completions`.
+//!
+//! Behaviour is chosen by the request's `model`, so one server serves every test:
+//!
+//! | model            | answer                                                        |
+//! |------------------|---------------------------------------------------------------|
+//! | `mock-<dims>`    | deterministic unit vectors of `<dims>` (default 8)            |
+//! | `fail-500`       | HTTP 500, always                                              |
+//! | `flaky-429-<id>` | HTTP 429 (Retry-After: 0) the first time each `<id>` is seen, then like `mock` |
+//! | `slow-<ms>`      | waits `<ms>` ms, then like `mock`                              |
+//! | `malformed`      | HTTP 200 with a body that is not JSON                          |
+//! | `wrong-dims`     | vectors one dimension short of 8                               |
+//! | `wrong-count`    | one vector fewer than inputs                                   |
+//! | `echo-auth`      | HTTP 401 whose body repeats the Authorization header           |
+//!
+//! Every request is counted per model (`hits`), so tests can check retries and batching.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Clone, Default)]
+pub struct StandIn {
+    pub port: u16,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl StandIn {
+    /// Starts a server on 127.0.0.1:`port` (0 = any free port) in background threads.
+    pub fn start(port: u16) -> StandIn {
+        let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind stand-in");
+        let s = StandIn {
+            port: listener.local_addr().unwrap().port(),
+            hits: Arc::default(),
+        };
+        let shared = s.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let st = shared.clone();
+                std::thread::spawn(move || {
+                    let _ = st.serve(conn);
+                });
+            }
+        });
+        s
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Requests seen for `model` so far.
+    pub fn hits(&self, model: &str) -> usize {
+        *self.hits.lock().unwrap().get(model).unwrap_or(&0)
+    }
+
+    fn serve(&self, mut conn: TcpStream) -> std::io::Result<()> {
+        conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut reader = BufReader::new(conn.try_clone()?);
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        let (mut len, mut auth) = (0usize, String::new());
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h)? == 0 || h == "\r\n" {
+                break;
+            }
+            let lower = h.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("authorization:") {
+                auth = h["authorization:".len()..].trim().to_string();
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body)?;
+        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let (status, headers, text) = self.answer(&path, &req, &auth);
+        let mut out = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+            text.len()
+        );
+        for h in headers {
+            out.push_str(h);
+            out.push_str("\r\n");
+        }
+        out.push_str("\r\n");
+        out.push_str(&text);
+        conn.write_all(out.as_bytes())?;
+        conn.flush()
+    }
+
+    fn answer(&self, path: &str, req: &Value, auth: &str) -> (u16, Vec<&'static str>, String) {
+        let model = req["model"].as_str().unwrap_or("").to_string();
+        let seen = {
+            let mut h = self.hits.lock().unwrap();
+            let n = h.entry(model.clone()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        if path.ends_with("/chat/completions") {
+            return (200, vec![], chat_answer(req));
+        }
+        let inputs: Vec<String> = match &req["input"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a
+                .iter()
+                .map(|v| v.as_str().unwrap_or("").to_string())
+                .collect(),
+            _ => vec![],
+        };
+        let mut dims = 8;
+        let mut count = inputs.len();
+        match model.as_str() {
+            "fail-500" => return (500, vec![], r#"{"error":"internal"}"#.into()),
+            "malformed" => return (200, vec![], "{this is not json".into()),
+            "echo-auth" => {
+                return (
+                    401,
+                    vec![],
+                    json!({ "error": format!("bad key: {auth}") }).to_string(),
+                )
+            }
+            "wrong-dims" => dims = 7,
+            "wrong-count" => count = count.saturating_sub(1),
+            m if m.starts_with("flaky-429") && seen == 1 => {
+                return (
+                    429,
+                    vec!["Retry-After: 0"],
+                    r#"{"error":"slow down"}"#.into(),
+                )
+            }
+            m if m.starts_with("slow-") => {
+                let ms = m["slow-".len()..].parse().unwrap_or(1000);
+                std::thread::sleep(Duration::from_millis(ms));
+            }
+            m if m.starts_with("mock-") => dims = m["mock-".len()..].parse().unwrap_or(8),
+            _ => {}
+        }
+        let vectors: Vec<Vec<f32>> = inputs.iter().take(count).map(|t| vector(t, dims)).collect();
+        let text = if path.ends_with("/api/embed") {
+            json!({ "model": model, "embeddings": vectors }).to_string()
+        } else {
+            let data: Vec<Value> = vectors
+                .iter()
+                .enumerate()
+                .map(|(i, v)| json!({ "object": "embedding", "index": i, "embedding": v }))
+                .collect();
+            json!({ "object": "list", "model": model, "data": data }).to_string()
+        };
+        (200, vec![], text)
+    }
+}
+
+/// A deterministic unit vector for `text` (FNV-1a seeded xorshift): equal texts, equal vectors.
+pub fn vector(text: &str, dims: usize) -> Vec<f32> {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    let mut v: Vec<f32> = (0..dims)
+        .map(|_| {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            (h % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+/// Chat completions: the reply is whatever the test put in the system message after
+/// `REPLY:`, else a fixed sentence.
+fn chat_answer(req: &Value) -> String {
+    let reply = req["messages"]
+        .as_array()
+        .and_then(|m| {
+            m.iter().find_map(|x| {
+                x["content"]
+                    .as_str()?
+                    .split_once("REPLY:")
+                    .map(|(_, r)| r.trim().to_string())
+            })
+        })
+        .unwrap_or_else(|| "A short summary.".into());
+    json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": reply }, "finish_reason": "stop" }] })
+        .to_string()
+}
