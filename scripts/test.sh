@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGBIN=$("$PG_CONFIG" --bindir)
 TEST_PORT=${TEST_PORT:-55433}
+# The HTTP stand-in for remote embedding/LLM endpoints (tests/standin), for regress and client tests.
+STANDIN_PORT=${STANDIN_PORT:-55480}
 TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
 OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
@@ -49,7 +51,11 @@ if want regress || want client; then
   cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
   step "throwaway server on 127.0.0.1:$TEST_PORT"
   scripts/cluster.sh destroy "$TEST_DIR"
-  trap 'scripts/cluster.sh destroy "$TEST_DIR"' EXIT
+  step "HTTP stand-in on 127.0.0.1:$STANDIN_PORT"
+  cargo build -q -p memory_ext_standin
+  target/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
+  standin_pid=$!
+  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"' EXIT
   scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
 fi
 

@@ -20,7 +20,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
-                             'history', 'events', 'categories', 'allowlists', 'checkpoints']
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -34,8 +34,12 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
-    memory.events, memory.categories, memory.allowlists, memory.checkpoints
+    memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures
 TO PUBLIC;
+
+-- The model registry describes the database, not a tenant: readable by all, written only by
+-- memory._ensure_embedding_model (SECURITY DEFINER).
+GRANT SELECT ON memory.embedding_models TO PUBLIC;
 
 -- Threads: created and described by applications; revision, last_seq and reported_rev belong
 -- to the triggers and to memory_query.

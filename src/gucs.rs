@@ -29,6 +29,20 @@ pub enum TokenEncoding {
     O200kBase,
 }
 
+/// Which embedding provider turns text into vectors.
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EmbeddingProvider {
+    /// all-MiniLM-L6-v2 in-process (candle), 384 dimensions, no network.
+    #[name = c"builtin"]
+    Builtin,
+    /// Any OpenAI-compatible `POST <url>/embeddings`.
+    #[name = c"openai"]
+    OpenAi,
+    /// Ollama's `POST <url>/api/embed`.
+    #[name = c"ollama"]
+    Ollama,
+}
+
 /// The current tenant when `tenant_source = setting`. Empty means none: row-level security
 /// then shows no rows to roles without BYPASSRLS.
 static USER_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
@@ -42,6 +56,40 @@ static TENANT_SOURCE: GucSetting<TenantSource> =
 /// changing it affects messages written afterwards).
 static TOKEN_ENCODING: GucSetting<TokenEncoding> =
     GucSetting::<TokenEncoding>::new(TokenEncoding::Cl100kBase);
+
+static EMBEDDING_PROVIDER: GucSetting<EmbeddingProvider> =
+    GucSetting::<EmbeddingProvider>::new(EmbeddingProvider::Builtin);
+
+/// Base URL of the HTTP provider (`.../v1` for OpenAI-compatible, the server root for Ollama).
+/// Superuser-only: whoever sets it receives the API key in the Authorization header.
+static EMBEDDING_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Model name sent to the HTTP provider (ignored by the built-in one).
+static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Expected dimensions from the HTTP provider; 0 = whatever it returns (checked for
+/// consistency per model). The built-in model is always 384.
+static EMBEDDING_DIMS: GucSetting<i32> = GucSetting::<i32>::new(0);
+
+/// Bearer token for the HTTP provider. Superuser-only and hidden from pg_settings/SHOW for
+/// everyone else; never copied into an error or log message.
+static EMBEDDING_API_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Per-attempt timeout of every HTTP call to a provider, in milliseconds. A write may wait on
+/// it, so the default is short: 5 s.
+static HTTP_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
+
+/// Directory of the built-in model; empty = `<sharedir>/extension/memory_ext/models/all-MiniLM-L6-v2`
+/// (where `make deps` installs it). Superuser-only: the server reads files from it.
+static MODEL_PATH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// Embed messages and memories synchronously when they are written. Off: rows are stored
+/// without a vector and the backfill embeds them (faster bulk loads).
+static EMBED_ON_WRITE: GucSetting<bool> = GucSetting::<bool>::new(true);
+
+/// Attempts per row before the backfill gives up on it and leaves the error in
+/// memory.embedding_failures for an operator.
+static EMBEDDING_MAX_ATTEMPTS: GucSetting<i32> = GucSetting::<i32>::new(5);
 
 pub fn init() {
     GucRegistry::define_string_guc(
@@ -68,6 +116,84 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_enum_guc(
+        c"memory_ext.embedding_provider",
+        c"Embedding provider: builtin (all-MiniLM-L6-v2 in-process), openai, or ollama.",
+        c"",
+        &EMBEDDING_PROVIDER,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.embedding_url",
+        c"Base URL of the HTTP embedding provider (ending in /v1 for OpenAI-compatible servers).",
+        c"",
+        &EMBEDDING_URL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.embedding_model",
+        c"Model name sent to the HTTP embedding provider.",
+        c"",
+        &EMBEDDING_MODEL,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.embedding_dims",
+        c"Expected embedding dimensions from the HTTP provider (0 = whatever it returns).",
+        c"",
+        &EMBEDDING_DIMS,
+        0,
+        16_000,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.embedding_api_key",
+        c"API key for the HTTP embedding provider (superuser-only, never shown).",
+        c"",
+        &EMBEDDING_API_KEY,
+        GucContext::Suset,
+        GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.http_timeout_ms",
+        c"Per-attempt timeout of HTTP calls to embedding and LLM providers.",
+        c"",
+        &HTTP_TIMEOUT_MS,
+        100,
+        120_000,
+        GucContext::Userset,
+        GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.model_path",
+        c"Directory of the built-in embedding model (empty: the extension's share directory).",
+        c"",
+        &MODEL_PATH,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"memory_ext.embed_on_write",
+        c"Embed messages and memories when they are written (off: leave them to the backfill).",
+        c"",
+        &EMBED_ON_WRITE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.embedding_max_attempts",
+        c"Backfill attempts per row before its error is left for an operator.",
+        c"",
+        &EMBEDDING_MAX_ATTEMPTS,
+        1,
+        100,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -75,10 +201,7 @@ pub fn init() {
 
 /// `memory_ext.user_id`, `None` when unset or empty.
 pub fn user_id() -> Option<String> {
-    USER_ID
-        .get()
-        .and_then(|c| c.into_string().ok())
-        .filter(|s| !s.is_empty())
+    string(&USER_ID)
 }
 
 pub fn tenant_source() -> TenantSource {
@@ -90,4 +213,46 @@ pub fn token_encoding() -> Encoding {
         TokenEncoding::Cl100kBase => Encoding::Cl100kBase,
         TokenEncoding::O200kBase => Encoding::O200kBase,
     }
+}
+
+fn string(g: &GucSetting<Option<CString>>) -> Option<String> {
+    g.get()
+        .and_then(|c| c.into_string().ok())
+        .filter(|s| !s.is_empty())
+}
+
+pub fn embedding_provider() -> EmbeddingProvider {
+    EMBEDDING_PROVIDER.get()
+}
+
+pub fn embedding_url() -> Option<String> {
+    string(&EMBEDDING_URL)
+}
+
+pub fn embedding_model() -> Option<String> {
+    string(&EMBEDDING_MODEL)
+}
+
+pub fn embedding_dims() -> usize {
+    EMBEDDING_DIMS.get().max(0) as usize
+}
+
+pub fn embedding_api_key() -> Option<String> {
+    string(&EMBEDDING_API_KEY)
+}
+
+pub fn http_timeout_ms() -> u64 {
+    HTTP_TIMEOUT_MS.get().max(1) as u64
+}
+
+pub fn model_path() -> Option<String> {
+    string(&MODEL_PATH)
+}
+
+pub fn embed_on_write() -> bool {
+    EMBED_ON_WRITE.get()
+}
+
+pub fn embedding_max_attempts() -> i32 {
+    EMBEDDING_MAX_ATTEMPTS.get()
 }

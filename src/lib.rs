@@ -1,12 +1,14 @@
 //! memory_ext: long-term memory for AI agents inside PostgreSQL.
 //!
-//! Layout: `api/` is the SQL contract, `pg/` the Postgres glue (tenancy, lookups), `gucs.rs`
+//! Layout: `api/` is the SQL contract, `pg/` the Postgres glue (tenancy, lookups), `embed/` the
+//! configured embedding provider, `gucs.rs`
 //! every setting, `error.rs` the SQLSTATE boundary; the logic that needs no Postgres is in
 //! `crates/memory_core`. DDL is in `sql/`.
 
 use pgrx::prelude::*;
 
 mod api;
+mod embed;
 mod error;
 mod gucs;
 mod pg;
@@ -17,6 +19,11 @@ extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
 extension_sql_file!(
     "../sql/triggers.sql",
     name = "triggers",
+    requires = ["schema"]
+);
+extension_sql_file!(
+    "../sql/embeddings.sql",
+    name = "embeddings",
     requires = ["schema"]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -1,4 +1,5 @@
 //! The SQL-facing API (API.md): one module per part of the contract.
 
 pub mod blocks;
+pub mod embed;
 pub mod recall;

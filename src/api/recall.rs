@@ -3,6 +3,7 @@
 //! are sums over stored counts and never re-tokenise history.
 
 use crate::api::blocks::compile_for;
+use crate::api::embed::{self, WriteEmbedding};
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::lookup::{self, Owned};
@@ -60,11 +61,18 @@ fn message_append(
         name,
         tool_calls_text.as_deref(),
     ) as i32;
+    // Embedded before the insert, so no lock is held while a provider answers.
+    let embedding = embed::for_write(content);
+    let (vector, model) = match &embedding {
+        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
+        _ => (None, None),
+    };
     let (id, seq) = Spi::connect_mut(|c| {
         let row = c
             .update(
-                "INSERT INTO memory.messages (user_id, thread_id, role, content, tool_calls, tool_call_id, name, token_count)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id::text, seq",
+                "INSERT INTO memory.messages (user_id, thread_id, role, content, tool_calls, tool_call_id, name,
+                                              token_count, embedding, embedding_model)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector, $10) RETURNING id::text, seq",
                 Some(1),
                 &[
                     user.as_str().into(),
@@ -75,12 +83,18 @@ fn message_append(
                     tool_call_id.into(),
                     name.into(),
                     tokens.into(),
+                    vector.into(),
+                    model.into(),
                 ],
             )?
             .first();
-        Ok::<_, pgrx::spi::Error>((row.get::<String>(1)?, row.get::<i64>(2)?))
+        Ok::<_, pgrx::spi::Error>((row.get::<String>(1)?.unwrap_or_default(), row.get::<i64>(2)?))
     })
     .spi("appending a message");
+    if let WriteEmbedding::Failed { model, error } = &embedding {
+        embed::record_failure(&user, "message", &id, model, error);
+        pgrx::notice!("message stored without an embedding (the backfill will retry): {error}");
+    }
     JsonB(json!({ "id": id, "seq": seq, "tokens": tokens }))
 }
 

@@ -1,0 +1,99 @@
+-- Embedding storage that survives a model change.
+--
+-- # Design
+-- `items.embedding` and `messages.embedding` are unsized `vector` columns and every row records
+-- the model that embedded it (`embedding_model`). Each model gets its own partial HNSW index
+-- over `embedding::vector(<dims>)` restricted to `embedding_model = '<model>'`, created the first
+-- time a vector of that model is stored (memory._ensure_embedding_model). Switching model is
+-- therefore a settings change: new writes use the new model and its new index at once; rows of
+-- the old model keep their vectors (and stay findable by keyword) until memory_reembed() has
+-- re-embedded them in the background; nothing is dropped and no table is rewritten.
+-- Up to 2,000 dimensions the index is over `vector`, up to 4,000 over `halfvec` (pgvector's HNSW
+-- limits); beyond that a model is stored but searched exactly.
+
+-- Models this database has stored vectors of. No user_id: this describes the database's
+-- configuration, not any tenant's data.
+CREATE TABLE memory.embedding_models (
+    model_id   text        PRIMARY KEY CHECK (model_id <> '' AND length(model_id) <= 200),
+    dims       integer     NOT NULL CHECK (dims BETWEEN 1 AND 16000),
+    index_type text        CHECK (index_type IN ('vector', 'halfvec')),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Rows whose embedding failed: the backfill retries them with backoff and gives up after
+-- memory_ext.embedding_max_attempts, leaving the last error here for an operator. Deleting a
+-- row here makes the backfill try again.
+CREATE TABLE memory.embedding_failures (
+    user_id         text        NOT NULL,
+    target          text        NOT NULL CHECK (target IN ('item', 'message')),
+    row_id          uuid        NOT NULL,
+    model_id        text        NOT NULL,
+    attempts        integer     NOT NULL DEFAULT 1 CHECK (attempts >= 1),
+    last_error      text        NOT NULL,
+    first_failed_at timestamptz NOT NULL DEFAULT now(),
+    last_attempt_at timestamptz NOT NULL DEFAULT now(),
+    next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    gave_up         boolean     NOT NULL DEFAULT false,
+    PRIMARY KEY (user_id, target, row_id)
+);
+CREATE INDEX embedding_failures_gave_up_idx ON memory.embedding_failures (user_id, last_attempt_at DESC) WHERE gave_up;
+
+-- The backfill's way in: rows without a vector, or with one from a model that is no longer
+-- active. An exception to "user_id leads every index": the backfill works across tenants, and
+-- `embedding_model IS NULL` / `= ANY(old models)` must be an index range scan, not a scan of
+-- every tenant's rows.
+CREATE INDEX items_embedding_model_idx ON memory.items (embedding_model);
+CREATE INDEX messages_embedding_model_idx ON memory.messages (embedding_model);
+
+-- Most models a database may register. Each adds an index to every write, so a stray or
+-- hostile stream of model names must not grow them without bound.
+CREATE FUNCTION memory._max_embedding_models() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 16 $$;
+
+-- Registers a model and creates its partial HNSW indexes, once. Returns the index type
+-- ('vector', 'halfvec', or NULL for "too many dimensions to index").
+--
+-- SECURITY DEFINER because index creation needs the tables' owner while the first write of a
+-- model may come from any role. Sound because it creates exactly the two indexes described
+-- above, from validated arguments, quoted with format(%I/%L), and refuses more than
+-- memory._max_embedding_models() models.
+CREATE FUNCTION memory._ensure_embedding_model(p_model text, p_dims integer) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    known  memory.embedding_models;
+    typ    text;
+    vschema text;
+    suffix text := left(md5(p_model), 12);
+BEGIN
+    SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
+    IF NOT FOUND THEN
+        -- First use: serialise concurrent first uses, then look again.
+        PERFORM pg_advisory_xact_lock(hashtext('memory_ext.embedding_models'));
+        SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
+    END IF;
+    IF FOUND THEN
+        IF known.dims <> p_dims THEN
+            RAISE EXCEPTION 'embedding model "%" returned % dimensions; its stored vectors have %', p_model, p_dims, known.dims
+                USING ERRCODE = '58000', HINT = 'a model must always return the same number of dimensions: check memory_ext.embedding_dims and the endpoint';
+        END IF;
+        RETURN known.index_type;
+    END IF;
+    IF p_model IS NULL OR p_model = '' OR length(p_model) > 200 OR p_dims IS NULL OR p_dims NOT BETWEEN 1 AND 16000 THEN
+        RAISE EXCEPTION 'invalid embedding model "%" with % dimensions', p_model, p_dims USING ERRCODE = '22023';
+    END IF;
+    IF (SELECT count(*) FROM memory.embedding_models) >= memory._max_embedding_models() THEN
+        RAISE EXCEPTION 'too many embedding models (%): not registering "%"', memory._max_embedding_models(), p_model
+            USING ERRCODE = '54000', HINT = 'delete unused rows from memory.embedding_models (and their indexes) first';
+    END IF;
+    typ := CASE WHEN p_dims <= 2000 THEN 'vector' WHEN p_dims <= 4000 THEN 'halfvec' END;
+    INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
+    IF typ IS NOT NULL THEN
+        SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'vector';
+        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                       'items_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
+        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                       'messages_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
+    END IF;
+    RETURN typ;
+END $$;

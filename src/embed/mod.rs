@@ -1,0 +1,175 @@
+//! The embedding provider as the `memory_ext.embedding_*` settings configure it, for this
+//! backend: which model is active, and text -> vectors through it.
+//!
+//! # Model ids
+//! Every stored vector records the model that made it (`embedding_model`): `builtin:<name>`,
+//! `openai:<model>` or `ollama:<model>`. Retrieval compares only vectors of the active model, and
+//! the backfill re-embeds rows of any other model, so a switch loses nothing and needs no downtime.
+
+use crate::gucs::{self, EmbeddingProvider};
+use memory_providers::embed::builtin::{self, MiniLm};
+use memory_providers::embed::http::{self, Api, HttpConfig};
+use memory_providers::embed::EmbedError;
+use pgrx::pg_sys;
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// Longest input passed to a provider, in characters. The built-in model reads 256 tokens
+/// (~1,000-1,500 characters) and OpenAI's models 8,191 tokens; tokenising a 1 MB message only
+/// to drop most of it would be waste.
+pub const MAX_INPUT_CHARS: usize = 8_192;
+/// Inputs per HTTP request.
+const HTTP_BATCH: usize = 64;
+/// Retries of an HTTP batch on 429/5xx (after the first attempt).
+const HTTP_RETRIES: u32 = 2;
+
+/// The model the settings select.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveModel {
+    pub id: String,
+    /// Known in advance for the built-in model and when `memory_ext.embedding_dims` is set.
+    pub dims: Option<usize>,
+}
+
+pub fn active_model() -> Result<ActiveModel, EmbedError> {
+    let configured_dims = Some(gucs::embedding_dims()).filter(|d| *d > 0);
+    match gucs::embedding_provider() {
+        EmbeddingProvider::Builtin => Ok(ActiveModel {
+            id: format!("builtin:{}", builtin::MODEL_NAME),
+            dims: Some(builtin::DIMS),
+        }),
+        EmbeddingProvider::OpenAi | EmbeddingProvider::Ollama => {
+            let prefix = if gucs::embedding_provider() == EmbeddingProvider::OpenAi {
+                "openai"
+            } else {
+                "ollama"
+            };
+            let model = gucs::embedding_model()
+                .ok_or_else(|| EmbedError::Config("memory_ext.embedding_model is empty".into()))?;
+            Ok(ActiveModel {
+                id: format!("{prefix}:{model}"),
+                dims: configured_dims,
+            })
+        }
+    }
+}
+
+/// Vectors for `texts` from the active model, with the model's id.
+pub fn embed(texts: &[&str]) -> Result<(ActiveModel, Vec<Vec<f32>>), EmbedError> {
+    let model = active_model()?;
+    let clipped: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
+    let vectors = match gucs::embedding_provider() {
+        EmbeddingProvider::Builtin => {
+            let m = builtin_model()?;
+            with_signals_blocked(|| m.embed(&clipped))?
+        }
+        EmbeddingProvider::OpenAi => http::embed(&http_config(Api::OpenAi), &clipped)?,
+        EmbeddingProvider::Ollama => http::embed(&http_config(Api::Ollama), &clipped)?,
+    };
+    Ok((model, vectors))
+}
+
+fn clip(t: &str) -> &str {
+    match t.char_indices().nth(MAX_INPUT_CHARS) {
+        Some((i, _)) => &t[..i],
+        None => t,
+    }
+}
+
+fn http_config(api: Api) -> HttpConfig {
+    HttpConfig {
+        api,
+        url: gucs::embedding_url().unwrap_or_default(),
+        model: gucs::embedding_model().unwrap_or_default(),
+        dims: gucs::embedding_dims(),
+        api_key: gucs::embedding_api_key(),
+        timeout_ms: gucs::http_timeout_ms(),
+        max_retries: HTTP_RETRIES,
+        batch: HTTP_BATCH,
+    }
+}
+
+/// `memory_ext.model_path`, or `<sharedir>/extension/memory_ext/models/all-MiniLM-L6-v2`.
+pub fn model_dir() -> PathBuf {
+    if let Some(p) = gucs::model_path() {
+        return PathBuf::from(p);
+    }
+    let mut buf = [0 as std::ffi::c_char; pg_sys::MAXPGPATH as usize];
+    // SAFETY: my_exec_path is the server's own NUL-terminated path, set at startup and never
+    // written afterwards; get_share_path writes at most MAXPGPATH bytes, NUL-terminated, into
+    // `buf`, which is exactly that large.
+    let share = unsafe {
+        pg_sys::get_share_path(
+            std::ptr::addr_of!(pg_sys::my_exec_path).cast(),
+            buf.as_mut_ptr(),
+        );
+        CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    };
+    PathBuf::from(share)
+        .join("extension/memory_ext/models")
+        .join(builtin::MODEL_NAME)
+}
+
+thread_local! {
+    /// One model per backend, loaded on first use (0.1-0.35 s, ~100 MB) and kept.
+    static BUILTIN: RefCell<Option<Rc<MiniLm>>> = const { RefCell::new(None) };
+}
+
+fn builtin_model() -> Result<Rc<MiniLm>, EmbedError> {
+    let dir = model_dir();
+    BUILTIN.with(|slot| {
+        if let Some(m) = slot.borrow().as_ref().filter(|m| m.path() == dir) {
+            return Ok(m.clone());
+        }
+        let m = Rc::new(with_signals_blocked(|| MiniLm::load(&dir))?);
+        *slot.borrow_mut() = Some(m.clone());
+        Ok(m)
+    })
+}
+
+/// Runs `f` with every signal blocked in this (the backend's) thread, restoring the mask after,
+/// also on unwind.
+///
+/// # Why
+/// candle and tokenizers start worker threads on first use. A new thread inherits its
+/// creator's signal mask; Postgres delivers SIGINT, SIGTERM, SIGUSR1 ... to the process, and the
+/// kernel may hand them to any thread that does not block them, where the backend's handlers
+/// would run on a thread Postgres knows nothing about. Creating those threads with everything
+/// blocked keeps every signal on the backend's own thread. Signals arriving meanwhile stay
+/// pending and are handled when the mask is restored, a few milliseconds later.
+pub fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(libc::sigset_t);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            // SAFETY: restores the mask saved below, on the same thread; pthread_sigmask with
+            // a valid set pointer cannot fail.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
+        }
+    }
+    // SAFETY: sigfillset initialises `all`; pthread_sigmask reads `all` and writes the previous
+    // mask into `old`, both valid stack values of the right type.
+    let _restore = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        Restore(old)
+    };
+    f()
+}
+
+/// A vector in pgvector's text form, `[0.1,0.2,...]`, for `$n::vector` parameters.
+pub fn vector_text(v: &[f32]) -> String {
+    let mut s = String::with_capacity(v.len() * 12 + 2);
+    s.push('[');
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&x.to_string());
+    }
+    s.push(']');
+    s
+}
