@@ -10,7 +10,7 @@ export PG_CONFIG RUN_PORT TEST_PORT RUN_PGDATA TEST_PGDATA
 
 SUDO := $(if $(filter 0,$(shell id -u)),,--sudo)
 
-.PHONY: all deps build install run stop test test-core lint clean-run help
+.PHONY: all deps build install run stop test bench test-core lint clean-run help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make run      start a local server on 127.0.0.1:$(RUN_PORT) with the extension and a demo"
 	@echo "make stop     stop that server"
 	@echo "make test     every test layer (lint, core, pgrx, regress, client)"
+	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make clean-run  stop the local server and delete its data"
 
 deps:
@@ -43,6 +44,9 @@ clean-run:
 
 test: deps
 	scripts/test.sh
+
+bench: deps
+	scripts/bench.sh
 
 # Single layers, for a quicker loop.
 lint:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test layer, in order, stopping at the first failure:
 #   1. cargo fmt --check, clippy -D warnings      (style, lints)
-#   2. cargo test -p memory_core                   (the pure core, milliseconds)
+#   2. cargo test -p memory_core -p memory_providers (the pure core; the model; HTTP clients)
 #   3. cargo pgrx test pg15                        (#[pg_test] units inside a server)
 #   4. pg_regress golden files                     (the user-visible SQL contract)
 #   5. client tests through a real driver          (tenancy with real roles, concurrency)
@@ -32,8 +32,8 @@ if want lint; then
 fi
 
 if want core; then
-  step "pure core: cargo test -p memory_core"
-  cargo test -p memory_core
+  step "Postgres-free crates: cargo test -p memory_core -p memory_providers"
+  cargo test -p memory_core -p memory_providers
 fi
 
 if want pgrx; then

@@ -1,0 +1,198 @@
+//! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
+//! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
+//! Suites: `embed`. Timings are wall clock from the client, through a real driver.
+
+use postgres::{Client, NoTls};
+use serde_json::json;
+use std::time::Instant;
+
+mod stats {
+    /// p-th percentile (0..100) of durations in ms, nearest-rank.
+    pub fn pct(v: &mut [f64], p: f64) -> f64 {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let i = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize - 1;
+        v[i.min(v.len() - 1)]
+    }
+}
+
+struct Args {
+    suite: String,
+    dsn: String,
+    standin: String,
+    out: String,
+}
+
+fn args() -> Args {
+    let mut a = std::env::args().skip(1);
+    let suite = a.next().expect("suite");
+    let (mut dsn, mut standin, mut out) =
+        (String::new(), String::new(), "bench/results".to_string());
+    while let Some(k) = a.next() {
+        let v = a.next().expect("value");
+        match k.as_str() {
+            "--dsn" => dsn = v,
+            "--standin" => standin = v,
+            "--out" => out = v,
+            _ => panic!("unknown option {k}"),
+        }
+    }
+    Args {
+        suite,
+        dsn,
+        standin,
+        out,
+    }
+}
+
+fn sentences(n: usize) -> Vec<String> {
+    let subjects = [
+        "The user",
+        "Ana",
+        "The team",
+        "Our agent",
+        "The customer",
+        "My manager",
+    ];
+    let verbs = [
+        "prefers",
+        "asked about",
+        "decided on",
+        "mentioned",
+        "is planning",
+        "wants",
+    ];
+    let objects = [
+        "concise answers with examples",
+        "a trip to Porto in May",
+        "migrating the database to Postgres 16",
+        "green tea instead of coffee",
+        "shipping version one by September",
+        "a weekly summary every Friday morning",
+    ];
+    (0..n)
+        .map(|i| {
+            format!(
+                "{} {} {} (note {i}).",
+                subjects[i % 6],
+                verbs[(i / 6) % 6],
+                objects[(i / 36) % 6]
+            )
+        })
+        .collect()
+}
+
+fn rss_kb(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Embedding throughput and cold-start cost for the session's configured provider.
+fn embed_suite(dsn: &str, setup: &str) -> serde_json::Value {
+    // Cold start: fresh backends, first call.
+    let mut first_ms = vec![];
+    let mut rss_added = vec![];
+    for _ in 0..3 {
+        let mut c = Client::connect(dsn, NoTls).unwrap();
+        c.batch_execute(setup).unwrap();
+        let pid: i32 = c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+        let before = rss_kb(pid);
+        let t = Instant::now();
+        c.execute("SELECT memory_embed('warm up the model')", &[])
+            .unwrap();
+        first_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        rss_added.push((rss_kb(pid).saturating_sub(before)) as f64 / 1024.0);
+    }
+    let mut c = Client::connect(dsn, NoTls).unwrap();
+    c.batch_execute(setup).unwrap();
+    c.execute("SELECT memory_embed('warm up')", &[]).unwrap();
+    // Single short texts, one call each.
+    let texts = sentences(200);
+    let mut single = vec![];
+    let t0 = Instant::now();
+    for t in &texts {
+        let t1 = Instant::now();
+        c.execute("SELECT memory_embed($1)", &[t]).unwrap();
+        single.push(t1.elapsed().as_secs_f64() * 1e3);
+    }
+    let single_rate = texts.len() as f64 / t0.elapsed().as_secs_f64();
+    // Batches of 32 in one call.
+    let batch: Vec<String> = sentences(32 * 20);
+    let t0 = Instant::now();
+    let mut batch_ms = vec![];
+    for chunk in batch.chunks(32) {
+        let t1 = Instant::now();
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM memory_embed_batch($1)",
+                &[&chunk.to_vec()],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 32);
+        batch_ms.push(t1.elapsed().as_secs_f64() * 1e3);
+    }
+    let batch_rate = batch.len() as f64 / t0.elapsed().as_secs_f64();
+    json!({
+        "first_call_ms_median": stats::pct(&mut first_ms, 50.0),
+        "rss_added_mb_median": stats::pct(&mut rss_added, 50.0),
+        "single_per_s": single_rate,
+        "single_p50_ms": stats::pct(&mut single, 50.0),
+        "single_p95_ms": stats::pct(&mut single, 95.0),
+        "batch32_per_s": batch_rate,
+        "batch32_call_p50_ms": stats::pct(&mut batch_ms, 50.0),
+    })
+}
+
+fn main() {
+    let a = args();
+    match a.suite.as_str() {
+        "embed" => {
+            let builtin = embed_suite(&a.dsn, "SET memory_ext.embedding_provider = 'builtin'");
+            let http = embed_suite(
+                &a.dsn,
+                &format!(
+                    "SET memory_ext.embedding_provider = 'openai'; SET memory_ext.embedding_url = '{}/v1';
+                     SET memory_ext.embedding_model = 'mock-384';",
+                    a.standin
+                ),
+            );
+            let result = json!({ "suite": "embed", "builtin": builtin, "http_standin": http });
+            let row = |name: &str, r: &serde_json::Value| {
+                format!(
+                    "| {name} | {:.0} | {:.2} | {:.2} | {:.0} | {:.1} | {:.0} | {:.0} |\n",
+                    r["single_per_s"].as_f64().unwrap(),
+                    r["single_p50_ms"].as_f64().unwrap(),
+                    r["single_p95_ms"].as_f64().unwrap(),
+                    r["batch32_per_s"].as_f64().unwrap(),
+                    r["batch32_call_p50_ms"].as_f64().unwrap(),
+                    r["first_call_ms_median"].as_f64().unwrap(),
+                    r["rss_added_mb_median"].as_f64().unwrap(),
+                )
+            };
+            let md = format!(
+                "# Embedding benchmark\n\nClient: Rust `postgres` driver over TCP on 127.0.0.1; each figure through `SELECT memory_embed(...)` / \
+                 `memory_embed_batch(...)`. Single: 200 short sentences, one call each. Batch: 20 calls of 32. First call and RSS: \
+                 median of 3 fresh backends (VmRSS from /proc before and after the first call).\n\n\
+                 | provider | single /s | single p50 ms | single p95 ms | batch-32 /s | batch-32 call p50 ms | first call ms | RSS added MB |\n\
+                 |---|---|---|---|---|---|---|---|\n{}{}",
+                row("builtin (MiniLM, in-process)", &result["builtin"]),
+                row("openai API via HTTP stand-in (mock, 384-d)", &result["http_standin"]),
+            );
+            std::fs::create_dir_all(&a.out).unwrap();
+            std::fs::write(format!("{}/embed.md", a.out), &md).unwrap();
+            std::fs::write(
+                format!("{}/embed.json", a.out),
+                serde_json::to_string_pretty(&result).unwrap(),
+            )
+            .unwrap();
+            print!("{md}");
+        }
+        s => panic!("unknown suite {s}"),
+    }
+}
