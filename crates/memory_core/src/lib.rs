@@ -4,7 +4,10 @@
 //! `cargo test -p memory_core` in milliseconds; the pgrx crate (`src/`) adapts it to SQL.
 
 pub mod blocks;
+pub mod budget;
+pub mod delta;
 pub mod error;
+pub mod text;
 pub mod tokens;
 pub mod validate;
 

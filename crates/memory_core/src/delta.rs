@@ -1,0 +1,143 @@
+//! The memory delta header (seed 003 §1): the first lines of a retrieval, telling the agent what
+//! changed in its memory since the revision it last saw. At most three bullets.
+
+/// One change-log row, as the header needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub rev: i64,
+    pub memory_id: String,
+    pub event: String,
+    pub category: Option<String>,
+    pub text: String,
+    pub importance: Option<i64>,
+}
+
+/// Seed 003 §1: "max 3 bullets".
+pub const MAX_BULLETS: usize = 3;
+
+/// The change events that are about memories (message events bump revisions but are not news).
+pub fn is_memory_event(event: &str) -> bool {
+    matches!(
+        event,
+        "created" | "updated" | "merged" | "deleted" | "soft_deleted" | "restored"
+    )
+}
+
+/// `+created: [Personal] Preferred name is Ana (imp=2)`, in seed 003 §1's notation.
+pub fn bullet(c: &Change) -> String {
+    let mark = match c.event.as_str() {
+        "created" => "+created",
+        "updated" => "↑updated",
+        "merged" => "↔merged",
+        "deleted" => "-deleted",
+        "soft_deleted" => "~soft_deleted",
+        "restored" => "↺restored",
+        other => other,
+    };
+    let category = c
+        .category
+        .as_deref()
+        .map(|c| format!("[{c}] "))
+        .unwrap_or_default();
+    let imp = match (c.event.as_str(), c.importance) {
+        ("created", Some(i)) => format!(" (imp={i})"),
+        _ => String::new(),
+    };
+    format!("- {mark}: {category}{}{imp}", c.text)
+}
+
+/// The header for the changes after `since_rev` (given in revision order), or `None` when no
+/// memory changed. Several changes of one memory show as its latest; the three most recent
+/// memories are listed, oldest first, so the header reads as a timeline.
+pub fn header(since_rev: i64, changes: &[Change]) -> Option<String> {
+    let mut latest: Vec<&Change> = Vec::new();
+    for c in changes.iter().filter(|c| is_memory_event(&c.event)) {
+        latest.retain(|x| x.memory_id != c.memory_id);
+        latest.push(c);
+    }
+    if latest.is_empty() {
+        return None;
+    }
+    let shown = &latest[latest.len().saturating_sub(MAX_BULLETS)..];
+    let mut s = format!("Memory updates since rev {since_rev}:");
+    for c in shown {
+        s.push('\n');
+        s.push_str(&bullet(c));
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(
+        rev: i64,
+        id: &str,
+        event: &str,
+        cat: Option<&str>,
+        text: &str,
+        imp: Option<i64>,
+    ) -> Change {
+        Change {
+            rev,
+            memory_id: id.into(),
+            event: event.into(),
+            category: cat.map(Into::into),
+            text: text.into(),
+            importance: imp,
+        }
+    }
+
+    #[test]
+    fn seed_format() {
+        let h = header(
+            41,
+            &[
+                ch(
+                    42,
+                    "a",
+                    "created",
+                    Some("Personal"),
+                    "Preferred name is Ana",
+                    Some(2),
+                ),
+                ch(43, "b", "updated", Some("Goals"), "Ship v1 by Sep", Some(3)),
+                ch(
+                    44,
+                    "c",
+                    "merged",
+                    None,
+                    "Combined 2 notes about lactose intolerance",
+                    None,
+                ),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            h,
+            "Memory updates since rev 41:\n- +created: [Personal] Preferred name is Ana (imp=2)\n- ↑updated: [Goals] Ship v1 by Sep\n- ↔merged: Combined 2 notes about lactose intolerance"
+        );
+    }
+
+    #[test]
+    fn at_most_three_latest_per_memory() {
+        let cs = vec![
+            ch(1, "a", "created", None, "A", Some(1)),
+            ch(2, "b", "created", None, "B", Some(1)),
+            ch(3, "message", "message_added", None, "", None),
+            ch(4, "c", "created", None, "C", Some(1)),
+            ch(5, "a", "soft_deleted", None, "A", Some(1)),
+            ch(6, "d", "restored", None, "D", Some(1)),
+        ];
+        let h = header(0, &cs).unwrap();
+        assert_eq!(h.lines().count(), 4);
+        assert!(h.ends_with("- ~soft_deleted: A\n- ↺restored: D"), "{h}");
+        assert!(!h.contains("B"));
+        assert_eq!(
+            header(0, &[ch(1, "m", "message_added", None, "", None)]),
+            None
+        );
+        assert_eq!(header(0, &[]), None);
+    }
+}
