@@ -13,6 +13,14 @@
 CREATE SCHEMA IF NOT EXISTS memory;
 COMMENT ON SCHEMA memory IS 'memory_ext: tables, views and internal helpers (API functions live in the extension schema)';
 
+-- The tenant as a lexeme, added to every full-text vector: a GIN search for `terms & tenant`
+-- then intersects posting lists inside the index instead of fetching every tenant's matches
+-- and filtering them by user_id (GIN cannot lead with user_id without btree_gin).
+CREATE FUNCTION memory.tenant_lexeme(user_id text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 't' || md5(user_id) $$;
+CREATE FUNCTION memory.tenant_tsvector(user_id text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory.tenant_lexeme(user_id)::tsvector $$;
+
 -- Agents: one per (user, agent_id). An agent serves exactly one user.
 CREATE TABLE memory.agents (
     user_id     text        NOT NULL CHECK (user_id <> ''),
@@ -79,7 +87,8 @@ CREATE TABLE memory.messages (
     embedding_model text,
     -- Full-text over the first 100,000 characters: tsvector is capped at 1 MB, and a huge tool
     -- output must not make the whole message unstorable.
-    tsv             tsvector    GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000))) STORED,
+    tsv             tsvector    GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000))
+                                                     || memory.tenant_tsvector(user_id)) STORED,
     PRIMARY KEY (user_id, id),
     UNIQUE (user_id, thread_id, seq),
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE,
@@ -120,7 +129,8 @@ CREATE TABLE memory.items (
     embedding_model  text,
     tsv              tsvector    GENERATED ALWAYS AS (
                          setweight(to_tsvector('english'::regconfig, left(text, 100000)), 'A') ||
-                         setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B')) STORED,
+                         setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
+                         memory.tenant_tsvector(user_id)) STORED,
     created_at       timestamptz NOT NULL DEFAULT now(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (user_id, id),
@@ -129,7 +139,7 @@ CREATE TABLE memory.items (
 );
 CREATE UNIQUE INDEX items_key_idx ON memory.items (user_id, key) WHERE key IS NOT NULL;
 CREATE INDEX items_hash_idx ON memory.items (user_id, content_hash) WHERE state = 'active';
-CREATE INDEX items_thread_idx ON memory.items (user_id, thread_id) WHERE thread_id IS NOT NULL;
+CREATE INDEX items_thread_idx ON memory.items (user_id, thread_id, created_at) WHERE thread_id IS NOT NULL;
 CREATE INDEX items_accessed_idx ON memory.items (user_id, last_accessed_at) WHERE state = 'active' AND NOT pinned;
 CREATE INDEX items_purge_idx ON memory.items (user_id, purge_at) WHERE state = 'soft_deleted';
 CREATE INDEX items_updated_idx ON memory.items (user_id, updated_at);

@@ -5,8 +5,11 @@
 
 pub mod blocks;
 pub mod budget;
+pub mod dedupe;
 pub mod delta;
 pub mod error;
+pub mod rank;
+pub mod request;
 pub mod text;
 pub mod tokens;
 pub mod validate;

@@ -1,0 +1,121 @@
+-- Term statistics for BM25 (memory_query's lexical score).
+--
+-- # Why our own statistics
+-- Postgres' ts_rank has no inverse document frequency: a word in every memory counts as much as
+-- a rare name. BM25 needs, per tenant, how many memories contain each term (df), how many
+-- memories there are and their average length. These tables keep exactly that, per tenant,
+-- and per thread for the episode score (a thread's memories read as one document). Statement
+-- triggers keep them current for every write path, aggregating a whole multi-row statement
+-- into one sorted upsert per term (sorted, so concurrent writers lock rows in the same order).
+-- Counts cover all stored memories, soft-deleted ones included until they are purged: a
+-- deliberate simplification (a few stale counts move BM25 scores negligibly).
+--
+-- Document length is the number of distinct lexemes (length(tsv)), which is what a tsvector
+-- knows cheaply; for memory-sized texts it tracks the token count closely.
+
+CREATE TABLE memory.lexicon (
+    user_id text    NOT NULL,
+    lexeme  text    NOT NULL,
+    df      integer NOT NULL CHECK (df >= 0),
+    PRIMARY KEY (user_id, lexeme)
+);
+
+CREATE TABLE memory.corpus (
+    user_id   text   NOT NULL PRIMARY KEY,
+    docs      bigint NOT NULL CHECK (docs >= 0),
+    total_len bigint NOT NULL CHECK (total_len >= 0)
+);
+
+-- Episode documents: all memories of a thread together.
+CREATE TABLE memory.thread_terms (
+    user_id   text    NOT NULL,
+    thread_id text    NOT NULL,
+    lexeme    text    NOT NULL,
+    tf        integer NOT NULL CHECK (tf >= 0),
+    PRIMARY KEY (user_id, thread_id, lexeme)
+);
+CREATE INDEX thread_terms_lexeme_idx ON memory.thread_terms (user_id, lexeme);
+
+CREATE TABLE memory.thread_corpus (
+    user_id   text   NOT NULL,
+    thread_id text   NOT NULL,
+    len       bigint NOT NULL CHECK (len >= 0),
+    PRIMARY KEY (user_id, thread_id)
+);
+
+-- Applies the rows of a statement to the statistics: `sign` +1 for rows added, -1 for rows
+-- removed. SECURITY DEFINER: the statistics are bookkeeping that ordinary roles read but do not
+-- write; the rows come from transition tables of memory.items, already admitted by row-level
+-- security.
+CREATE FUNCTION memory._apply_term_stats(p_users text[], p_threads text[], p_tsvs tsvector[], sign integer)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    WITH r AS (
+        SELECT * FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv)
+    ), terms AS (
+        SELECT r.user_id, r.thread_id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+        FROM r CROSS JOIN LATERAL unnest(r.tsv) u
+        WHERE u.lexeme <> memory.tenant_lexeme(r.user_id)
+    ), corpus AS (
+        INSERT INTO memory.corpus AS c (user_id, docs, total_len)
+        SELECT user_id, sign * count(*), sign * sum(length(tsv) - 1) FROM r GROUP BY user_id ORDER BY user_id
+        ON CONFLICT (user_id) DO UPDATE SET docs = c.docs + EXCLUDED.docs, total_len = c.total_len + EXCLUDED.total_len
+        RETURNING 1
+    ), lex AS (
+        INSERT INTO memory.lexicon AS l (user_id, lexeme, df)
+        SELECT user_id, lexeme, sign * count(*) FROM terms GROUP BY user_id, lexeme ORDER BY user_id, lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
+        RETURNING 1
+    ), tc AS (
+        INSERT INTO memory.thread_corpus AS t (user_id, thread_id, len)
+        SELECT user_id, thread_id, sign * sum(length(tsv) - 1) FROM r WHERE thread_id IS NOT NULL
+        GROUP BY user_id, thread_id ORDER BY user_id, thread_id
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET len = t.len + EXCLUDED.len
+        RETURNING 1
+    )
+    INSERT INTO memory.thread_terms AS t (user_id, thread_id, lexeme, tf)
+    SELECT user_id, thread_id, lexeme, sign * sum(tf) FROM terms WHERE thread_id IS NOT NULL
+    GROUP BY user_id, thread_id, lexeme ORDER BY user_id, thread_id, lexeme
+    ON CONFLICT (user_id, thread_id, lexeme) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
+    -- Terms no memory has any more go, so the tables do not grow without bound.
+    IF sign < 0 THEN
+        DELETE FROM memory.lexicon l USING unnest(p_users) u(user_id) WHERE l.user_id = u.user_id AND l.df <= 0;
+        DELETE FROM memory.thread_terms t USING unnest(p_users) u(user_id) WHERE t.user_id = u.user_id AND t.tf <= 0;
+    END IF;
+END $$;
+REVOKE ALL ON FUNCTION memory._apply_term_stats(text[], text[], tsvector[], integer) FROM PUBLIC;
+
+CREATE FUNCTION memory._items_term_stats() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    u text[];
+    t text[];
+    v tsvector[];
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v FROM new_rows;
+        IF u IS NOT NULL THEN PERFORM memory._apply_term_stats(u, t, v, 1); END IF;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v FROM old_rows;
+        IF u IS NOT NULL THEN PERFORM memory._apply_term_stats(u, t, v, -1); END IF;
+    ELSE
+        -- Only rows whose text (or thread) changed; access bookkeeping does not touch terms.
+        SELECT array_agg(o.user_id), array_agg(o.thread_id), array_agg(o.tsv) INTO u, t, v
+        FROM old_rows o JOIN new_rows n ON n.user_id = o.user_id AND n.id = o.id
+        WHERE o.tsv IS DISTINCT FROM n.tsv OR o.thread_id IS DISTINCT FROM n.thread_id;
+        IF u IS NOT NULL THEN PERFORM memory._apply_term_stats(u, t, v, -1); END IF;
+        SELECT array_agg(n.user_id), array_agg(n.thread_id), array_agg(n.tsv) INTO u, t, v
+        FROM old_rows o JOIN new_rows n ON n.user_id = o.user_id AND n.id = o.id
+        WHERE o.tsv IS DISTINCT FROM n.tsv OR o.thread_id IS DISTINCT FROM n.thread_id;
+        IF u IS NOT NULL THEN PERFORM memory._apply_term_stats(u, t, v, 1); END IF;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER items_term_stats_insert AFTER INSERT ON memory.items
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._items_term_stats();
+CREATE TRIGGER items_term_stats_update AFTER UPDATE ON memory.items
+REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._items_term_stats();
+CREATE TRIGGER items_term_stats_delete AFTER DELETE ON memory.items
+REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._items_term_stats();
