@@ -15,7 +15,9 @@ PGBIN=$("$PG_CONFIG" --bindir)
 cmd=${1:?usage: cluster.sh start|stop|destroy DIR [PORT]}
 dir=${2:?data directory}
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# A Rust backtrace setting in the caller's shell would put backtraces into every SQL error's
+# DETAIL: the server runs without it.
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env -u RUST_BACKTRACE "$@"; else env -u RUST_BACKTRACE "$@"; fi; }
 running() { [ -f "$dir/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
 
 case "$cmd" in

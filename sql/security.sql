@@ -20,7 +20,8 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
-                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures']
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
+                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -48,3 +49,6 @@ GRANT INSERT (user_id, thread_id, agent_id, metadata) ON memory.threads TO PUBLI
 GRANT UPDATE (agent_id, metadata) ON memory.threads TO PUBLIC;
 
 GRANT SELECT ON memory.change_log, memory.history TO PUBLIC;
+
+-- BM25 statistics: kept by triggers (SECURITY DEFINER), read by memory_query.
+GRANT SELECT ON memory.lexicon, memory.corpus, memory.thread_terms, memory.thread_corpus TO PUBLIC;

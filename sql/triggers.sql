@@ -181,6 +181,18 @@ EXECUTE FUNCTION memory._items_audit();
 CREATE TRIGGER items_audit_delete AFTER DELETE ON memory.items FOR EACH ROW
 EXECUTE FUNCTION memory._items_audit();
 
+-- A new relation edge is a LINK event in the history of the memory it starts from.
+CREATE FUNCTION memory._relations_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO memory.history (user_id, entity, memory_id, event, new_ref, actor, meta)
+    VALUES (NEW.user_id, 'item', NEW.from_id::text, 'LINK', NEW.to_id::text, memory._actor(),
+            jsonb_build_object('relation_type', NEW.relation_type, 'strength', NEW.strength) || memory._hint_meta());
+    RETURN NULL;
+END $$;
+CREATE TRIGGER relations_audit AFTER INSERT ON memory.relations FOR EACH ROW
+EXECUTE FUNCTION memory._relations_audit();
+
 -------------------------------------------------------------------------------- blocks
 
 -- Every change to a block bumps its version, whoever makes it.

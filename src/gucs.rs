@@ -91,6 +91,21 @@ static EMBED_ON_WRITE: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// memory.embedding_failures for an operator.
 static EMBEDDING_MAX_ATTEMPTS: GucSetting<i32> = GucSetting::<i32>::new(5);
 
+/// memory_write: a new memory at least this cosine-similar to an existing one (and agreeing
+/// on names and numbers) updates it instead of being added. 0.95 = the closest 0.5% of
+/// nearest-neighbour pairs on the LoCoMo dev split, which on inspection are paraphrases
+/// (crates/memory_core/src/dedupe.rs has the figures).
+static MERGE_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.95);
+
+/// memory_write: neighbours at least this similar get a `related_to` edge. 0.80 = the top quarter
+/// of nearest-neighbour similarities on the LoCoMo dev split (p75 0.788).
+static LINK_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.80);
+
+/// Overrides of memory_query's ranking weights, as a JSON object (keys of
+/// memory_core::rank::Weights: lexical, vector, hop1, hop2, thread, actor, importance, pinned,
+/// recency, half_life_days). Empty = the tuned defaults. For ablations and per-deployment tuning.
+static RANK_WEIGHTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
@@ -194,6 +209,34 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_float_guc(
+        c"memory_ext.merge_threshold",
+        c"Cosine similarity at which memory_write updates an existing memory instead of adding one.",
+        c"",
+        &MERGE_THRESHOLD,
+        0.0,
+        1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"memory_ext.link_threshold",
+        c"Cosine similarity at which memory_write links a new memory to a neighbour.",
+        c"",
+        &LINK_THRESHOLD,
+        0.0,
+        1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.rank_weights",
+        c"JSON object overriding memory_query's ranking weights (empty: the tuned defaults).",
+        c"",
+        &RANK_WEIGHTS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -255,4 +298,16 @@ pub fn embed_on_write() -> bool {
 
 pub fn embedding_max_attempts() -> i32 {
     EMBEDDING_MAX_ATTEMPTS.get()
+}
+
+pub fn merge_threshold() -> f64 {
+    MERGE_THRESHOLD.get()
+}
+
+pub fn link_threshold() -> f64 {
+    LINK_THRESHOLD.get()
+}
+
+pub fn rank_weights() -> Option<String> {
+    string(&RANK_WEIGHTS)
 }

@@ -26,6 +26,11 @@ extension_sql_file!(
     name = "embeddings",
     requires = ["schema"]
 );
+extension_sql_file!(
+    "../sql/retrieval.sql",
+    name = "retrieval",
+    requires = ["schema"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this

@@ -1,6 +1,8 @@
 //! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
-//! Suites: `embed`. Timings are wall clock from the client, through a real driver.
+//! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`). Timings are wall clock from the client, through a real driver.
+
+mod eval;
 
 use postgres::{Client, NoTls};
 use serde_json::json;
@@ -20,19 +22,31 @@ struct Args {
     dsn: String,
     standin: String,
     out: String,
+    data: String,
+    ablation: bool,
 }
 
 fn args() -> Args {
     let mut a = std::env::args().skip(1);
     let suite = a.next().expect("suite");
-    let (mut dsn, mut standin, mut out) =
-        (String::new(), String::new(), "bench/results".to_string());
+    let (mut dsn, mut standin, mut out, mut data, mut ablation) = (
+        String::new(),
+        String::new(),
+        "bench/results".to_string(),
+        String::new(),
+        false,
+    );
     while let Some(k) = a.next() {
+        if k == "--ablation" {
+            ablation = true;
+            continue;
+        }
         let v = a.next().expect("value");
         match k.as_str() {
             "--dsn" => dsn = v,
             "--standin" => standin = v,
             "--out" => out = v,
+            "--data" => data = v,
             _ => panic!("unknown option {k}"),
         }
     }
@@ -41,6 +55,8 @@ fn args() -> Args {
         dsn,
         standin,
         out,
+        data,
+        ablation,
     }
 }
 
@@ -193,6 +209,7 @@ fn main() {
             .unwrap();
             print!("{md}");
         }
+        "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation),
         s => panic!("unknown suite {s}"),
     }
 }

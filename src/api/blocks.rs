@@ -72,7 +72,7 @@ fn edit_block(
         read_only,
     };
     let new_value = edit(&state).or_raise();
-    let version = Spi::get_one_with_args::<i32>(
+    let version = spi::one_opt::<i32>(
         "UPDATE memory.blocks SET value = $4
          WHERE user_id = $1 AND agent_id = $2 AND label = $3 RETURNING version",
         &[
@@ -81,8 +81,8 @@ fn edit_block(
             label.as_str().into(),
             new_value.as_str().into(),
         ],
+        "updating a block",
     )
-    .spi("updating a block")
     .unwrap_or(1);
     block_json(&label, version, blocks::chars(&new_value) as i64)
 }
@@ -173,7 +173,7 @@ fn block_set(
         .or_raise();
     }
     // description NULL keeps the existing description on overwrite.
-    let version = Spi::get_one_with_args::<i32>(
+    let version = spi::one_opt::<i32>(
         "INSERT INTO memory.blocks AS b (user_id, agent_id, label, description, value, char_limit, read_only)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (user_id, agent_id, label) DO UPDATE
@@ -189,8 +189,8 @@ fn block_set(
             char_limit.into(),
             read_only.into(),
         ],
+        "writing a block",
     )
-    .spi("writing a block")
     .unwrap_or(1);
     block_json(&label, version, blocks::chars(&value) as i64)
 }

@@ -39,16 +39,28 @@ fn embed_batch_arrays(
 
 extension_sql!(
     r#"
--- memory_embed(input) -> vector: the configured provider, for callers and tests. A SQL wrapper so
--- that the result is pgvector's own type (real[] -> vector is pgvector's cast).
-CREATE FUNCTION memory_embed(input text) RETURNS vector
-LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT memory.embed_array(input)::vector $$;
-
+-- memory_embed(input) -> vector: the configured provider, for callers and tests.
 -- memory_embed_batch(inputs) -> (ord, embedding): one provider call for many inputs.
-CREATE FUNCTION memory_embed_batch(inputs text[]) RETURNS TABLE (ord integer, embedding vector)
-LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT b.ord, b.embedding::vector FROM memory.embed_batch_arrays(inputs) b $$;
+-- SQL wrappers, so that the result is pgvector's own type (real[] -> vector is pgvector's cast);
+-- created with pgvector's schema written into their bodies, which are resolved at call time
+-- under the caller's search_path.
+DO $do$
+DECLARE
+    vs text := (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+                WHERE e.extname = 'vector');
+BEGIN
+    EXECUTE format($f$
+        CREATE FUNCTION memory_embed(input text) RETURNS %1$s.vector
+        LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+        AS 'SELECT memory.embed_array(input)::%1$s.vector'
+    $f$, vs);
+    EXECUTE format($f$
+        CREATE FUNCTION memory_embed_batch(inputs text[]) RETURNS TABLE (ord integer, embedding %1$s.vector)
+        LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+        AS 'SELECT b.ord, b.embedding::%1$s.vector FROM memory.embed_batch_arrays(inputs) b'
+    $f$, vs);
+END
+$do$;
 "#,
     name = "memory_embed",
     requires = [embed_array, embed_batch_arrays]
@@ -181,9 +193,10 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
         };
         Spi::run_with_args(
             &format!(
-                "UPDATE memory.{table} t SET embedding = v.e::vector, embedding_model = $4
+                "UPDATE memory.{table} t SET embedding = v.e::{vector}, embedding_model = $4
                  FROM unnest($1::text[], $2::uuid[], $3::text[]) AS v(u, id, e)
-                 WHERE t.user_id = v.u AND t.id = v.id"
+                 WHERE t.user_id = v.u AND t.id = v.id",
+                vector = crate::pg::vector::unsized_ty()
             ),
             &[
                 users.clone().into(),

@@ -2,4 +2,6 @@
 
 pub mod blocks;
 pub mod embed;
+pub mod query;
 pub mod recall;
+pub mod write;

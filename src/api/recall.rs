@@ -72,8 +72,10 @@ fn message_append(
             .update(
                 "INSERT INTO memory.messages (user_id, thread_id, role, content, tool_calls, tool_call_id, name,
                                               token_count, embedding, embedding_model)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::vector, $10) RETURNING id::text, seq",
-                Some(1),
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::{vector}, $10) RETURNING id::text, seq"
+                    .replace("{vector}", &crate::pg::vector::unsized_ty())
+                    .as_str(),
+                None,
                 &[
                     user.as_str().into(),
                     thread_id.into(),

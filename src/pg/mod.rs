@@ -3,3 +3,4 @@
 pub mod lookup;
 pub mod spi;
 pub mod tenant;
+pub mod vector;

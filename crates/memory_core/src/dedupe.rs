@@ -57,7 +57,12 @@ pub struct Decision {
 pub const MAX_LINKS: usize = 3;
 
 /// What to do with a new text given its nearest neighbours (any order).
-pub fn decide(text: &str, neighbours: &[Neighbour], merge_threshold: f32, link_threshold: f32) -> Decision {
+pub fn decide(
+    text: &str,
+    neighbours: &[Neighbour],
+    merge_threshold: f32,
+    link_threshold: f32,
+) -> Decision {
     let mut sorted: Vec<&Neighbour> = neighbours.iter().collect();
     sorted.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
     let merge_into = sorted
@@ -88,7 +93,13 @@ mod tests {
     #[test]
     fn tokens() {
         let t = distinguishing_tokens("Yay! Next month I'm having an LGBTQ art show in May 2024.");
-        assert_eq!(t, ["2024", "lgbtq", "may"].iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            t,
+            ["2024", "lgbtq", "may"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        );
         assert!(same_fact(
             "I'm putting together an LGBTQ art show next month",
             "Yay! Next month I'm having an LGBTQ art show"
@@ -101,7 +112,11 @@ mod tests {
     fn decisions() {
         let d = decide(
             "Ana prefers green tea",
-            &[n("a", 0.97, "Ana prefers green tea."), n("b", 0.85, "Ana likes tea"), n("c", 0.5, "x")],
+            &[
+                n("a", 0.97, "Ana prefers green tea."),
+                n("b", 0.85, "Ana likes tea"),
+                n("c", 0.5, "x"),
+            ],
             0.95,
             0.80,
         );
@@ -111,7 +126,9 @@ mod tests {
         let d = decide("Bye Nate!", &[n("a", 0.99, "Bye Joanna!")], 0.95, 0.80);
         assert_eq!(d.merge_into, None);
         assert_eq!(d.links, vec![("a".to_string(), 0.99)]);
-        let many: Vec<Neighbour> = (0..6).map(|i| n(&i.to_string(), 0.81 + i as f32 / 100.0, "t")).collect();
+        let many: Vec<Neighbour> = (0..6)
+            .map(|i| n(&i.to_string(), 0.81 + i as f32 / 100.0, "t"))
+            .collect();
         assert_eq!(decide("t", &many, 0.99, 0.8).links.len(), MAX_LINKS);
     }
 }

@@ -48,6 +48,40 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     half_life_days: 30.0,
 };
 
+/// The defaults with the keys of a JSON object replaced (`memory_ext.rank_weights`). Unknown
+/// keys and non-numbers are errors naming the key.
+pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestError> {
+    let bad = |field: &str, reason: &str| crate::request::RequestError {
+        field: format!("memory_ext.rank_weights.{field}"),
+        reason: reason.into(),
+    };
+    let v: serde_json::Value = serde_json::from_str(s).map_err(|e| bad("", &e.to_string()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("", "must be a JSON object"))?;
+    let mut w = DEFAULT_WEIGHTS;
+    for (k, x) in obj {
+        let x = x
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| bad(k, "must be a number >= 0"))?;
+        match k.as_str() {
+            "lexical" => w.lexical = x,
+            "vector" => w.vector = x,
+            "hop1" => w.hop1 = x,
+            "hop2" => w.hop2 = x,
+            "thread" => w.thread = x,
+            "actor" => w.actor = x,
+            "importance" => w.importance = x,
+            "pinned" => w.pinned = x,
+            "recency" => w.recency = x,
+            "half_life_days" if x > 0.0 => w.half_life_days = x,
+            _ => return Err(bad(k, "unknown weight (or a half_life_days of 0)")),
+        }
+    }
+    Ok(w)
+}
+
 /// One memory in the pool, with what SQL measured for it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Candidate {
@@ -82,13 +116,18 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
         return vec![];
     }
     let sims: Vec<f64> = {
-        let floor = pool.iter().filter_map(|c| c.similarity).fold(f64::INFINITY, f64::min);
+        let floor = pool
+            .iter()
+            .filter_map(|c| c.similarity)
+            .fold(f64::INFINITY, f64::min);
         let floor = if floor.is_finite() { floor } else { 0.0 };
         pool.iter().map(|c| c.similarity.unwrap_or(floor)).collect()
     };
     let lex = minmax(&pool.iter().map(|c| c.bm25).collect::<Vec<_>>());
     let vec = minmax(&sims);
-    let base: Vec<f64> = (0..n).map(|i| w.lexical * lex[i] + w.vector * vec[i]).collect();
+    let base: Vec<f64> = (0..n)
+        .map(|i| w.lexical * lex[i] + w.vector * vec[i])
+        .collect();
 
     let mut adj: HashMap<usize, HashSet<usize>> = HashMap::new();
     for &(a, b) in follows {
@@ -115,7 +154,8 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
             s += w.actor * f64::from(u8::from(c.actor_named));
             s += w.importance * (f64::from(c.importance.clamp(1, 5)) - 1.0) / 4.0;
             s += w.pinned * f64::from(u8::from(c.pinned));
-            s += w.recency * (-c.age_days.max(0.0) / w.half_life_days * std::f64::consts::LN_2).exp();
+            s += w.recency
+                * (-c.age_days.max(0.0) / w.half_life_days * std::f64::consts::LN_2).exp();
             (i, s)
         })
         .collect();
@@ -131,9 +171,18 @@ pub fn names_actor(query: &str, actor: &str) -> bool {
         return false;
     }
     let q = query.to_lowercase();
-    let words: Vec<&str> = q.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let parts: Vec<&str> = actor.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    !parts.is_empty() && words.windows(parts.len()).any(|win| win == parts.as_slice())
+    let words: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let parts: Vec<&str> = actor
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    !parts.is_empty()
+        && words
+            .windows(parts.len())
+            .any(|win| win == parts.as_slice())
 }
 
 #[cfg(test)]
@@ -152,7 +201,11 @@ mod tests {
 
     #[test]
     fn fuses_lexical_and_vector() {
-        let pool = vec![c("lex", Some(0.1), 10.0), c("vec", Some(0.9), 0.0), c("both", Some(0.8), 8.0)];
+        let pool = vec![
+            c("lex", Some(0.1), 10.0),
+            c("vec", Some(0.9), 0.0),
+            c("both", Some(0.8), 8.0),
+        ];
         let r = rank(&pool, &[], &DEFAULT_WEIGHTS);
         assert_eq!(pool[r[0].0].id, "both");
     }
@@ -160,7 +213,11 @@ mod tests {
     #[test]
     fn episode_neighbours_lend_score() {
         // "answer" matches nothing itself but follows the turn that matches the question.
-        let pool = vec![c("question-turn", Some(0.9), 9.0), c("answer", Some(0.3), 0.0), c("other", Some(0.35), 0.5)];
+        let pool = vec![
+            c("question-turn", Some(0.9), 9.0),
+            c("answer", Some(0.3), 0.0),
+            c("other", Some(0.35), 0.5),
+        ];
         let without = rank(&pool, &[], &DEFAULT_WEIGHTS);
         let with = rank(&pool, &[(0, 1)], &DEFAULT_WEIGHTS);
         let pos = |r: &Vec<(usize, f64)>, i| r.iter().position(|x| x.0 == i).unwrap();
@@ -188,6 +245,21 @@ mod tests {
         a.age_days = 0.0;
         b.age_days = 365.0;
         assert_eq!(rank(&[a, b], &[], &DEFAULT_WEIGHTS)[0].0, 0);
+    }
+
+    #[test]
+    fn weight_overrides() {
+        let w = weights_from_json(r#"{"hop1": 0, "thread": 0.5}"#).unwrap();
+        assert_eq!(
+            (w.hop1, w.thread, w.lexical),
+            (0.0, 0.5, DEFAULT_WEIGHTS.lexical)
+        );
+        assert_eq!(
+            weights_from_json(r#"{"nope": 1}"#).unwrap_err().field,
+            "memory_ext.rank_weights.nope"
+        );
+        assert!(weights_from_json(r#"{"hop1": -1}"#).is_err());
+        assert!(weights_from_json("[1]").is_err());
     }
 
     #[test]

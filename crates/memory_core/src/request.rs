@@ -28,7 +28,14 @@ fn err(field: &str, reason: impl Into<String>) -> RequestError {
 }
 
 /// The memory kinds of API.md.
-pub const KINDS: [&str; 6] = ["semantic", "episodic", "procedural", "insight", "archival", "detail"];
+pub const KINDS: [&str; 6] = [
+    "semantic",
+    "episodic",
+    "procedural",
+    "insight",
+    "archival",
+    "detail",
+];
 /// Longest category name, in characters.
 pub const MAX_CATEGORY_CHARS: usize = 100;
 /// Most tags per memory / per filter.
@@ -42,7 +49,12 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    fn new(v: &'a Value, what: &'static str, prefix: &'static str, allowed: &[&str]) -> Result<Self, RequestError> {
+    fn new(
+        v: &'a Value,
+        what: &'static str,
+        prefix: &'static str,
+        allowed: &[&str],
+    ) -> Result<Self, RequestError> {
         let obj = v
             .as_object()
             .ok_or_else(|| err(what, "must be a JSON object"))?;
@@ -72,7 +84,12 @@ impl<'a> Fields<'a> {
     fn id(&self, k: &str) -> Result<Option<String>, RequestError> {
         let s = self.string(k)?;
         if let Some(v) = &s {
-            validate::id("id", Some(v)).map_err(|e| err(&self.name(k), e.to_string().trim_start_matches("id ").to_string()))?;
+            validate::id("id", Some(v)).map_err(|e| {
+                err(
+                    &self.name(k),
+                    e.to_string().trim_start_matches("id ").to_string(),
+                )
+            })?;
         }
         Ok(s)
     }
@@ -82,7 +99,10 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(v) => match v.as_i64() {
                 Some(i) if (min..=max).contains(&i) => Ok(Some(i)),
-                _ => Err(err(&self.name(k), format!("must be an integer between {min} and {max}"))),
+                _ => Err(err(
+                    &self.name(k),
+                    format!("must be an integer between {min} and {max}"),
+                )),
             },
         }
     }
@@ -92,7 +112,10 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(v) => match v.as_f64() {
                 Some(x) if x >= min && x <= max => Ok(Some(x)),
-                _ => Err(err(&self.name(k), format!("must be a number between {min} and {max}"))),
+                _ => Err(err(
+                    &self.name(k),
+                    format!("must be a number between {min} and {max}"),
+                )),
             },
         }
     }
@@ -110,7 +133,10 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(Value::Array(a)) => {
                 if a.len() > max {
-                    return Err(err(&self.name(k), format!("has {} elements, at most {max} allowed", a.len())));
+                    return Err(err(
+                        &self.name(k),
+                        format!("has {} elements, at most {max} allowed", a.len()),
+                    ));
                 }
                 a.iter()
                     .map(|x| match x {
@@ -135,7 +161,10 @@ impl<'a> Fields<'a> {
 
     fn one_of(&self, k: &str, allowed: &[&str]) -> Result<Option<String>, RequestError> {
         match self.string(k)? {
-            Some(s) if !allowed.contains(&s.as_str()) => Err(err(&self.name(k), format!("must be one of {}", allowed.join(", ")))),
+            Some(s) if !allowed.contains(&s.as_str()) => Err(err(
+                &self.name(k),
+                format!("must be one of {}", allowed.join(", ")),
+            )),
             other => Ok(other),
         }
     }
@@ -157,7 +186,12 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.with_timezone(&Utc));
     }
-    for f in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+    for f in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
             return Some(t.and_utc());
         }
@@ -182,7 +216,8 @@ fn is_uuid(s: &str) -> bool {
 pub struct WriteRequest {
     pub user_id: Option<String>,
     pub text: String,
-    pub kind: String,
+    /// `None` when the request did not say: "semantic" for a new memory, unchanged for an update.
+    pub kind: Option<String>,
     pub category: Option<String>,
     pub importance: Option<i16>,
     pub pinned: Option<bool>,
@@ -200,15 +235,35 @@ pub struct WriteRequest {
 }
 
 pub const WRITE_KEYS: [&str; 17] = [
-    "user_id", "text", "kind", "category", "importance", "pinned", "tags", "metadata", "content", "thread_id",
-    "agent_id", "run_id", "actor_id", "role", "happened_at", "id", "embedding",
+    "user_id",
+    "text",
+    "kind",
+    "category",
+    "importance",
+    "pinned",
+    "tags",
+    "metadata",
+    "content",
+    "thread_id",
+    "agent_id",
+    "run_id",
+    "actor_id",
+    "role",
+    "happened_at",
+    "id",
+    "embedding",
 ];
 
 pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
     let f = Fields::new(v, "request", "", &WRITE_KEYS)?;
-    let text = f.string("text")?.ok_or_else(|| err("text", "is required"))?;
+    let text = f
+        .string("text")?
+        .ok_or_else(|| err("text", "is required"))?;
     if text.len() > validate::MAX_TEXT_BYTES {
-        return Err(err("text", format!("is over {} bytes", validate::MAX_TEXT_BYTES)));
+        return Err(err(
+            "text",
+            format!("is over {} bytes", validate::MAX_TEXT_BYTES),
+        ));
     }
     let metadata = match f.get("metadata") {
         None => None,
@@ -225,7 +280,10 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         None => None,
         Some(Value::Array(a)) => {
             if a.is_empty() || a.len() > MAX_DIMS {
-                return Err(err("embedding", format!("must have 1 to {MAX_DIMS} numbers")));
+                return Err(err(
+                    "embedding",
+                    format!("must have 1 to {MAX_DIMS} numbers"),
+                ));
             }
             Some(
                 a.iter()
@@ -239,7 +297,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
     Ok(WriteRequest {
         user_id: f.id("user_id")?,
         text,
-        kind: f.one_of("kind", &KINDS)?.unwrap_or_else(|| "semantic".into()),
+        kind: f.one_of("kind", &KINDS)?,
         category: f.category("category")?,
         importance: f.int("importance", 1, 5)?.map(|i| i as i16),
         pinned: f.boolean("pinned")?,
@@ -276,8 +334,19 @@ pub struct Filters {
 }
 
 pub const FILTER_KEYS: [&str; 13] = [
-    "user_id", "agent_id", "run_id", "actor_id", "role", "kind", "category", "tags", "pinned", "importance_min",
-    "importance_max", "updated_after", "updated_before",
+    "user_id",
+    "agent_id",
+    "run_id",
+    "actor_id",
+    "role",
+    "kind",
+    "category",
+    "tags",
+    "pinned",
+    "importance_min",
+    "importance_max",
+    "updated_after",
+    "updated_before",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +371,16 @@ pub struct QueryRequest {
 }
 
 pub const QUERY_KEYS: [&str; 10] = [
-    "agent", "query", "categories", "filters", "thread_id", "since_rev", "top_k", "return", "budget_tokens", "threshold",
+    "agent",
+    "query",
+    "categories",
+    "filters",
+    "thread_id",
+    "since_rev",
+    "top_k",
+    "return",
+    "budget_tokens",
+    "threshold",
 ];
 /// API.md: top_k 1-100; 5 when absent.
 pub const DEFAULT_TOP_K: usize = 5;
@@ -333,7 +411,10 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
             };
             if let (Some(a), Some(b)) = (fl.importance_min, fl.importance_max) {
                 if a > b {
-                    return Err(err("filters.importance_min", "is greater than filters.importance_max"));
+                    return Err(err(
+                        "filters.importance_min",
+                        "is greater than filters.importance_max",
+                    ));
                 }
             }
             fl
@@ -347,7 +428,9 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         filters,
         thread_id: f.id("thread_id")?,
         since_rev: f.int("since_rev", 0, i64::MAX)?,
-        top_k: f.int("top_k", 1, MAX_TOP_K)?.map_or(DEFAULT_TOP_K, |k| k as usize),
+        top_k: f
+            .int("top_k", 1, MAX_TOP_K)?
+            .map_or(DEFAULT_TOP_K, |k| k as usize),
         mode: match f.one_of("return", &["bullets", "full"])?.as_deref() {
             Some("full") => ReturnMode::Full,
             _ => ReturnMode::Bullets,
@@ -366,22 +449,65 @@ mod tests {
     fn write_requests() {
         let w = parse_write(&json!({"text": "Ana likes tea", "importance": 3, "tags": ["food"], "happened_at": "2023-05-08"}))
             .unwrap();
-        assert_eq!(w.kind, "semantic");
+        assert_eq!(w.kind, None);
         assert_eq!(w.importance, Some(3));
-        assert_eq!(w.happened_at.unwrap().to_rfc3339(), "2023-05-08T00:00:00+00:00");
+        assert_eq!(
+            w.happened_at.unwrap().to_rfc3339(),
+            "2023-05-08T00:00:00+00:00"
+        );
         let e = parse_write(&json!({"text": "x", "colour": "red"})).unwrap_err();
         assert_eq!(e.to_string(), "invalid \"colour\": unknown key");
         assert_eq!(parse_write(&json!({})).unwrap_err().field, "text");
-        assert_eq!(parse_write(&json!({"text": "x", "importance": 6})).unwrap_err().field, "importance");
-        assert_eq!(parse_write(&json!({"text": "x", "importance": "high"})).unwrap_err().field, "importance");
-        assert_eq!(parse_write(&json!({"text": "x", "kind": "dream"})).unwrap_err().field, "kind");
-        assert_eq!(parse_write(&json!({"text": "x", "id": "nope"})).unwrap_err().field, "id");
-        assert_eq!(parse_write(&json!({"text": "x", "embedding": [1, "a"]})).unwrap_err().field, "embedding");
-        assert_eq!(parse_write(&json!({"text": "x", "metadata": [1]})).unwrap_err().field, "metadata");
-        assert_eq!(parse_write(&json!({"text": "x", "happened_at": "yesterday"})).unwrap_err().field, "happened_at");
+        assert_eq!(
+            parse_write(&json!({"text": "x", "importance": 6}))
+                .unwrap_err()
+                .field,
+            "importance"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "importance": "high"}))
+                .unwrap_err()
+                .field,
+            "importance"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "kind": "dream"}))
+                .unwrap_err()
+                .field,
+            "kind"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "id": "nope"}))
+                .unwrap_err()
+                .field,
+            "id"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "embedding": [1, "a"]}))
+                .unwrap_err()
+                .field,
+            "embedding"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "metadata": [1]}))
+                .unwrap_err()
+                .field,
+            "metadata"
+        );
+        assert_eq!(
+            parse_write(&json!({"text": "x", "happened_at": "yesterday"}))
+                .unwrap_err()
+                .field,
+            "happened_at"
+        );
         assert_eq!(parse_write(&json!("text")).unwrap_err().field, "request");
         // null means absent
-        assert_eq!(parse_write(&json!({"text": "x", "category": null})).unwrap().category, None);
+        assert_eq!(
+            parse_write(&json!({"text": "x", "category": null}))
+                .unwrap()
+                .category,
+            None
+        );
     }
 
     #[test]
@@ -398,17 +524,44 @@ mod tests {
         assert_eq!(q.mode, ReturnMode::Bullets);
         let e = parse_query(&json!({"query": "x", "filters": {"colour": 1}})).unwrap_err();
         assert_eq!(e.field, "filters.colour");
-        assert_eq!(parse_query(&json!({"top_k": 0})).unwrap_err().field, "top_k");
-        assert_eq!(parse_query(&json!({"top_k": 101})).unwrap_err().field, "top_k");
-        assert_eq!(parse_query(&json!({"return": "all"})).unwrap_err().field, "return");
-        assert_eq!(parse_query(&json!({"budget_tokens": -1})).unwrap_err().field, "budget_tokens");
-        assert_eq!(parse_query(&json!({"threshold": 2})).unwrap_err().field, "threshold");
-        assert_eq!(parse_query(&json!({"since_rev": -1})).unwrap_err().field, "since_rev");
         assert_eq!(
-            parse_query(&json!({"filters": {"importance_min": 4, "importance_max": 2}})).unwrap_err().field,
+            parse_query(&json!({"top_k": 0})).unwrap_err().field,
+            "top_k"
+        );
+        assert_eq!(
+            parse_query(&json!({"top_k": 101})).unwrap_err().field,
+            "top_k"
+        );
+        assert_eq!(
+            parse_query(&json!({"return": "all"})).unwrap_err().field,
+            "return"
+        );
+        assert_eq!(
+            parse_query(&json!({"budget_tokens": -1}))
+                .unwrap_err()
+                .field,
+            "budget_tokens"
+        );
+        assert_eq!(
+            parse_query(&json!({"threshold": 2})).unwrap_err().field,
+            "threshold"
+        );
+        assert_eq!(
+            parse_query(&json!({"since_rev": -1})).unwrap_err().field,
+            "since_rev"
+        );
+        assert_eq!(
+            parse_query(&json!({"filters": {"importance_min": 4, "importance_max": 2}}))
+                .unwrap_err()
+                .field,
             "filters.importance_min"
         );
-        assert_eq!(parse_query(&json!({"filters": {"pinned": "yes"}})).unwrap_err().field, "filters.pinned");
+        assert_eq!(
+            parse_query(&json!({"filters": {"pinned": "yes"}}))
+                .unwrap_err()
+                .field,
+            "filters.pinned"
+        );
         assert_eq!(parse_query(&json!({})).unwrap().top_k, DEFAULT_TOP_K);
     }
 }

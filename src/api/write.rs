@@ -1,0 +1,435 @@
+//! memory_write (API.md "Memories"): validation, exact-duplicate no-op, near-duplicate update,
+//! relation edges, and `memory_write_batch`, the bulk path.
+//!
+//! One call is one statement from the caller's view: any error aborts it and nothing of it
+//! stays. History, change log and revisions come from the triggers.
+
+use crate::api::embed as emb;
+use crate::embed::{self, vector_text, ActiveModel};
+use crate::error::{raise, OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::{spi, tenant, vector};
+use memory_core::dedupe::{self, Neighbour};
+use memory_core::request::{self, WriteRequest};
+use memory_core::{text, SqlState};
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// Neighbours looked at for dedupe and linking (seed 003 §2 "top-K neighbours").
+const NEIGHBOURS: i64 = 5;
+
+/// A request with its text checked and its vector (if any) decided.
+struct Prepared {
+    req: WriteRequest,
+    user: String,
+    text: String,
+    vector: Option<Vec<f32>>,
+    /// Why there is no vector, when embedding was tried and failed.
+    failure: Option<(String, String)>,
+}
+
+fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
+    let user = tenant::resolve(req.user_id.as_deref());
+    // An update keeps its memory's kind unless the request names one.
+    let existing_kind = match (&req.id, &req.kind) {
+        (Some(id), None) => spi::one_opt::<String>(
+            "SELECT kind FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a memory's kind",
+        ),
+        _ => None,
+    };
+    let kind = req
+        .kind
+        .clone()
+        .or(existing_kind)
+        .unwrap_or_else(|| "semantic".into());
+    let text = text::check(&kind, &req.text).or_raise();
+    (req, user, text)
+}
+
+/// Query text with `{vector}` replaced by pgvector's schema-qualified type.
+fn sql(q: &str) -> String {
+    q.replace("{vector}", &vector::unsized_ty())
+}
+
+/// The active model's dimensions, when known before embedding anything: the built-in model's,
+/// the setting's, or those the registry recorded for the model.
+fn known_dims(model: &ActiveModel) -> Option<usize> {
+    model.dims.or_else(|| {
+        spi::one_opt::<i32>(
+            "SELECT dims FROM memory.embedding_models WHERE model_id = $1",
+            &[model.id.as_str().into()],
+            "reading a model's dimensions",
+        )
+        .map(|d| d as usize)
+    })
+}
+
+/// Embeds the texts of `reqs` that need it, in one provider call.
+fn prepare_all(reqs: Vec<WriteRequest>) -> (Option<ActiveModel>, Vec<Prepared>) {
+    let model = embed::active_model().ok();
+    let mut out: Vec<Prepared> = reqs
+        .into_iter()
+        .map(|r| {
+            let (req, user, text) = prepare(r);
+            Prepared {
+                req,
+                user,
+                text,
+                vector: None,
+                failure: None,
+            }
+        })
+        .collect();
+    // Supplied vectors are taken as the active model's; their size must match it.
+    for p in out.iter_mut() {
+        if let Some(v) = p.req.embedding.take() {
+            let Some(m) = &model else {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    "invalid \"embedding\": no embedding model is configured",
+                    None,
+                )
+            };
+            if let Some(d) = known_dims(m) {
+                if v.len() != d {
+                    raise(
+                        SqlState::InvalidParameterValue,
+                        format!(
+                            "invalid \"embedding\": has {} dimensions, the active model {} has {d}",
+                            v.len(),
+                            m.id
+                        ),
+                        None,
+                    );
+                }
+            }
+            p.vector = Some(v);
+        }
+    }
+    let todo: Vec<usize> = (0..out.len())
+        .filter(|&i| out[i].vector.is_none())
+        .collect();
+    if !todo.is_empty() && gucs::embed_on_write() {
+        let texts: Vec<&str> = todo.iter().map(|&i| out[i].text.as_str()).collect();
+        match embed::embed(&texts) {
+            Ok((_, vectors)) => {
+                for (i, v) in todo.into_iter().zip(vectors) {
+                    out[i].vector = Some(v);
+                }
+            }
+            Err(e) => {
+                let id = model
+                    .as_ref()
+                    .map_or("unconfigured".to_string(), |m| m.id.clone());
+                for i in todo {
+                    out[i].failure = Some((id.clone(), e.to_string()));
+                }
+            }
+        }
+    }
+    (model, out)
+}
+
+fn thread_revision(user: &str, thread: Option<&str>) -> Value {
+    match thread {
+        None => Value::Null,
+        Some(t) => spi::one_opt::<i64>(
+            "SELECT revision FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
+            &[user.into(), t.into()],
+            "reading a revision",
+        )
+        .map_or(Value::Null, Value::from),
+    }
+}
+
+fn neighbours(user: &str, model: &ActiveModel, v: &[f32]) -> Vec<Neighbour> {
+    let ty = vector::ty(v.len());
+    let op = vector::cosine_op();
+    let q = format!(
+        "SELECT id::text, (1 - (embedding::{ty} {op} $2::{ty}))::real, text
+         FROM memory.items
+         WHERE user_id = $1 AND state = 'active' AND embedding_model = {m}
+         ORDER BY embedding::{ty} {op} $2::{ty}
+         LIMIT {NEIGHBOURS}",
+        m = vector::literal(&model.id)
+    );
+    vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            c.select(&q, None, &[user.into(), vector_text(v).into()])?
+                .map(|r| {
+                    Ok(Neighbour {
+                        id: r.get::<String>(1)?.unwrap_or_default(),
+                        similarity: r.get::<f32>(2)?.unwrap_or(0.0),
+                        text: r.get::<String>(3)?.unwrap_or_default(),
+                    })
+                })
+                .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("finding neighbours")
+    })
+}
+
+fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
+    Spi::run_with_args(
+        "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
+         VALUES ($1, $2::uuid, $3::uuid, $4, $5)
+         ON CONFLICT (user_id, from_id, to_id, relation_type) DO NOTHING",
+        &[
+            user.into(),
+            from.into(),
+            to.into(),
+            kind.into(),
+            strength.into(),
+        ],
+    )
+    .spi("linking memories");
+}
+
+/// Writes one prepared request; the response of API.md.
+fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
+    let Prepared {
+        req,
+        user,
+        text,
+        vector: vec,
+        failure,
+    } = p;
+    let (vec_text, model_id) = match (&vec, model) {
+        (Some(v), Some(m)) => {
+            emb::ensure_model(m, v.len());
+            (Some(vector_text(v)), Some(m.id.clone()))
+        }
+        _ => (None, None),
+    };
+    let tags: Option<Vec<String>> = req.tags.clone();
+    let happened = req.happened_at.map(|t| t.to_rfc3339());
+    let metadata = req.metadata.clone().map(JsonB);
+
+    // Update of a named memory.
+    if let Some(id) = &req.id {
+        let done = spi::one_opt::<String>(
+            &sql(include_str!("../../sql/queries/write_update.sql")),
+            &[
+                user.as_str().into(),
+                id.as_str().into(),
+                text.as_str().into(),
+                req.category.clone().into(),
+                req.importance.into(),
+                req.pinned.into(),
+                tags.clone().into(),
+                metadata.into(),
+                req.content.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+                happened.clone().into(),
+                req.kind.clone().into(),
+            ],
+            "updating a memory",
+        );
+        let Some(id) = done else {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {id} not found"),
+                None,
+            )
+        };
+        if let Some((m, e)) = failure {
+            emb::record_failure(&user, "item", &id, &m, &e);
+        }
+        let thread = spi::one_opt::<String>(
+            "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a thread",
+        );
+        return json!({ "id": id, "event": "updated", "revision": thread_revision(&user, thread.as_deref()), "related": [] });
+    }
+
+    // Exact duplicate: refresh it, change nothing else.
+    if let Some(id) = spi::one_opt::<String>(
+        "UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1
+         WHERE user_id = $1 AND state = 'active'
+           AND content_hash = md5(lower(regexp_replace(btrim($2), '\\s+', ' ', 'g')))
+           AND id = (SELECT id FROM memory.items WHERE user_id = $1 AND state = 'active'
+                       AND content_hash = md5(lower(regexp_replace(btrim($2), '\\s+', ' ', 'g')))
+                     ORDER BY created_at LIMIT 1)
+         RETURNING id::text",
+        &[user.as_str().into(), text.as_str().into()],
+        "checking for an exact duplicate",
+    ) {
+        return json!({ "id": id, "event": "noop", "revision": thread_revision(&user, req.thread_id.as_deref()), "related": [] });
+    }
+
+    let decision = match (&vec, model) {
+        (Some(v), Some(m)) => dedupe::decide(
+            &text,
+            &neighbours(&user, m, v),
+            gucs::merge_threshold() as f32,
+            gucs::link_threshold() as f32,
+        ),
+        _ => Default::default(),
+    };
+
+    let (id, event) = if let Some(target) = &decision.merge_into {
+        // Near duplicate: the newer wording replaces the older; tags, importance and pinning
+        // keep the stronger of both.
+        let id = spi::one_opt::<String>(
+            &sql(include_str!("../../sql/queries/write_merge.sql")),
+            &[
+                user.as_str().into(),
+                target.as_str().into(),
+                text.as_str().into(),
+                req.category.clone().into(),
+                req.importance.into(),
+                req.pinned.into(),
+                tags.clone().into(),
+                metadata.into(),
+                req.content.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+            ],
+            "updating a near duplicate",
+        )
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {target} vanished"),
+                None,
+            )
+        });
+        (id, "updated")
+    } else {
+        let previous = req.thread_id.as_deref().and_then(|t| {
+            spi::one_opt::<String>(
+                "SELECT id::text FROM memory.items WHERE user_id = $1 AND thread_id = $2 AND state = 'active'
+                 ORDER BY created_at DESC, id DESC LIMIT 1",
+                &[user.as_str().into(), t.into()],
+                "finding the thread's last memory",
+            )
+        });
+        let id = spi::one_opt::<String>(
+            &sql(include_str!("../../sql/queries/write_insert.sql")),
+            &[
+                user.as_str().into(),
+                req.kind.as_deref().unwrap_or("semantic").into(),
+                req.category.clone().into(),
+                text.as_str().into(),
+                req.content.clone().into(),
+                tags.clone().into(),
+                req.importance.unwrap_or(2).into(),
+                req.pinned.unwrap_or(false).into(),
+                metadata.into(),
+                req.agent_id.clone().into(),
+                req.run_id.clone().into(),
+                req.actor_id.clone().into(),
+                req.role.clone().into(),
+                req.thread_id.clone().into(),
+                happened.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+            ],
+            "inserting a memory",
+        )
+        .unwrap_or_default();
+        // Consecutive memories of a thread form an episode (rank.rs uses these edges).
+        if let Some(prev) = previous {
+            link(&user, &id, &prev, "follows", 1.0);
+        }
+        (id, "created")
+    };
+    if let Some((m, e)) = failure {
+        emb::record_failure(&user, "item", &id, &m, &e);
+    }
+    let mut related = vec![];
+    for (to, strength) in &decision.links {
+        if *to != id {
+            link(&user, &id, to, "related_to", *strength);
+            related.push(json!({ "id": to, "strength": strength }));
+        }
+    }
+    let thread = if event == "updated" {
+        spi::one_opt::<String>(
+            "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a thread",
+        )
+    } else {
+        req.thread_id.clone()
+    };
+    json!({ "id": id, "event": event, "revision": thread_revision(&user, thread.as_deref()), "related": related })
+}
+
+/// Stores a memory: `{"id", "event": "created"|"updated"|"noop", "revision", "related": [...]}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_write(request: Option<JsonB>) -> JsonB {
+    let JsonB(v) = request.unwrap_or_else(|| {
+        raise(
+            SqlState::NullValueNotAllowed,
+            "request must not be null",
+            None,
+        )
+    });
+    let req = request::parse_write(&v).or_raise();
+    let (model, mut prepared) = prepare_all(vec![req]);
+    let p = prepared
+        .pop()
+        .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
+    JsonB(write_one(model.as_ref(), p))
+}
+
+/// Most requests in one memory_write_batch call: enough to amortise embedding (batches of 32)
+/// and round trips, small enough to keep the transaction's locks short.
+const MAX_BATCH: usize = 10_000;
+
+/// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),
+/// then written in order, each seeing the ones before it, so the result equals one-by-one
+/// writes. Returns the array of responses. All or nothing.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_write_batch(requests: Option<JsonB>) -> JsonB {
+    let JsonB(v) = requests.unwrap_or_else(|| {
+        raise(
+            SqlState::NullValueNotAllowed,
+            "requests must not be null",
+            None,
+        )
+    });
+    let Value::Array(items) = v else {
+        raise(
+            SqlState::InvalidParameterValue,
+            "requests must be a JSON array of memory_write requests",
+            None,
+        )
+    };
+    if items.len() > MAX_BATCH {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!(
+                "requests has {} elements, at most {MAX_BATCH} allowed",
+                items.len()
+            ),
+            None,
+        );
+    }
+    let reqs: Vec<WriteRequest> = items
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            request::parse_write(r).unwrap_or_else(|e| {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("requests[{i}]: {e}"),
+                    None,
+                )
+            })
+        })
+        .collect();
+    let (model, prepared) = prepare_all(reqs);
+    JsonB(Value::Array(
+        prepared
+            .into_iter()
+            .map(|p| write_one(model.as_ref(), p))
+            .collect(),
+    ))
+}
