@@ -47,41 +47,61 @@ CREATE TABLE memory.thread_corpus (
 -- removed. SECURITY DEFINER: the statistics are bookkeeping that ordinary roles read but do not
 -- write; the rows come from transition tables of memory.items, already admitted by row-level
 -- security.
+-- One row per (document, lexeme) of the given documents, without the tenant lexeme.
+CREATE FUNCTION memory._terms(p_users text[], p_threads text[], p_tsvs tsvector[])
+RETURNS TABLE (user_id text, thread_id text, lexeme text, tf integer)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT r.user_id, r.thread_id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
+    FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv)
+    CROSS JOIN LATERAL unnest(r.tsv) u
+    WHERE u.lexeme <> memory.tenant_lexeme(r.user_id)
+$$;
+
 CREATE FUNCTION memory._apply_term_stats(p_users text[], p_threads text[], p_tsvs tsvector[], sign integer)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    WITH r AS (
-        SELECT * FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv)
-    ), terms AS (
-        SELECT r.user_id, r.thread_id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM r CROSS JOIN LATERAL unnest(r.tsv) u
-        WHERE u.lexeme <> memory.tenant_lexeme(r.user_id)
-    ), corpus AS (
+    IF sign > 0 THEN
         INSERT INTO memory.corpus AS c (user_id, docs, total_len)
-        SELECT user_id, sign * count(*), sign * sum(length(tsv) - 1) FROM r GROUP BY user_id ORDER BY user_id
-        ON CONFLICT (user_id) DO UPDATE SET docs = c.docs + EXCLUDED.docs, total_len = c.total_len + EXCLUDED.total_len
-        RETURNING 1
-    ), lex AS (
+        SELECT user_id, count(*), coalesce(sum(length(tsv) - 1), 0)
+        FROM unnest(p_users, p_tsvs) AS r(user_id, tsv) GROUP BY user_id ORDER BY user_id
+        ON CONFLICT (user_id) DO UPDATE SET docs = c.docs + EXCLUDED.docs, total_len = c.total_len + EXCLUDED.total_len;
         INSERT INTO memory.lexicon AS l (user_id, lexeme, df)
-        SELECT user_id, lexeme, sign * count(*) FROM terms GROUP BY user_id, lexeme ORDER BY user_id, lexeme
-        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
-        RETURNING 1
-    ), tc AS (
+        SELECT user_id, lexeme, count(*) FROM memory._terms(p_users, p_threads, p_tsvs) GROUP BY user_id, lexeme ORDER BY user_id, lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df;
         INSERT INTO memory.thread_corpus AS t (user_id, thread_id, len)
-        SELECT user_id, thread_id, sign * sum(length(tsv) - 1) FROM r WHERE thread_id IS NOT NULL
+        SELECT user_id, thread_id, coalesce(sum(length(tsv) - 1), 0)
+        FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv) WHERE thread_id IS NOT NULL
         GROUP BY user_id, thread_id ORDER BY user_id, thread_id
-        ON CONFLICT (user_id, thread_id) DO UPDATE SET len = t.len + EXCLUDED.len
-        RETURNING 1
-    )
-    INSERT INTO memory.thread_terms AS t (user_id, thread_id, lexeme, tf)
-    SELECT user_id, thread_id, lexeme, sign * sum(tf) FROM terms WHERE thread_id IS NOT NULL
-    GROUP BY user_id, thread_id, lexeme ORDER BY user_id, thread_id, lexeme
-    ON CONFLICT (user_id, thread_id, lexeme) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
-    -- Terms no memory has any more go, so the tables do not grow without bound.
-    IF sign < 0 THEN
-        DELETE FROM memory.lexicon l USING unnest(p_users) u(user_id) WHERE l.user_id = u.user_id AND l.df <= 0;
-        DELETE FROM memory.thread_terms t USING unnest(p_users) u(user_id) WHERE t.user_id = u.user_id AND t.tf <= 0;
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET len = t.len + EXCLUDED.len;
+        INSERT INTO memory.thread_terms AS t (user_id, thread_id, lexeme, tf)
+        SELECT user_id, thread_id, lexeme, sum(tf) FROM memory._terms(p_users, p_threads, p_tsvs) WHERE thread_id IS NOT NULL
+        GROUP BY user_id, thread_id, lexeme ORDER BY user_id, thread_id, lexeme
+        ON CONFLICT (user_id, thread_id, lexeme) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
+    ELSE
+        -- Decrements are plain UPDATEs: an upsert would check the constraints of its proposed
+        -- (negative) insert row before finding the conflict, and fail.
+        UPDATE memory.corpus c SET docs = c.docs - d.docs, total_len = c.total_len - d.len
+        FROM (SELECT user_id, count(*) AS docs, coalesce(sum(length(tsv) - 1), 0) AS len
+              FROM unnest(p_users, p_tsvs) AS r(user_id, tsv) GROUP BY user_id) d
+        WHERE c.user_id = d.user_id;
+        UPDATE memory.lexicon l SET df = l.df - d.df
+        FROM (SELECT user_id, lexeme, count(*) AS df FROM memory._terms(p_users, p_threads, p_tsvs) GROUP BY user_id, lexeme) d
+        WHERE l.user_id = d.user_id AND l.lexeme = d.lexeme;
+        UPDATE memory.thread_corpus t SET len = t.len - d.len
+        FROM (SELECT user_id, thread_id, coalesce(sum(length(tsv) - 1), 0) AS len
+              FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv) WHERE thread_id IS NOT NULL
+              GROUP BY user_id, thread_id) d
+        WHERE t.user_id = d.user_id AND t.thread_id = d.thread_id;
+        UPDATE memory.thread_terms t SET tf = t.tf - d.tf
+        FROM (SELECT user_id, thread_id, lexeme, sum(tf) AS tf FROM memory._terms(p_users, p_threads, p_tsvs) WHERE thread_id IS NOT NULL
+              GROUP BY user_id, thread_id, lexeme) d
+        WHERE t.user_id = d.user_id AND t.thread_id = d.thread_id AND t.lexeme = d.lexeme;
+        -- Terms no memory has any more go, so the tables do not grow without bound.
+        DELETE FROM memory.lexicon l USING (SELECT DISTINCT user_id, lexeme FROM memory._terms(p_users, p_threads, p_tsvs)) d
+        WHERE l.user_id = d.user_id AND l.lexeme = d.lexeme AND l.df <= 0;
+        DELETE FROM memory.thread_terms t USING (SELECT DISTINCT user_id, thread_id, lexeme FROM memory._terms(p_users, p_threads, p_tsvs)) d
+        WHERE t.user_id = d.user_id AND t.thread_id = d.thread_id AND t.lexeme = d.lexeme AND t.tf <= 0;
     END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._apply_term_stats(text[], text[], tsvector[], integer) FROM PUBLIC;

@@ -131,7 +131,9 @@ CREATE TABLE memory.items (
                          setweight(to_tsvector('english'::regconfig, left(text, 100000)), 'A') ||
                          setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
                          memory.tenant_tsvector(user_id)) STORED,
-    created_at       timestamptz NOT NULL DEFAULT now(),
+    -- clock_timestamp, not now(): memories written in one transaction (memory_write_batch) must
+    -- still be ordered, since a thread's memories are chained in creation order.
+    created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (user_id, id),
     CONSTRAINT items_soft_deleted_has_purge_at CHECK (state <> 'soft_deleted' OR purge_at IS NOT NULL),

@@ -165,6 +165,10 @@ fn score(
         .iter()
         .filter_map(|e| sessions_of.get(e).map(String::as_str))
         .collect();
+    if std::env::var("EVAL_DEBUG").is_ok() {
+        let firsts: Vec<&str> = ranked.iter().take(6).map(|(_, s)| s.as_str()).collect();
+        eprintln!("{:?} ev={:?} ev_sessions={:?} first={:?}", q.text, q.evidence, ev_sessions, firsts);
+    }
     let mut s = Scores::new();
     for k in [5, 10, 20] {
         let hit = ranked
