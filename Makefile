@@ -10,7 +10,7 @@ export PG_CONFIG RUN_PORT TEST_PORT RUN_PGDATA TEST_PGDATA
 
 SUDO := $(if $(filter 0,$(shell id -u)),,--sudo)
 
-.PHONY: all deps build install run stop test bench test-core lint clean-run help
+.PHONY: all deps build install run stop test bench eval test-core lint clean-run help
 
 all: build
 
@@ -22,6 +22,7 @@ help:
 	@echo "make stop     stop that server"
 	@echo "make test     every test layer (lint, core, pgrx, regress, client)"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
+	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
 	@echo "make clean-run  stop the local server and delete its data"
 
 deps:
@@ -47,6 +48,10 @@ test: deps
 
 bench: deps
 	scripts/bench.sh
+
+# DATA=path/to/locomo.json scores any LoCoMo-format file (default: the dev split).
+eval: deps
+	DATA=$(DATA) scripts/eval.sh
 
 # Single layers, for a quicker loop.
 lint:

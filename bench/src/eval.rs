@@ -217,12 +217,13 @@ fn mean(rows: &[Scores]) -> Scores {
 fn ask(db: &mut Client, l: &Loaded, weights: &str) -> (Scores, BTreeMap<i64, Scores>, f64) {
     db.batch_execute(&format!("SET memory_ext.rank_weights = '{weights}'"))
         .unwrap();
-    let sessions_of: HashMap<String, String> = l
-        .turns
-        .values()
-        .map(|(d, s)| (d.clone(), s.clone()))
-        .collect();
-    // dia ids repeat across conversations: key evidence by tenant too.
+    // dia ids repeat across conversations ("D1:3" is in every one): sessions are looked up per
+    // conversation.
+    let mut by_conv: HashMap<String, HashMap<String, String>> = HashMap::new();
+    for (d, s) in l.turns.values() {
+        let conv = s.rsplit_once(':').map_or("", |x| x.0).to_string();
+        by_conv.entry(conv).or_default().insert(d.clone(), s.clone());
+    }
     let mut rows = vec![];
     let mut by_cat: BTreeMap<i64, Vec<Scores>> = BTreeMap::new();
     let t0 = std::time::Instant::now();
@@ -244,16 +245,9 @@ fn ask(db: &mut Client, l: &Loaded, weights: &str) -> (Scores, BTreeMap<i64, Sco
             .filter_map(|i| l.turns.get(i["id"].as_str()?).cloned())
             .collect();
         let conv = q.tenant.trim_start_matches("locomo:");
-        let local: HashMap<String, String> = sessions_of
-            .iter()
-            .filter(|(_, s)| s.starts_with(&format!("{conv}:")))
-            .map(|(d, s)| (d.clone(), s.clone()))
-            .collect();
-        let ranked: Vec<(String, String)> = ranked
-            .into_iter()
-            .filter(|(_, s)| s.starts_with(&format!("{conv}:")))
-            .collect();
-        let s = score(&ranked, q, &local);
+        let empty = HashMap::new();
+        let local = by_conv.get(conv).unwrap_or(&empty);
+        let s = score(&ranked, q, local);
         by_cat.entry(q.category).or_default().push(s.clone());
         rows.push(s);
     }

@@ -3,6 +3,7 @@
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`). Timings are wall clock from the client, through a real driver.
 
 mod eval;
+mod query;
 
 use postgres::{Client, NoTls};
 use serde_json::json;
@@ -24,6 +25,7 @@ struct Args {
     out: String,
     data: String,
     ablation: bool,
+    items: usize,
 }
 
 fn args() -> Args {
@@ -36,6 +38,7 @@ fn args() -> Args {
         String::new(),
         false,
     );
+    let mut items = 100_000;
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
@@ -47,6 +50,7 @@ fn args() -> Args {
             "--standin" => standin = v,
             "--out" => out = v,
             "--data" => data = v,
+            "--items" => items = v.parse().expect("--items N"),
             _ => panic!("unknown option {k}"),
         }
     }
@@ -57,6 +61,7 @@ fn args() -> Args {
         out,
         data,
         ablation,
+        items,
     }
 }
 
@@ -210,6 +215,60 @@ fn main() {
             print!("{md}");
         }
         "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation),
+        "query" => query_suite(&a),
         s => panic!("unknown suite {s}"),
     }
+}
+
+/// Retrieval and writes at `--items` memories (100 tenants): see query.rs.
+fn query_suite(a: &Args) {
+    let mut db = Client::connect(&a.dsn, NoTls).unwrap();
+    let have: i64 = db
+        .query_one("SELECT count(*) FROM memory.items WHERE user_id LIKE 'bench-%'", &[])
+        .unwrap()
+        .get(0);
+    let mut load_rate = None;
+    if (have as usize) < a.items {
+        eprintln!("loading {} memories ({} there)", a.items - have as usize, have);
+        load_rate = Some(query::load(&a.dsn, a.items - have as usize, 2));
+        db.batch_execute("VACUUM ANALYZE memory.items").unwrap();
+    }
+    let total: i64 = db.query_one("SELECT count(*) FROM memory.items", &[]).unwrap().get(0);
+    eprintln!("querying over {total} memories");
+    let q = query::query_latency(&a.dsn, 300);
+    let w1 = query::write_latency(&a.dsn, 300, 1, true);
+    let w4 = query::write_latency(&a.dsn, 200, 4, true);
+    let e1 = query::write_latency(&a.dsn, 100, 1, false);
+    let e4 = query::write_latency(&a.dsn, 50, 4, false);
+    let result = json!({
+        "suite": "query", "items": total, "tenants": query::TENANTS, "bulk_load_per_s": load_rate,
+        "query": q, "write_supplied_vectors_1_client": w1, "write_supplied_vectors_4_clients": w4,
+        "write_with_embedding_1_client": e1, "write_with_embedding_4_clients": e4,
+    });
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let md = format!(
+        "# Retrieval and write performance at {total} memories ({} tenants)\n\n\
+         Release build, 2 cores, client on 127.0.0.1. Vectors supplied (384-d, clustered around 50 topics) unless said.\n\n\
+         | query (300 runs) | p50 ms | p95 ms | p99 ms |\n|---|---|---|---|\n\
+         | raw pgvector: tenant + filter, ORDER BY <=> LIMIT 5 | {:.2} | {:.2} | {:.2} |\n\
+         | memory_query (bullets, top_k 5, filter on, vector supplied) | {:.2} | {:.2} | {:.2} |\n\
+         | memory_query end to end (built-in model embeds the query) | {:.2} | {:.2} | {:.2} |\n\n\
+         p95 ratio memory_query / raw pgvector: {:.2}\n\n\
+         | memory_write | clients | writes/s | p50 ms | p95 ms |\n|---|---|---|---|---|\n\
+         | supplied vectors | 1 | {:.0} | {:.2} | {:.2} |\n| supplied vectors | 4 | {:.0} | {:.2} | {:.2} |\n\
+         | built-in embedding | 1 | {:.0} | {:.2} | {:.2} |\n| built-in embedding | 4 | {:.0} | {:.2} | {:.2} |\n\n\
+         Bulk load (memory_write_batch, batches of 500, 2 clients): {}\n",
+        query::TENANTS,
+        f(&q["raw_pgvector_ms"], "p50"), f(&q["raw_pgvector_ms"], "p95"), f(&q["raw_pgvector_ms"], "p99"),
+        f(&q["memory_query_ms"], "p50"), f(&q["memory_query_ms"], "p95"), f(&q["memory_query_ms"], "p99"),
+        f(&q["memory_query_end_to_end_ms"], "p50"), f(&q["memory_query_end_to_end_ms"], "p95"), f(&q["memory_query_end_to_end_ms"], "p99"),
+        f(&q, "p95_ratio"),
+        f(&w1, "per_s"), f(&w1, "p50_ms"), f(&w1, "p95_ms"), f(&w4, "per_s"), f(&w4, "p50_ms"), f(&w4, "p95_ms"),
+        f(&e1, "per_s"), f(&e1, "p50_ms"), f(&e1, "p95_ms"), f(&e4, "per_s"), f(&e4, "p50_ms"), f(&e4, "p95_ms"),
+        load_rate.map_or("already loaded".to_string(), |r| format!("{r:.0} memories/s")),
+    );
+    std::fs::create_dir_all(&a.out).unwrap();
+    std::fs::write(format!("{}/query-{}.md", a.out, a.items), &md).unwrap();
+    std::fs::write(format!("{}/query-{}.json", a.out, a.items), serde_json::to_string_pretty(&result).unwrap()).unwrap();
+    print!("{md}");
 }

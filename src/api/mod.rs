@@ -1,6 +1,8 @@
 //! The SQL-facing API (API.md): one module per part of the contract.
 
+pub mod audit;
 pub mod blocks;
+pub mod config;
 pub mod embed;
 pub mod query;
 pub mod recall;

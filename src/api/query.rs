@@ -170,7 +170,7 @@ fn allowed_categories(
 }
 
 /// The query's lexemes as Postgres' english configuration produces them.
-fn lexemes(query: &str) -> Vec<String> {
+pub fn lexemes(query: &str) -> Vec<String> {
     if query.trim().is_empty() {
         return vec![];
     }
@@ -182,8 +182,42 @@ fn lexemes(query: &str) -> Vec<String> {
     .unwrap_or_default()
 }
 
+/// A term in more than this share of the tenant's memories does not generate lexical candidates
+/// (it still counts in every candidate's BM25): matching it would fetch most of the tenant for
+/// an idf near zero.
+const COMMON_TERM_SHARE: f64 = 0.25;
+
+/// The query terms worth a GIN lookup: the rarer ones (see [`COMMON_TERM_SHARE`]); when every
+/// term is common, the rarest.
+fn candidate_terms(user: &str, lex: &[String]) -> Vec<String> {
+    if lex.is_empty() {
+        return vec![];
+    }
+    let dfs: Vec<(String, f64)> = Spi::connect(|c| {
+        c.select(
+            "SELECT l.lexeme, coalesce(x.df, 0)::float8 / greatest(coalesce(c.docs, 0), 1)
+             FROM unnest($2::text[]) l(lexeme)
+             LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme
+             LEFT JOIN memory.corpus c ON c.user_id = $1",
+            None,
+            &[user.into(), lex.to_vec().into()],
+        )?
+        .map(|r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<f64>(2)?.unwrap_or(0.0))))
+        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    })
+    .spi("reading term frequencies");
+    let rare: Vec<String> = dfs.iter().filter(|(_, s)| *s <= COMMON_TERM_SHARE).map(|(l, _)| l.clone()).collect();
+    if !rare.is_empty() {
+        return rare;
+    }
+    dfs.into_iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(l, _)| vec![l])
+        .unwrap_or_default()
+}
+
 /// `('a' | 'b') & '<tenant>'` — quoted tsquery text.
-fn tsquery(lex: &[String], user: &str) -> Option<String> {
+pub fn tsquery(lex: &[String], user: &str) -> Option<String> {
     if lex.is_empty() {
         return None;
     }
@@ -202,23 +236,33 @@ fn tsquery(lex: &[String], user: &str) -> Option<String> {
 pub fn search(
     user: &str,
     query: &str,
+    supplied: Option<&[f32]>,
     filters: &Filters,
     categories: Option<&[String]>,
 ) -> Vec<Hit> {
     let lex = lexemes(query);
-    let tsq = tsquery(&lex, user);
-    // The query's vector; a provider that is down degrades retrieval to keyword-only, it does
-    // not fail it.
-    let qvec = if query.trim().is_empty() {
-        None
-    } else {
-        match embed::embed(&[query]) {
-            Ok((m, mut v)) => v.pop().map(|v| (m, v)),
+    let tsq = tsquery(&candidate_terms(user, &lex), user);
+    // The query's vector: supplied (taken as the active model's), or embedded. A provider that
+    // is down degrades retrieval to keyword-only; it does not fail it.
+    let qvec = match supplied {
+        Some(v) => {
+            let m = embed::active_model().or_raise();
+            if let Some(d) = m.dims.filter(|d| *d != v.len()) {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("invalid \"embedding\": has {} dimensions, the active model {} has {d}", v.len(), m.id),
+                    None,
+                );
+            }
+            Some((m, v.to_vec()))
+        }
+        None => match embed::embed_text(query) {
+            Ok(v) => v,
             Err(e) => {
                 pgrx::notice!("searching by keyword only: {e}");
                 None
             }
-        }
+        },
     };
     let mut args: Vec<DatumWithOid<'static>> = vec![
         user.to_string().into(),
@@ -442,7 +486,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         validate::id("agent", Some(agent)).or_raise();
     }
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
-    let mut hits = search(&user, &q.query, &q.filters, categories.as_deref());
+    let mut hits = search(&user, &q.query, q.embedding.as_deref(), &q.filters, categories.as_deref());
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
     }
@@ -534,7 +578,7 @@ fn memory_search(
     }
     let q = request::parse_query(&req).or_raise();
     let user = tenant::resolve(q.filters.user_id.as_deref());
-    let mut hits = search(&user, query, &q.filters, None);
+    let mut hits = search(&user, query, None, &q.filters, None);
     hits.truncate(top_k);
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
     // Kind and timestamps as Postgres types, in rank order.
@@ -643,6 +687,7 @@ fn memory_context(
         mode: ReturnMode::Bullets,
         budget_tokens: Some(left),
         threshold: None,
+        embedding: None,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);

@@ -100,6 +100,119 @@ fn message_append(
     JsonB(json!({ "id": id, "seq": seq, "tokens": tokens }))
 }
 
+/// Messages taken from each side (keyword, vector) before fusion.
+const SEARCH_PER_SIDE: i64 = 50;
+
+/// Recall search (seeds 000/004 `conversation_search`): a thread's messages, in context or
+/// not, by keyword and meaning together: min-max fused, half each, like memory_query's base
+/// score. Without a query vector (provider down) it is keyword-only.
+#[pg_extern(volatile, parallel_unsafe)]
+#[allow(clippy::type_complexity)]
+fn conversation_search(
+    thread_id: Option<&str>,
+    query: Option<&str>,
+    roles: default!(Option<Vec<Option<String>>>, "NULL"),
+    limit: default!(Option<i32>, 5),
+    start_date: default!(Option<TimestampWithTimeZone>, "NULL"),
+    end_date: default!(Option<TimestampWithTimeZone>, "NULL"),
+) -> TableIterator<
+    'static,
+    (
+        name!(id, pgrx::Uuid),
+        name!(seq, i64),
+        name!(role, String),
+        name!(content, String),
+        name!(created_at, TimestampWithTimeZone),
+        name!(score, f64),
+    ),
+> {
+    let thread_id = validate::id("thread_id", thread_id).or_raise();
+    let query = validate::text("query", query).or_raise();
+    let limit = *validate::required("limit", limit.as_ref()).or_raise();
+    let limit = validate::range("limit", limit as i64, 1, 1000).or_raise() as usize;
+    let roles: Option<Vec<String>> = roles.map(|r| {
+        r.into_iter()
+            .map(|x| validate::role(x.as_deref()).or_raise().to_string())
+            .collect()
+    });
+    let user = lookup::owner(Owned::Thread, thread_id);
+    let lexemes = crate::api::query::lexemes(query);
+    let tsq = crate::api::query::tsquery(&lexemes, &user);
+    let qvec = match crate::embed::embed_text(query) {
+        Ok(v) => v,
+        Err(e) => {
+            pgrx::notice!("searching by keyword only: {e}");
+            None
+        }
+    };
+    let (dense, similarity) = match &qvec {
+        Some((m, v)) => {
+            let vt = crate::pg::vector::ty(v.len());
+            let op = crate::pg::vector::cosine_op();
+            let model = crate::pg::vector::literal(&m.id);
+            (
+                format!(
+                    ", dense AS (
+    SELECT m.id FROM memory.messages m
+    WHERE m.user_id = $1 AND m.thread_id = $2 AND m.embedding_model = {model}
+      AND ($5::text[] IS NULL OR m.role = ANY($5)) AND ($6::timestamptz IS NULL OR m.created_at >= $6)
+      AND ($7::timestamptz IS NULL OR m.created_at < $7)
+    ORDER BY m.embedding::{vt} {op} $4::{vt}
+    LIMIT $8
+)"
+                ),
+                format!("CASE WHEN m.embedding_model = {model} THEN (1 - (m.embedding::{vt} {op} $4::{vt}))::float8 END"),
+            )
+        }
+        None => (", dense AS (SELECT NULL::uuid AS id WHERE false)".into(), "NULL::float8".into()),
+    };
+    let sql = include_str!("../../sql/queries/conversation_search.sql")
+        .replace("{dense}", &dense)
+        .replace("{similarity}", &similarity);
+    type Row = (pgrx::Uuid, i64, String, String, TimestampWithTimeZone, f64, Option<f64>);
+    let rows: Vec<Row> = crate::pg::vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            c.select(
+                &sql,
+                None,
+                &[
+                    user.as_str().into(),
+                    thread_id.into(),
+                    tsq.into(),
+                    qvec.as_ref().map(|(_, v)| crate::embed::vector_text(v)).into(),
+                    roles.into(),
+                    start_date.into(),
+                    end_date.into(),
+                    SEARCH_PER_SIDE.into(),
+                ],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<pgrx::Uuid>(1)?.unwrap_or(pgrx::Uuid::from_bytes([0; 16])),
+                    r.get::<i64>(2)?.unwrap_or(0),
+                    r.get::<String>(3)?.unwrap_or_default(),
+                    r.get::<String>(4)?.unwrap_or_default(),
+                    r.get::<TimestampWithTimeZone>(5)?.unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                    r.get::<f64>(6)?.unwrap_or(0.0),
+                    r.get::<f64>(7)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("searching messages")
+    });
+    let lex: Vec<f64> = rows.iter().map(|r| r.5).collect();
+    let sims: Vec<f64> = rows.iter().map(|r| r.6.unwrap_or(f64::NAN)).collect();
+    let scores = memory_core::rank::fuse_pair(&lex, &sims);
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(rows[b].1.cmp(&rows[a].1)));
+    order.truncate(limit);
+    TableIterator::new(order.into_iter().map(move |i| {
+        let r = rows[i].clone();
+        (r.0, r.1, r.2, r.3, r.4, (scores[i] * 10_000.0).round() / 10_000.0)
+    }))
+}
+
 /// Tokens of `input` in a tiktoken encoding (`cl100k_base` default, or `o200k_base`).
 #[pg_extern(immutable, parallel_safe)]
 fn count_tokens(input: Option<&str>, encoding: default!(Option<&str>, "'cl100k_base'")) -> i32 {

@@ -71,6 +71,15 @@ pub fn embed(texts: &[&str]) -> Result<(ActiveModel, Vec<Vec<f32>>), EmbedError>
     Ok((model, vectors))
 }
 
+/// A query's vector with its model; `None` for an empty query.
+pub fn embed_text(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedError> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let (m, mut v) = embed(&[text])?;
+    Ok(v.pop().map(|v| (m, v)))
+}
+
 fn clip(t: &str) -> &str {
     match t.char_indices().nth(MAX_INPUT_CHARS) {
         Some((i, _)) => &t[..i],

@@ -163,6 +163,16 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
     scored
 }
 
+/// Half keyword, half meaning, each min-max normalised over the candidates; a NaN similarity (no
+/// vector) counts as the lowest. conversation_search's score.
+pub fn fuse_pair(lexical: &[f64], similarity: &[f64]) -> Vec<f64> {
+    let floor = similarity.iter().copied().filter(|x| !x.is_nan()).fold(f64::INFINITY, f64::min);
+    let floor = if floor.is_finite() { floor } else { 0.0 };
+    let sims: Vec<f64> = similarity.iter().map(|x| if x.is_nan() { floor } else { *x }).collect();
+    let (l, v) = (minmax(lexical), minmax(&sims));
+    l.iter().zip(&v).map(|(a, b)| 0.5 * a + 0.5 * b).collect()
+}
+
 /// Whether `actor` is named in `query` as a whole word (case-insensitive): "What does Melanie
 /// do to relax?" names the actor "Melanie", not "Mel".
 pub fn names_actor(query: &str, actor: &str) -> bool {

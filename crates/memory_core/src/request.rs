@@ -159,6 +159,23 @@ impl<'a> Fields<'a> {
         }
     }
 
+    fn vector(&self, k: &str) -> Result<Option<Vec<f32>>, RequestError> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Value::Array(a)) => {
+                if a.is_empty() || a.len() > MAX_DIMS {
+                    return Err(err(&self.name(k), format!("must have 1 to {MAX_DIMS} numbers")));
+                }
+                a.iter()
+                    .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))
+                    .collect::<Option<Vec<f32>>>()
+                    .map(Some)
+                    .ok_or_else(|| err(&self.name(k), "must be an array of finite numbers"))
+            }
+            Some(_) => Err(err(&self.name(k), "must be an array of numbers")),
+        }
+    }
+
     fn one_of(&self, k: &str, allowed: &[&str]) -> Result<Option<String>, RequestError> {
         match self.string(k)? {
             Some(s) if !allowed.contains(&s.as_str()) => Err(err(
@@ -368,9 +385,12 @@ pub struct QueryRequest {
     pub mode: ReturnMode,
     pub budget_tokens: Option<usize>,
     pub threshold: Option<f64>,
+    /// The query's vector when the caller has it (skips the embedding call).
+    pub embedding: Option<Vec<f32>>,
 }
 
-pub const QUERY_KEYS: [&str; 10] = [
+pub const QUERY_KEYS: [&str; 11] = [
+    "embedding",
     "agent",
     "query",
     "categories",
@@ -437,6 +457,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         },
         budget_tokens: f.int("budget_tokens", 1, MAX_BUDGET)?.map(|b| b as usize),
         threshold: f.number("threshold", -1.0, 1.0)?,
+        embedding: f.vector("embedding")?,
     })
 }
 

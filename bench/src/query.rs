@@ -1,0 +1,240 @@
+//! `memory_ext_bench query --items N`: retrieval and write performance at scale.
+//!
+//! Data is generated here: 100 tenants, sentences of realistic length built from templates, and
+//! 384-dimension vectors drawn around 50 topic centres (real embeddings cluster; uniform random
+//! vectors would make HNSW look worse than it is). Everything goes through the public API
+//! (memory_write_batch with supplied vectors). Then, side by side in one run:
+//!   memory_query (bullets, top_k 5, a filter on, query vector supplied)
+//!   the raw pgvector query it is built on (same tenant filter, ORDER BY <=> LIMIT 5)
+//!   memory_query end to end (the built-in model embeds the query)
+//! and write latency/throughput with 1 and 4 clients, with supplied vectors and with embedding.
+
+use postgres::types::Json;
+use postgres::{Client, NoTls};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub const TENANTS: usize = 100;
+const TOPICS: usize = 50;
+const DIMS: usize = 384;
+
+/// xorshift64*: deterministic, dependency-free.
+pub struct Rng(u64);
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f32 {
+        let u1 = ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        let u2 = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()) as f32
+    }
+}
+
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+pub struct Gen {
+    rng: Rng,
+    topics: Vec<Vec<f32>>,
+}
+
+const NAMES: [&str; 12] = ["Ana", "Ben", "Chloe", "Dev", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jon", "Kai", "Lena"];
+const VERBS: [&str; 10] = [
+    "prefers", "is planning", "mentioned", "decided on", "asked about", "is worried about", "wants", "finished",
+    "started", "recommended",
+];
+const OBJECTS: [&str; 20] = [
+    "a trip to Porto in May", "green tea instead of coffee", "migrating the billing database", "a weekly status report",
+    "shipping version two before the holidays", "learning Rust on weekends", "the new onboarding flow",
+    "a quieter apartment near the park", "running a half marathon", "the quarterly budget review",
+    "switching to a standing desk", "the customer churn analysis", "a birthday dinner for their sister",
+    "the security audit findings", "reading more science fiction", "a Postgres upgrade on the staging cluster",
+    "vegetarian recipes for the week", "the hiring plan for two engineers", "a concert on Friday night",
+    "fixing the flaky integration tests",
+];
+const TAILS: [&str; 8] = [
+    "", " because it saves time", " after the last meeting", " next month", " with the team", " this weekend",
+    " since the incident in March", " to keep things simple",
+];
+const CATEGORIES: [&str; 8] = ["profile", "preferences", "goals", "tasks", "projects", "event", "activity", "relationships"];
+
+impl Gen {
+    pub fn new(seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let topics = (0..TOPICS).map(|_| unit((0..DIMS).map(|_| rng.normal()).collect())).collect();
+        Gen { rng, topics }
+    }
+
+    pub fn sentence(&mut self) -> (String, usize) {
+        let o = self.rng.below(OBJECTS.len());
+        let s = format!(
+            "{} {} {}{}.",
+            NAMES[self.rng.below(NAMES.len())],
+            VERBS[self.rng.below(VERBS.len())],
+            OBJECTS[o],
+            TAILS[self.rng.below(TAILS.len())]
+        );
+        (s, o % TOPICS)
+    }
+
+    /// A vector near topic `t` (cosine to the centre ~0.7, like paraphrases of one subject).
+    pub fn vector(&mut self, t: usize) -> Vec<f32> {
+        let noise: Vec<f32> = (0..DIMS).map(|_| self.rng.normal() / (DIMS as f32).sqrt()).collect();
+        unit(self.topics[t].iter().zip(noise).map(|(c, n)| c + n).collect())
+    }
+
+    pub fn request(&mut self, tenant: usize, i: usize) -> Value {
+        let (text, topic) = self.sentence();
+        let shift = self.rng.below(3) * 7;
+        let v = self.vector((topic + shift) % TOPICS);
+        json!({
+            "user_id": format!("bench-{tenant}"),
+            // A serial number keeps generated texts distinct (no accidental exact duplicates).
+            "text": format!("{} (#{i})", text.trim_end_matches('.')),
+            "kind": "semantic",
+            "category": CATEGORIES[self.rng.below(CATEGORIES.len())],
+            "importance": 1 + self.rng.below(5),
+            "thread_id": format!("bench-{tenant}-thread-{}", self.rng.below(20)),
+            "embedding": v,
+        })
+    }
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let i = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize - 1;
+    v[i.min(v.len() - 1)]
+}
+
+fn connect(dsn: &str) -> Client {
+    Client::connect(dsn, NoTls).unwrap()
+}
+
+/// Loads `items` memories (TENANTS tenants round-robin) in batches; returns items/s.
+pub fn load(dsn: &str, items: usize, clients: usize) -> f64 {
+    const BATCH: usize = 500;
+    let t0 = Instant::now();
+    let per = items.div_ceil(clients);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let dsn = dsn.to_string();
+            std::thread::spawn(move || {
+                let mut db = connect(&dsn);
+                // Duplicate checks stay on: the bulk path is the same write path.
+                let mut g = Gen::new(1000 + c as u64);
+                let start = c * per;
+                let end = ((c + 1) * per).min(items);
+                let mut i = start;
+                while i < end {
+                    let n = BATCH.min(end - i);
+                    // One tenant per batch, tenants in turn.
+                    let tenant = (i / BATCH) % TENANTS;
+                    let reqs: Vec<Value> = (0..n).map(|k| g.request(tenant, i + k)).collect();
+                    db.execute("SELECT memory_write_batch($1)", &[&Json(Value::Array(reqs))]).unwrap();
+                    i += n;
+                    if (i - start) % 50_000 < BATCH {
+                        eprintln!("  client {c}: {} of {} loaded ({:.0}/s overall)", i - start, end - start, (i - start) as f64 * clients as f64 / t0.elapsed().as_secs_f64());
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    items as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// memory_query vs the raw pgvector query, and end-to-end memory_query.
+pub fn query_latency(dsn: &str, n: usize) -> Value {
+    let mut db = connect(dsn);
+    let mut g = Gen::new(7);
+    let model = "builtin:all-MiniLM-L6-v2";
+    let raw_sql = format!(
+        "SELECT id FROM memory.items WHERE user_id = $1 AND state = 'active' AND embedding_model = '{model}'
+           AND importance >= 2
+         ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5"
+    );
+    db.batch_execute("SET hnsw.iterative_scan = relaxed_order").unwrap();
+    let (mut mq, mut raw, mut e2e) = (vec![], vec![], vec![]);
+    for i in 0..n + 20 {
+        let tenant = g.rng.below(TENANTS);
+        let (text, topic) = g.sentence();
+        let v = g.vector(topic);
+        let user = format!("bench-{tenant}");
+        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'")).unwrap();
+        let vtext = format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+        let t = Instant::now();
+        let rows = db.query(&raw_sql, &[&user, &vtext]).unwrap();
+        let raw_ms = t.elapsed().as_secs_f64() * 1e3;
+        assert!(!rows.is_empty());
+        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
+        let t = Instant::now();
+        let r: Json<Value> = db.query_one("SELECT memory_query($1)", &[&Json(req)]).unwrap().get(0);
+        let mq_ms = t.elapsed().as_secs_f64() * 1e3;
+        assert!(!r.0["items"].as_array().unwrap().is_empty());
+        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}});
+        let t = Instant::now();
+        let _: Json<Value> = db.query_one("SELECT memory_query($1)", &[&Json(req)]).unwrap().get(0);
+        let e2e_ms = t.elapsed().as_secs_f64() * 1e3;
+        if i >= 20 {
+            // the first 20 warm caches and load the model
+            raw.push(raw_ms);
+            mq.push(mq_ms);
+            e2e.push(e2e_ms);
+        }
+    }
+    let s = |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0), "p99": pct(v, 99.0)});
+    let (rs, ms) = (s(&mut raw), s(&mut mq));
+    json!({
+        "queries": n,
+        "raw_pgvector_ms": rs,
+        "memory_query_ms": ms,
+        "p95_ratio": ms["p95"].as_f64().unwrap() / rs["p95"].as_f64().unwrap(),
+        "memory_query_end_to_end_ms": s(&mut e2e),
+    })
+}
+
+/// memory_write latency and throughput with `clients` connections.
+pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) -> Value {
+    let t0 = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let dsn = dsn.to_string();
+            std::thread::spawn(move || {
+                let mut db = connect(&dsn);
+                let mut g = Gen::new(50_000 + c as u64 + if with_vectors { 0 } else { 100 });
+                let mut lat = vec![];
+                for i in 0..n {
+                    let tenant = g.rng.below(TENANTS);
+                    let mut req = g.request(tenant, 10_000_000 + c * 1_000_000 + i);
+                    if !with_vectors {
+                        req.as_object_mut().unwrap().remove("embedding");
+                    }
+                    db.batch_execute(&format!("SET memory_ext.user_id = 'bench-{tenant}'")).unwrap();
+                    let t = Instant::now();
+                    db.execute("SELECT memory_write($1)", &[&Json(req)]).unwrap();
+                    lat.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                lat
+            })
+        })
+        .collect();
+    let mut all: Vec<f64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let rate = all.len() as f64 / t0.elapsed().as_secs_f64();
+    json!({"clients": clients, "writes": all.len(), "per_s": rate, "p50_ms": pct(&mut all, 50.0), "p95_ms": pct(&mut all, 95.0)})
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make eval [DATA=file]`: retrieval quality on a LoCoMo-format file through the public API, with
+# the ablation table; results in bench/results/eval.{md,json}. Uses the dev build (results do not
+# depend on the build profile) on a server of its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+EVAL_PORT=${EVAL_PORT:-55435}
+EVAL_PGDATA=${EVAL_PGDATA:-/var/tmp/memory_ext/eval-$EVAL_PORT}
+DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
+[ -f "$DATA" ] || { echo "no such data file: $DATA (make eval DATA=path/to/locomo.json)" >&2; exit 2; }
+
+sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
+cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+cargo build -q --release -p memory_ext_bench
+scripts/cluster.sh destroy "$EVAL_PGDATA"
+trap 'scripts/cluster.sh destroy "$EVAL_PGDATA"' EXIT
+scripts/cluster.sh start "$EVAL_PGDATA" "$EVAL_PORT"
+"$PGBIN/psql" -X -q -h 127.0.0.1 -p "$EVAL_PORT" -U postgres -d postgres -c "CREATE DATABASE memory_eval"
+"$PGBIN/psql" -X -q -h 127.0.0.1 -p "$EVAL_PORT" -U postgres -d memory_eval -c "CREATE EXTENSION memory_ext CASCADE"
+target/release/memory_ext_bench eval --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
+  --data "$DATA" --out bench/results --ablation

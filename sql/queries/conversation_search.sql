@@ -1,0 +1,18 @@
+-- conversation_search: a thread's messages (in context or not) ranked by keyword and meaning.
+-- $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or NULL, $5 roles or NULL,
+-- $6 start, $7 end, $8 candidates per side. The "dense" and "similarity" placeholders (in braces
+-- where used, never in a comment) carry the active model's id, type and operator as literals.
+WITH lex AS (
+    SELECT m.id FROM memory.messages m
+    WHERE $3 IS NOT NULL AND m.user_id = $1 AND m.thread_id = $2 AND m.tsv @@ $3::tsquery
+      AND ($5::text[] IS NULL OR m.role = ANY($5)) AND ($6::timestamptz IS NULL OR m.created_at >= $6)
+      AND ($7::timestamptz IS NULL OR m.created_at < $7)
+    ORDER BY ts_rank_cd(m.tsv, $3::tsquery) DESC
+    LIMIT $8
+){dense}, pool AS (
+    SELECT id FROM lex UNION SELECT id FROM dense
+)
+SELECT m.id, m.seq, m.role, m.content, m.created_at,
+       CASE WHEN $3 IS NULL THEN 0 ELSE ts_rank_cd(m.tsv, $3::tsquery) END::float8,
+       {similarity}
+FROM pool p JOIN memory.messages m ON m.user_id = $1 AND m.id = p.id

@@ -1,0 +1,16 @@
+-- memory_export($1 user_id): every row of the tenant, by table, in a stable order.
+SELECT jsonb_build_object(
+    'user_id', $1::text,
+    'exported_at', now(),
+    'agents', (SELECT coalesce(jsonb_agg(to_jsonb(a) - 'user_id' ORDER BY a.agent_id), '[]') FROM memory.agents a WHERE a.user_id = $1),
+    'blocks', (SELECT coalesce(jsonb_agg(to_jsonb(b) - 'user_id' ORDER BY b.agent_id, b.label), '[]') FROM memory.blocks b WHERE b.user_id = $1),
+    'threads', (SELECT coalesce(jsonb_agg(to_jsonb(t) - 'user_id' ORDER BY t.thread_id), '[]') FROM memory.threads t WHERE t.user_id = $1),
+    'messages', (SELECT coalesce(jsonb_agg(to_jsonb(m) - 'user_id' - 'embedding' - 'tsv' ORDER BY m.thread_id, m.seq), '[]') FROM memory.messages m WHERE m.user_id = $1),
+    'memories', (SELECT coalesce(jsonb_agg(to_jsonb(i) - 'user_id' - 'embedding' - 'tsv' ORDER BY i.created_at, i.id), '[]') FROM memory.items i WHERE i.user_id = $1),
+    'relations', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'user_id' ORDER BY r.created_at, r.id), '[]') FROM memory.relations r WHERE r.user_id = $1),
+    'history', (SELECT coalesce(jsonb_agg(to_jsonb(h) - 'user_id' ORDER BY h.ts, h.id), '[]') FROM memory.history h WHERE h.user_id = $1),
+    'categories', (SELECT coalesce(jsonb_agg(to_jsonb(c) - 'user_id' ORDER BY c.name), '[]') FROM memory.categories c WHERE c.user_id = $1),
+    'allowlists', (SELECT coalesce(jsonb_agg(to_jsonb(l) - 'user_id' ORDER BY l.agent, l.category), '[]') FROM memory.allowlists l WHERE l.user_id = $1),
+    'checkpoints', (SELECT coalesce(jsonb_agg(to_jsonb(k) - 'user_id' ORDER BY k.thread_id), '[]') FROM memory.checkpoints k WHERE k.user_id = $1),
+    'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.ts, e.id), '[]') FROM memory.events e WHERE e.user_id = $1)
+)
