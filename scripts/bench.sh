@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
-# Usage: scripts/bench.sh [suite ...]   (default: embed)
+#
+# Usage: scripts/bench.sh [suite ...]      suites: embed, query (default: embed query)
+#   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
+#   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
+#                                 a million memories take a while to load)
+# The server keeps its data in $BENCH_PGDATA between runs and is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -9,22 +14,43 @@ PGBIN=$("$PG_CONFIG" --bindir)
 BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
-suites=${*:-embed}
+BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
+suites=${*:-embed query}
+psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
 sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
 echo "==> release build + install (benchmarks measure optimised code)"
+scripts/cluster.sh stop "$BENCH_PGDATA"   # never overwrite a loaded memory_ext.so in place
 cargo pgrx install --release --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
 cargo build -q --release -p memory_ext_bench -p memory_ext_standin
-scripts/cluster.sh destroy "$BENCH_PGDATA"
+[ "${BENCH_FRESH:-0}" = 1 ] && scripts/cluster.sh destroy "$BENCH_PGDATA"
 target/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &
 standin=$!
-trap 'kill $standin 2>/dev/null; scripts/cluster.sh destroy "$BENCH_PGDATA"' EXIT
+trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"' EXIT
+fresh=0; [ -f "$BENCH_PGDATA/PG_VERSION" ] || fresh=1
 scripts/cluster.sh start "$BENCH_PGDATA" "$BENCH_PORT"
-"$PGBIN/psql" -X -q -h 127.0.0.1 -p "$BENCH_PORT" -U postgres -d postgres -c "CREATE DATABASE memory_bench"
-"$PGBIN/psql" -X -q -h 127.0.0.1 -p "$BENCH_PORT" -U postgres -d memory_bench -c "CREATE EXTENSION memory_ext CASCADE"
+if [ "$fresh" = 1 ]; then
+  # Room for a million 384-d vectors and their HNSW index in memory (1.5 GB + ~2 GB) on this
+  # 24 GB machine; everything else stays at the defaults cluster.sh writes.
+  psql_b -d postgres -c "ALTER SYSTEM SET shared_buffers = '6GB'" \
+    -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" -c "ALTER SYSTEM SET effective_cache_size = '12GB'" \
+    -c "ALTER SYSTEM SET max_wal_size = '8GB'" -c "ALTER SYSTEM SET checkpoint_timeout = '30min'"
+  scripts/cluster.sh start "$BENCH_PGDATA" "$BENCH_PORT"   # restart: shared_buffers
+fi
+psql_b -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_bench'" | grep -q 1 ||
+  psql_b -d postgres -c "CREATE DATABASE memory_bench"
+# Reused data keeps the extension objects it was loaded with: after changing sql/, BENCH_FRESH=1.
+psql_b -d memory_bench -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
+dsn="host=127.0.0.1 port=$BENCH_PORT user=postgres dbname=memory_bench"
 for s in $suites; do
-  echo "==> bench: $s"
-  target/release/memory_ext_bench "$s" --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres dbname=memory_bench" \
-    --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+  if [ "$s" = query ]; then
+    for n in $BENCH_ITEMS; do
+      echo "==> bench: query at $n memories"
+      target/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out bench/results
+    done
+  else
+    echo "==> bench: $s"
+    target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+  fi
 done
 echo "==> results in bench/results/ ($(hostname), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"

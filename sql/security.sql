@@ -42,11 +42,12 @@ TO PUBLIC;
 -- memory._ensure_embedding_model (SECURITY DEFINER).
 GRANT SELECT ON memory.embedding_models TO PUBLIC;
 
--- Threads: created and described by applications; revision, last_seq and reported_rev belong
--- to the triggers and to memory_query.
+-- Threads: created and described by applications; revision and last_seq belong to the triggers.
 GRANT SELECT, DELETE ON memory.threads TO PUBLIC;
 GRANT INSERT (user_id, thread_id, agent_id, metadata) ON memory.threads TO PUBLIC;
-GRANT UPDATE (agent_id, metadata) ON memory.threads TO PUBLIC;
+-- reported_rev is the tenant's own "what has the delta header told this thread" mark, moved by
+-- memory_query / memory_delta running as the caller.
+GRANT UPDATE (agent_id, metadata, reported_rev) ON memory.threads TO PUBLIC;
 
 GRANT SELECT ON memory.change_log, memory.history TO PUBLIC;
 

@@ -69,13 +69,69 @@ fn evidence(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn load(db: &mut Client, data: &Value) -> Loaded {
+fn push_questions(
+    sample: &Value,
+    tenant: &str,
+    known: &HashSet<String>,
+    questions: &mut Vec<Question>,
+) {
+    for q in sample["qa"].as_array().into_iter().flatten() {
+        let category = q["category"].as_i64().unwrap_or(0);
+        if !(1..=4).contains(&category) {
+            continue;
+        }
+        let ev: Vec<String> = evidence(&q["evidence"])
+            .into_iter()
+            .filter(|e| known.contains(e))
+            .collect();
+        if ev.is_empty() {
+            continue;
+        }
+        questions.push(Question {
+            tenant: tenant.to_string(),
+            text: q["question"].as_str().unwrap_or("").to_string(),
+            category,
+            evidence: ev,
+        });
+    }
+}
+
+/// With `reuse`, a conversation already loaded (as many memories as turns) is not written again:
+/// its turn map is read back from the memories' metadata. For tuning loops.
+fn load(db: &mut Client, data: &Value, reuse: bool) -> Loaded {
     let mut questions = vec![];
     let mut turns = HashMap::new();
     let mut written = 0;
     for sample in data.as_array().expect("a LoCoMo file is a JSON array") {
         let id = sample["sample_id"].as_str().unwrap_or("conv");
         let tenant = format!("locomo:{id}");
+        let conv = sample["conversation"].as_object().expect("conversation");
+        let n_turns: usize = sessions(conv).iter().map(|s| s.1.len()).sum();
+        let have: i64 = db
+            .query_one(
+                "SELECT count(*) FROM memory.items WHERE user_id = $1",
+                &[&tenant],
+            )
+            .unwrap()
+            .get(0);
+        if reuse && have as usize == n_turns {
+            let mut known = HashSet::new();
+            for r in db
+                .query(
+                    "SELECT id::text, metadata->>'dia_id', split_part(thread_id, ':session_', 2) FROM memory.items WHERE user_id = $1",
+                    &[&tenant],
+                )
+                .unwrap()
+            {
+                let dia: String = r.get(1);
+                let n: String = r.get(2);
+                known.insert(dia.clone());
+                turns.insert(r.get::<_, String>(0), (dia, format!("{id}:{n}")));
+                written += 1;
+            }
+            push_questions(sample, &tenant, &known, &mut questions);
+            continue;
+        }
         db.execute("DELETE FROM memory.items WHERE user_id = $1", &[&tenant])
             .unwrap();
         db.execute("DELETE FROM memory.threads WHERE user_id = $1", &[&tenant])
@@ -85,7 +141,6 @@ fn load(db: &mut Client, data: &Value) -> Loaded {
             tenant.replace('\'', "''")
         ))
         .unwrap();
-        let conv = sample["conversation"].as_object().expect("conversation");
         let mut known = HashSet::new();
         for (n, list, date) in sessions(conv) {
             let thread = format!("{id}:session_{n}");
@@ -125,25 +180,7 @@ fn load(db: &mut Client, data: &Value) -> Loaded {
                 written += 1;
             }
         }
-        for q in sample["qa"].as_array().into_iter().flatten() {
-            let category = q["category"].as_i64().unwrap_or(0);
-            if !(1..=4).contains(&category) {
-                continue;
-            }
-            let ev: Vec<String> = evidence(&q["evidence"])
-                .into_iter()
-                .filter(|e| known.contains(e))
-                .collect();
-            if ev.is_empty() {
-                continue;
-            }
-            questions.push(Question {
-                tenant: tenant.clone(),
-                text: q["question"].as_str().unwrap_or("").to_string(),
-                category,
-                evidence: ev,
-            });
-        }
+        push_questions(sample, &tenant, &known, &mut questions);
     }
     Loaded {
         questions,
@@ -167,7 +204,10 @@ fn score(
         .collect();
     if std::env::var("EVAL_DEBUG").is_ok() {
         let firsts: Vec<&str> = ranked.iter().take(6).map(|(_, s)| s.as_str()).collect();
-        eprintln!("{:?} ev={:?} ev_sessions={:?} first={:?}", q.text, q.evidence, ev_sessions, firsts);
+        eprintln!(
+            "{:?} ev={:?} ev_sessions={:?} first={:?}",
+            q.text, q.evidence, ev_sessions, firsts
+        );
     }
     let mut s = Scores::new();
     for k in [5, 10, 20] {
@@ -222,7 +262,10 @@ fn ask(db: &mut Client, l: &Loaded, weights: &str) -> (Scores, BTreeMap<i64, Sco
     let mut by_conv: HashMap<String, HashMap<String, String>> = HashMap::new();
     for (d, s) in l.turns.values() {
         let conv = s.rsplit_once(':').map_or("", |x| x.0).to_string();
-        by_conv.entry(conv).or_default().insert(d.clone(), s.clone());
+        by_conv
+            .entry(conv)
+            .or_default()
+            .insert(d.clone(), s.clone());
     }
     let mut rows = vec![];
     let mut by_cat: BTreeMap<i64, Vec<Scores>> = BTreeMap::new();
@@ -270,13 +313,13 @@ fn row(name: &str, s: &Scores) -> String {
     )
 }
 
-pub fn run(dsn: &str, file: &str, out: &str, ablation: bool) {
+pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool) {
     let data: Value =
         serde_json::from_str(&std::fs::read_to_string(file).expect("read the data file"))
             .expect("JSON");
     let mut db = Client::connect(dsn, NoTls).unwrap();
     let t0 = std::time::Instant::now();
-    let l = load(&mut db, &data);
+    let l = load(&mut db, &data, reuse);
     let load_s = t0.elapsed().as_secs_f64();
     eprintln!(
         "loaded {} turns in {load_s:.1} s; {} questions",
@@ -314,6 +357,18 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool) {
     } else {
         vec![("memory_query (all components)", "")]
     };
+    // EVAL_WEIGHTS replaces the main configuration's weights (for tuning loops with --reuse).
+    let tuned = std::env::var("EVAL_WEIGHTS").unwrap_or_default();
+    let configs: Vec<(&str, &str)> = configs
+        .into_iter()
+        .map(|(n, w)| {
+            if w.is_empty() && !tuned.is_empty() {
+                (n, tuned.as_str())
+            } else {
+                (n, w)
+            }
+        })
+        .collect();
     let header = format!(
         "| configuration | {} |\n|---|{}\n",
         METRICS.join(" | "),

@@ -26,6 +26,7 @@ struct Args {
     data: String,
     ablation: bool,
     items: usize,
+    reuse: bool,
 }
 
 fn args() -> Args {
@@ -39,9 +40,14 @@ fn args() -> Args {
         false,
     );
     let mut items = 100_000;
+    let mut reuse = false;
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
+            continue;
+        }
+        if k == "--reuse" {
+            reuse = true;
             continue;
         }
         let v = a.next().expect("value");
@@ -62,6 +68,7 @@ fn args() -> Args {
         data,
         ablation,
         items,
+        reuse,
     }
 }
 
@@ -214,7 +221,7 @@ fn main() {
             .unwrap();
             print!("{md}");
         }
-        "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation),
+        "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse),
         "query" => query_suite(&a),
         s => panic!("unknown suite {s}"),
     }
@@ -224,16 +231,26 @@ fn main() {
 fn query_suite(a: &Args) {
     let mut db = Client::connect(&a.dsn, NoTls).unwrap();
     let have: i64 = db
-        .query_one("SELECT count(*) FROM memory.items WHERE user_id LIKE 'bench-%'", &[])
+        .query_one(
+            "SELECT count(*) FROM memory.items WHERE user_id LIKE 'bench-%'",
+            &[],
+        )
         .unwrap()
         .get(0);
     let mut load_rate = None;
     if (have as usize) < a.items {
-        eprintln!("loading {} memories ({} there)", a.items - have as usize, have);
+        eprintln!(
+            "loading {} memories ({} there)",
+            a.items - have as usize,
+            have
+        );
         load_rate = Some(query::load(&a.dsn, a.items - have as usize, 2));
         db.batch_execute("VACUUM ANALYZE memory.items").unwrap();
     }
-    let total: i64 = db.query_one("SELECT count(*) FROM memory.items", &[]).unwrap().get(0);
+    let total: i64 = db
+        .query_one("SELECT count(*) FROM memory.items", &[])
+        .unwrap()
+        .get(0);
     eprintln!("querying over {total} memories");
     let q = query::query_latency(&a.dsn, 300);
     let w1 = query::write_latency(&a.dsn, 300, 1, true);
@@ -269,6 +286,10 @@ fn query_suite(a: &Args) {
     );
     std::fs::create_dir_all(&a.out).unwrap();
     std::fs::write(format!("{}/query-{}.md", a.out, a.items), &md).unwrap();
-    std::fs::write(format!("{}/query-{}.json", a.out, a.items), serde_json::to_string_pretty(&result).unwrap()).unwrap();
+    std::fs::write(
+        format!("{}/query-{}.json", a.out, a.items),
+        serde_json::to_string_pretty(&result).unwrap(),
+    )
+    .unwrap();
     print!("{md}");
 }

@@ -52,30 +52,70 @@ pub struct Gen {
     topics: Vec<Vec<f32>>,
 }
 
-const NAMES: [&str; 12] = ["Ana", "Ben", "Chloe", "Dev", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jon", "Kai", "Lena"];
+const NAMES: [&str; 12] = [
+    "Ana", "Ben", "Chloe", "Dev", "Emma", "Farid", "Grace", "Hiro", "Ines", "Jon", "Kai", "Lena",
+];
 const VERBS: [&str; 10] = [
-    "prefers", "is planning", "mentioned", "decided on", "asked about", "is worried about", "wants", "finished",
-    "started", "recommended",
+    "prefers",
+    "is planning",
+    "mentioned",
+    "decided on",
+    "asked about",
+    "is worried about",
+    "wants",
+    "finished",
+    "started",
+    "recommended",
 ];
 const OBJECTS: [&str; 20] = [
-    "a trip to Porto in May", "green tea instead of coffee", "migrating the billing database", "a weekly status report",
-    "shipping version two before the holidays", "learning Rust on weekends", "the new onboarding flow",
-    "a quieter apartment near the park", "running a half marathon", "the quarterly budget review",
-    "switching to a standing desk", "the customer churn analysis", "a birthday dinner for their sister",
-    "the security audit findings", "reading more science fiction", "a Postgres upgrade on the staging cluster",
-    "vegetarian recipes for the week", "the hiring plan for two engineers", "a concert on Friday night",
+    "a trip to Porto in May",
+    "green tea instead of coffee",
+    "migrating the billing database",
+    "a weekly status report",
+    "shipping version two before the holidays",
+    "learning Rust on weekends",
+    "the new onboarding flow",
+    "a quieter apartment near the park",
+    "running a half marathon",
+    "the quarterly budget review",
+    "switching to a standing desk",
+    "the customer churn analysis",
+    "a birthday dinner for their sister",
+    "the security audit findings",
+    "reading more science fiction",
+    "a Postgres upgrade on the staging cluster",
+    "vegetarian recipes for the week",
+    "the hiring plan for two engineers",
+    "a concert on Friday night",
     "fixing the flaky integration tests",
 ];
 const TAILS: [&str; 8] = [
-    "", " because it saves time", " after the last meeting", " next month", " with the team", " this weekend",
-    " since the incident in March", " to keep things simple",
+    "",
+    " because it saves time",
+    " after the last meeting",
+    " next month",
+    " with the team",
+    " this weekend",
+    " since the incident in March",
+    " to keep things simple",
 ];
-const CATEGORIES: [&str; 8] = ["profile", "preferences", "goals", "tasks", "projects", "event", "activity", "relationships"];
+const CATEGORIES: [&str; 8] = [
+    "profile",
+    "preferences",
+    "goals",
+    "tasks",
+    "projects",
+    "event",
+    "activity",
+    "relationships",
+];
 
 impl Gen {
     pub fn new(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        let topics = (0..TOPICS).map(|_| unit((0..DIMS).map(|_| rng.normal()).collect())).collect();
+        let topics = (0..TOPICS)
+            .map(|_| unit((0..DIMS).map(|_| rng.normal()).collect()))
+            .collect();
         Gen { rng, topics }
     }
 
@@ -93,8 +133,16 @@ impl Gen {
 
     /// A vector near topic `t` (cosine to the centre ~0.7, like paraphrases of one subject).
     pub fn vector(&mut self, t: usize) -> Vec<f32> {
-        let noise: Vec<f32> = (0..DIMS).map(|_| self.rng.normal() / (DIMS as f32).sqrt()).collect();
-        unit(self.topics[t].iter().zip(noise).map(|(c, n)| c + n).collect())
+        let noise: Vec<f32> = (0..DIMS)
+            .map(|_| self.rng.normal() / (DIMS as f32).sqrt())
+            .collect();
+        unit(
+            self.topics[t]
+                .iter()
+                .zip(noise)
+                .map(|(c, n)| c + n)
+                .collect(),
+        )
     }
 
     pub fn request(&mut self, tenant: usize, i: usize) -> Value {
@@ -144,10 +192,19 @@ pub fn load(dsn: &str, items: usize, clients: usize) -> f64 {
                     // One tenant per batch, tenants in turn.
                     let tenant = (i / BATCH) % TENANTS;
                     let reqs: Vec<Value> = (0..n).map(|k| g.request(tenant, i + k)).collect();
-                    db.execute("SELECT memory_write_batch($1)", &[&Json(Value::Array(reqs))]).unwrap();
+                    db.execute(
+                        "SELECT memory_write_batch($1)",
+                        &[&Json(Value::Array(reqs))],
+                    )
+                    .unwrap();
                     i += n;
                     if (i - start) % 50_000 < BATCH {
-                        eprintln!("  client {c}: {} of {} loaded ({:.0}/s overall)", i - start, end - start, (i - start) as f64 * clients as f64 / t0.elapsed().as_secs_f64());
+                        eprintln!(
+                            "  client {c}: {} of {} loaded ({:.0}/s overall)",
+                            i - start,
+                            end - start,
+                            (i - start) as f64 * clients as f64 / t0.elapsed().as_secs_f64()
+                        );
                     }
                 }
             })
@@ -169,27 +226,41 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
            AND importance >= 2
          ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5"
     );
-    db.batch_execute("SET hnsw.iterative_scan = relaxed_order").unwrap();
+    db.batch_execute("SET hnsw.iterative_scan = relaxed_order")
+        .unwrap();
     let (mut mq, mut raw, mut e2e) = (vec![], vec![], vec![]);
     for i in 0..n + 20 {
         let tenant = g.rng.below(TENANTS);
         let (text, topic) = g.sentence();
         let v = g.vector(topic);
         let user = format!("bench-{tenant}");
-        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'")).unwrap();
-        let vtext = format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+            .unwrap();
+        let vtext = format!(
+            "[{}]",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
         let t = Instant::now();
         let rows = db.query(&raw_sql, &[&user, &vtext]).unwrap();
         let raw_ms = t.elapsed().as_secs_f64() * 1e3;
         assert!(!rows.is_empty());
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
         let t = Instant::now();
-        let r: Json<Value> = db.query_one("SELECT memory_query($1)", &[&Json(req)]).unwrap().get(0);
+        let r: Json<Value> = db
+            .query_one("SELECT memory_query($1)", &[&Json(req)])
+            .unwrap()
+            .get(0);
         let mq_ms = t.elapsed().as_secs_f64() * 1e3;
         assert!(!r.0["items"].as_array().unwrap().is_empty());
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}});
         let t = Instant::now();
-        let _: Json<Value> = db.query_one("SELECT memory_query($1)", &[&Json(req)]).unwrap().get(0);
+        let _: Json<Value> = db
+            .query_one("SELECT memory_query($1)", &[&Json(req)])
+            .unwrap()
+            .get(0);
         let e2e_ms = t.elapsed().as_secs_f64() * 1e3;
         if i >= 20 {
             // the first 20 warm caches and load the model
@@ -198,7 +269,8 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             e2e.push(e2e_ms);
         }
     }
-    let s = |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0), "p99": pct(v, 99.0)});
+    let s =
+        |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0), "p99": pct(v, 99.0)});
     let (rs, ms) = (s(&mut raw), s(&mut mq));
     json!({
         "queries": n,
@@ -225,16 +297,21 @@ pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) ->
                     if !with_vectors {
                         req.as_object_mut().unwrap().remove("embedding");
                     }
-                    db.batch_execute(&format!("SET memory_ext.user_id = 'bench-{tenant}'")).unwrap();
+                    db.batch_execute(&format!("SET memory_ext.user_id = 'bench-{tenant}'"))
+                        .unwrap();
                     let t = Instant::now();
-                    db.execute("SELECT memory_write($1)", &[&Json(req)]).unwrap();
+                    db.execute("SELECT memory_write($1)", &[&Json(req)])
+                        .unwrap();
                     lat.push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 lat
             })
         })
         .collect();
-    let mut all: Vec<f64> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let mut all: Vec<f64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     let rate = all.len() as f64 / t0.elapsed().as_secs_f64();
     json!({"clients": clients, "writes": all.len(), "per_s": rate, "p50_ms": pct(&mut all, 50.0), "p95_ms": pct(&mut all, 95.0)})
 }

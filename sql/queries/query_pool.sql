@@ -1,10 +1,11 @@
 -- memory_query's candidate pool and every signal rank.rs fuses, in one statement.
 --
--- src/api/query.rs fills in three placeholders (in braces below, never in a comment): "dense",
--- the vector side (a CTE, or an empty one); "filters", extra AND conditions on `i` whose values
--- are parameters; "similarity", the cosine expression. The active model's id, type and operator
--- are written into them as literals so that the planner can use that model's partial HNSW index
--- (a parameter would hide it behind a generic plan).
+-- src/api/query.rs fills in four placeholders (in braces below, never in a comment): "dense",
+-- the vector side (a CTE, or an empty one); "lexical", false when no query term is worth a
+-- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
+-- `i` whose values are parameters; "similarity", the cosine expression. The active model's id,
+-- type and operator are written into them as literals so that the planner can use that model's
+-- partial HNSW index (a parameter would hide it behind a generic plan).
 --
 -- $1 user_id, $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
 -- $5 candidates per side. BM25 with k1 = 0.9, b = 0.4 (tuned on the LoCoMo dev split).
@@ -18,7 +19,7 @@ WITH stats AS (
 ), lex AS (
     SELECT i.id
     FROM memory.items i
-    WHERE $3 IS NOT NULL AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
+    WHERE {lexical} AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
     ORDER BY (SELECT sum(q.idf * coalesce(array_length(u.positions, 1), 1) * 1.9
                          / (coalesce(array_length(u.positions, 1), 1) + 0.9 * (0.6 + 0.4 * (length(i.tsv) - 1) / s.avglen)))
               FROM unnest(i.tsv) u JOIN qterms q ON q.lexeme = u.lexeme CROSS JOIN stats s) DESC NULLS LAST

@@ -56,7 +56,11 @@ fn memory_history(
 #[pg_extern(stable, parallel_restricted)]
 fn memory_export(user_id: Option<&str>) -> JsonB {
     let user = tenant::resolve(user_id);
-    let doc = spi::one_opt::<JsonB>(include_str!("../../sql/queries/export.sql"), &[user.as_str().into()], "exporting")
-        .unwrap_or(JsonB(serde_json::json!({})));
+    let doc = spi::one_opt::<JsonB>(
+        include_str!("../../sql/queries/export.sql"),
+        &[user.as_str().into()],
+        "exporting",
+    )
+    .unwrap_or(JsonB(serde_json::json!({})));
     doc
 }

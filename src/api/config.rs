@@ -9,7 +9,11 @@ use pgrx::JsonB;
 use serde_json::{json, Value};
 
 fn bad(field: &str, reason: &str) -> ! {
-    raise(SqlState::InvalidParameterValue, format!("invalid \"{field}\": {reason}"), None)
+    raise(
+        SqlState::InvalidParameterValue,
+        format!("invalid \"{field}\": {reason}"),
+        None,
+    )
 }
 
 /// `{"categories": [...], "allowlists": {...}}`. Categories are seed 003's YAML as JSON: either a
@@ -18,9 +22,20 @@ fn bad(field: &str, reason: &str) -> ! {
 /// Replaces the tenant's previous configuration atomically; returns the counts.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_configure(config: Option<JsonB>) -> JsonB {
-    let JsonB(cfg) = config.unwrap_or_else(|| raise(SqlState::NullValueNotAllowed, "config must not be null", None));
-    let obj = cfg.as_object().unwrap_or_else(|| bad("config", "must be a JSON object"));
-    if let Some(k) = obj.keys().find(|k| !["categories", "allowlists", "user_id"].contains(&k.as_str())) {
+    let JsonB(cfg) = config.unwrap_or_else(|| {
+        raise(
+            SqlState::NullValueNotAllowed,
+            "config must not be null",
+            None,
+        )
+    });
+    let obj = cfg
+        .as_object()
+        .unwrap_or_else(|| bad("config", "must be a JSON object"));
+    if let Some(k) = obj
+        .keys()
+        .find(|k| !["categories", "allowlists", "user_id"].contains(&k.as_str()))
+    {
         bad(k, "unknown key");
     }
     let user = tenant::resolve(match obj.get("user_id") {
@@ -31,17 +46,32 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
     // (name, context, rag_length, custom)
     let mut cats: Vec<(String, String, Option<i32>, bool)> = vec![];
     let mut add = |list: &Value, custom: bool, field: &str| {
-        for (i, c) in list.as_array().unwrap_or_else(|| bad(field, "must be an array")).iter().enumerate() {
+        for (i, c) in list
+            .as_array()
+            .unwrap_or_else(|| bad(field, "must be an array"))
+            .iter()
+            .enumerate()
+        {
             let f = format!("{field}[{i}]");
-            let o = c.as_object().unwrap_or_else(|| bad(&f, "must be an object with \"name\""));
-            if let Some(k) = o.keys().find(|k| !["name", "context", "rag_length"].contains(&k.as_str())) {
+            let o = c
+                .as_object()
+                .unwrap_or_else(|| bad(&f, "must be an object with \"name\""));
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["name", "context", "rag_length"].contains(&k.as_str()))
+            {
                 bad(&format!("{f}.{k}"), "unknown key");
             }
             let name = o
                 .get("name")
                 .and_then(Value::as_str)
                 .filter(|n| !n.trim().is_empty() && n.chars().count() <= 100)
-                .unwrap_or_else(|| bad(&format!("{f}.name"), "must be a non-empty string of at most 100 characters"));
+                .unwrap_or_else(|| {
+                    bad(
+                        &format!("{f}.name"),
+                        "must be a non-empty string of at most 100 characters",
+                    )
+                });
             let context = match o.get("context") {
                 None | Some(Value::Null) => "rag",
                 Some(Value::String(s)) if s == "all" || s == "rag" => s.as_str(),
@@ -52,12 +82,19 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
                 Some(v) => Some(
                     v.as_i64()
                         .filter(|n| (1..=10_000).contains(n))
-                        .unwrap_or_else(|| bad(&format!("{f}.rag_length"), "must be an integer between 1 and 10000"))
-                        as i32,
+                        .unwrap_or_else(|| {
+                            bad(
+                                &format!("{f}.rag_length"),
+                                "must be an integer between 1 and 10000",
+                            )
+                        }) as i32,
                 ),
             };
             if cats.iter().any(|c| c.0 == name) {
-                bad(&format!("{f}.name"), &format!("category \"{name}\" is listed twice"));
+                bad(
+                    &format!("{f}.name"),
+                    &format!("category \"{name}\" is listed twice"),
+                );
             }
             cats.push((name.to_string(), context.to_string(), rag_length, custom));
         }
@@ -66,8 +103,14 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
         None | Some(Value::Null) => {}
         Some(v @ Value::Array(_)) => add(v, false, "categories"),
         Some(Value::Object(o)) => {
-            if let Some(k) = o.keys().find(|k| !["system", "custom"].contains(&k.as_str())) {
-                bad(&format!("categories.{k}"), "unknown key (use system, custom)");
+            if let Some(k) = o
+                .keys()
+                .find(|k| !["system", "custom"].contains(&k.as_str()))
+            {
+                bad(
+                    &format!("categories.{k}"),
+                    "unknown key (use system, custom)",
+                );
             }
             if let Some(v) = o.get("system") {
                 add(v, false, "categories.system");
@@ -76,7 +119,10 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
                 add(v, true, "categories.custom");
             }
         }
-        Some(_) => bad("categories", "must be an array or {\"system\": [...], \"custom\": [...]}"),
+        Some(_) => bad(
+            "categories",
+            "must be an array or {\"system\": [...], \"custom\": [...]}",
+        ),
     }
     let mut allow: Vec<(String, String)> = vec![];
     match obj.get("allowlists") {
@@ -84,13 +130,24 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
         Some(Value::Object(o)) => {
             for (agent, list) in o {
                 if agent.trim().is_empty() || agent.chars().count() > 200 {
-                    bad("allowlists", "agent names must be non-empty and at most 200 characters");
+                    bad(
+                        "allowlists",
+                        "agent names must be non-empty and at most 200 characters",
+                    );
                 }
                 let f = format!("allowlists.{agent}");
-                for c in list.as_array().unwrap_or_else(|| bad(&f, "must be an array of category names")) {
-                    let c = c.as_str().unwrap_or_else(|| bad(&f, "must be an array of category names"));
+                for c in list
+                    .as_array()
+                    .unwrap_or_else(|| bad(&f, "must be an array of category names"))
+                {
+                    let c = c
+                        .as_str()
+                        .unwrap_or_else(|| bad(&f, "must be an array of category names"));
                     if !cats.iter().any(|x| x.0 == c) {
-                        bad(&f, &format!("category \"{c}\" is not among the configured categories"));
+                        bad(
+                            &f,
+                            &format!("category \"{c}\" is not among the configured categories"),
+                        );
                     }
                     if !allow.contains(&(agent.clone(), c.to_string())) {
                         allow.push((agent.clone(), c.to_string()));
@@ -98,11 +155,17 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
                 }
             }
         }
-        Some(_) => bad("allowlists", "must be an object mapping agents to category lists"),
+        Some(_) => bad(
+            "allowlists",
+            "must be an object mapping agents to category lists",
+        ),
     }
     // Replace atomically: this statement and the inserts run in the caller's transaction.
-    Spi::run_with_args("DELETE FROM memory.categories WHERE user_id = $1", &[user.as_str().into()])
-        .spi("clearing categories");
+    Spi::run_with_args(
+        "DELETE FROM memory.categories WHERE user_id = $1",
+        &[user.as_str().into()],
+    )
+    .spi("clearing categories");
     for (name, context, rag_length, custom) in &cats {
         Spi::run_with_args(
             "INSERT INTO memory.categories (user_id, name, context, rag_length, custom) VALUES ($1, $2, $3, $4, $5)",
@@ -113,7 +176,11 @@ fn memory_configure(config: Option<JsonB>) -> JsonB {
     for (agent, cat) in &allow {
         Spi::run_with_args(
             "INSERT INTO memory.allowlists (user_id, agent, category) VALUES ($1, $2, $3)",
-            &[user.as_str().into(), agent.as_str().into(), cat.as_str().into()],
+            &[
+                user.as_str().into(),
+                agent.as_str().into(),
+                cat.as_str().into(),
+            ],
         )
         .spi("storing an allowlist");
     }

@@ -182,38 +182,30 @@ pub fn lexemes(query: &str) -> Vec<String> {
     .unwrap_or_default()
 }
 
-/// A term in more than this share of the tenant's memories does not generate lexical candidates
-/// (it still counts in every candidate's BM25): matching it would fetch most of the tenant for
-/// an idf near zero.
-const COMMON_TERM_SHARE: f64 = 0.25;
-
-/// The query terms worth a GIN lookup: the rarer ones (see [`COMMON_TERM_SHARE`]); when every
-/// term is common, the rarest.
+/// The query terms worth a GIN lookup: `memory_core::rank::candidate_terms` over the tenant's
+/// document frequencies.
 fn candidate_terms(user: &str, lex: &[String]) -> Vec<String> {
     if lex.is_empty() {
         return vec![];
     }
     let dfs: Vec<(String, f64)> = Spi::connect(|c| {
         c.select(
-            "SELECT l.lexeme, coalesce(x.df, 0)::float8 / greatest(coalesce(c.docs, 0), 1)
+            "SELECT l.lexeme, coalesce(x.df, 0)::float8
              FROM unnest($2::text[]) l(lexeme)
-             LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme
-             LEFT JOIN memory.corpus c ON c.user_id = $1",
+             LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme",
             None,
             &[user.into(), lex.to_vec().into()],
         )?
-        .map(|r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<f64>(2)?.unwrap_or(0.0))))
+        .map(|r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<f64>(2)?.unwrap_or(0.0),
+            ))
+        })
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
     })
     .spi("reading term frequencies");
-    let rare: Vec<String> = dfs.iter().filter(|(_, s)| *s <= COMMON_TERM_SHARE).map(|(l, _)| l.clone()).collect();
-    if !rare.is_empty() {
-        return rare;
-    }
-    dfs.into_iter()
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(l, _)| vec![l])
-        .unwrap_or_default()
+    rank::candidate_terms(&dfs, rank::MAX_LEXICAL_MATCHES)
 }
 
 /// `('a' | 'b') & '<tenant>'` — quoted tsquery text.
@@ -232,16 +224,17 @@ pub fn tsquery(lex: &[String], user: &str) -> Option<String> {
     Some(format!("({}) & {}", terms.join(" | "), q(&tenant)))
 }
 
-/// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
-pub fn search(
+/// The pool statement memory_query runs for a request, with its parameters.
+fn build_pool(
     user: &str,
     query: &str,
     supplied: Option<&[f32]>,
     filters: &Filters,
     categories: Option<&[String]>,
-) -> Vec<Hit> {
+) -> (String, Vec<DatumWithOid<'static>>) {
     let lex = lexemes(query);
     let tsq = tsquery(&candidate_terms(user, &lex), user);
+    let tsq_some = tsq.is_some();
     // The query's vector: supplied (taken as the active model's), or embedded. A provider that
     // is down degrades retrieval to keyword-only; it does not fail it.
     let qvec = match supplied {
@@ -250,7 +243,11 @@ pub fn search(
             if let Some(d) = m.dims.filter(|d| *d != v.len()) {
                 raise(
                     SqlState::InvalidParameterValue,
-                    format!("invalid \"embedding\": has {} dimensions, the active model {} has {d}", v.len(), m.id),
+                    format!(
+                        "invalid \"embedding\": has {} dimensions, the active model {} has {d}",
+                        v.len(),
+                        m.id
+                    ),
                     None,
                 );
             }
@@ -295,9 +292,23 @@ pub fn search(
         ),
     };
     let sql = include_str!("../../sql/queries/query_pool.sql")
+        // No candidate terms: a constant false, so the plan has no lexical scan at all.
+        .replace("{lexical}", if tsq_some { "true" } else { "false" })
         .replace("{dense}", &dense)
         .replace("{similarity}", &similarity)
         .replace("{filters}", &filters_sql);
+    (sql, args)
+}
+
+/// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
+pub fn search(
+    user: &str,
+    query: &str,
+    supplied: Option<&[f32]>,
+    filters: &Filters,
+    categories: Option<&[String]>,
+) -> Vec<Hit> {
+    let (sql, args) = build_pool(user, query, supplied, filters, categories);
     struct Row {
         hit: Hit,
         cand: Candidate,
@@ -486,7 +497,13 @@ pub fn run_query(q: &QueryRequest) -> Value {
         validate::id("agent", Some(agent)).or_raise();
     }
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
-    let mut hits = search(&user, &q.query, q.embedding.as_deref(), &q.filters, categories.as_deref());
+    let mut hits = search(
+        &user,
+        &q.query,
+        q.embedding.as_deref(),
+        &q.filters,
+        categories.as_deref(),
+    );
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
     }
@@ -547,6 +564,44 @@ fn memory_query(request: Option<JsonB>) -> JsonB {
     });
     let q = request::parse_query(&v).or_raise();
     JsonB(run_query(&q))
+}
+
+/// The plan of the statement memory_query runs for `request` (EXPLAIN, text format; with
+/// `measure`, EXPLAIN ANALYZE: it runs the statement): for DBAs, and for the tests that prove the
+/// indexes are used.
+#[pg_extern(volatile, parallel_unsafe, schema = "memory")]
+fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) -> String {
+    let JsonB(v) = request.unwrap_or_else(|| {
+        raise(
+            SqlState::NullValueNotAllowed,
+            "request must not be null",
+            None,
+        )
+    });
+    let q = request::parse_query(&v).or_raise();
+    let user = tenant::resolve(q.filters.user_id.as_deref());
+    let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
+    let (sql, args) = build_pool(
+        &user,
+        &q.query,
+        q.embedding.as_deref(),
+        &q.filters,
+        categories.as_deref(),
+    );
+    vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            let how = if measure.unwrap_or(false) {
+                "ANALYZE, COSTS OFF, TIMING ON"
+            } else {
+                "COSTS OFF"
+            };
+            c.select(&format!("EXPLAIN ({how}) {sql}"), None, &args)?
+                .map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
+                .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("explaining a query")
+    })
+    .join("\n")
 }
 
 /// The same ranking for SQL users.

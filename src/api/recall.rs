@@ -164,12 +164,23 @@ fn conversation_search(
                 format!("CASE WHEN m.embedding_model = {model} THEN (1 - (m.embedding::{vt} {op} $4::{vt}))::float8 END"),
             )
         }
-        None => (", dense AS (SELECT NULL::uuid AS id WHERE false)".into(), "NULL::float8".into()),
+        None => (
+            ", dense AS (SELECT NULL::uuid AS id WHERE false)".into(),
+            "NULL::float8".into(),
+        ),
     };
     let sql = include_str!("../../sql/queries/conversation_search.sql")
         .replace("{dense}", &dense)
         .replace("{similarity}", &similarity);
-    type Row = (pgrx::Uuid, i64, String, String, TimestampWithTimeZone, f64, Option<f64>);
+    type Row = (
+        pgrx::Uuid,
+        i64,
+        String,
+        String,
+        TimestampWithTimeZone,
+        f64,
+        Option<f64>,
+    );
     let rows: Vec<Row> = crate::pg::vector::with_iterative_scan(|| {
         Spi::connect(|c| {
             c.select(
@@ -179,7 +190,9 @@ fn conversation_search(
                     user.as_str().into(),
                     thread_id.into(),
                     tsq.into(),
-                    qvec.as_ref().map(|(_, v)| crate::embed::vector_text(v)).into(),
+                    qvec.as_ref()
+                        .map(|(_, v)| crate::embed::vector_text(v))
+                        .into(),
                     roles.into(),
                     start_date.into(),
                     end_date.into(),
@@ -188,11 +201,13 @@ fn conversation_search(
             )?
             .map(|r| {
                 Ok((
-                    r.get::<pgrx::Uuid>(1)?.unwrap_or(pgrx::Uuid::from_bytes([0; 16])),
+                    r.get::<pgrx::Uuid>(1)?
+                        .unwrap_or(pgrx::Uuid::from_bytes([0; 16])),
                     r.get::<i64>(2)?.unwrap_or(0),
                     r.get::<String>(3)?.unwrap_or_default(),
                     r.get::<String>(4)?.unwrap_or_default(),
-                    r.get::<TimestampWithTimeZone>(5)?.unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                    r.get::<TimestampWithTimeZone>(5)?
+                        .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
                     r.get::<f64>(6)?.unwrap_or(0.0),
                     r.get::<f64>(7)?,
                 ))
@@ -205,11 +220,22 @@ fn conversation_search(
     let sims: Vec<f64> = rows.iter().map(|r| r.6.unwrap_or(f64::NAN)).collect();
     let scores = memory_core::rank::fuse_pair(&lex, &sims);
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(rows[b].1.cmp(&rows[a].1)));
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then(rows[b].1.cmp(&rows[a].1))
+    });
     order.truncate(limit);
     TableIterator::new(order.into_iter().map(move |i| {
         let r = rows[i].clone();
-        (r.0, r.1, r.2, r.3, r.4, (scores[i] * 10_000.0).round() / 10_000.0)
+        (
+            r.0,
+            r.1,
+            r.2,
+            r.3,
+            r.4,
+            (scores[i] * 10_000.0).round() / 10_000.0,
+        )
     }))
 }
 

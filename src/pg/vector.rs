@@ -52,23 +52,43 @@ pub fn literal(s: &str) -> String {
     pgrx::spi::quote_literal(s)
 }
 
-/// Runs `f` with pgvector's iterative index scans on (pgvector >= 0.8), restoring the caller's
-/// setting afterwards: a tenant filter on an HNSW scan must not starve the scan of results.
+/// Runs `f` with the planner settings our retrieval statements are written for, restoring the
+/// caller's values afterwards (they are transaction-local, and the caller's transaction goes on):
+///
+/// * `hnsw.iterative_scan = relaxed_order` (pgvector >= 0.8): a tenant filter on an HNSW scan
+///   must not starve the scan of results.
+/// * `enable_seqscan = off`: these statements are designed around their indexes (the model's
+///   HNSW index, the GIN full-text index with the tenant lexeme, primary keys). When one tenant
+///   holds most of a table, the planner's estimate makes a sequential scan of every memory look
+///   cheaper than a GIN bitmap over the matching tenth, although the per-row BM25 work makes it
+///   far dearer (measured in tests/client/tests/memories.rs at 20k memories). Off still allows a
+///   sequential scan when no index applies; it only stops the planner from preferring one.
 pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
-    let old = spi::one_opt::<String>(
-        "SELECT current_setting('hnsw.iterative_scan', true)",
-        &[],
-        "reading hnsw.iterative_scan",
-    );
-    let set = |v: &str| {
-        Spi::run_with_args(
-            "SELECT set_config('hnsw.iterative_scan', $1, true)",
-            &[v.into()],
-        )
-        .spi("setting hnsw.iterative_scan")
+    const SETTINGS: [(&str, &str); 2] = [
+        ("hnsw.iterative_scan", "relaxed_order"),
+        ("enable_seqscan", "off"),
+    ];
+    let old: Vec<Option<String>> = SETTINGS
+        .iter()
+        .map(|(k, _)| {
+            spi::one_opt::<String>(
+                "SELECT current_setting($1, true)",
+                &[(*k).into()],
+                "reading a setting",
+            )
+        })
+        .collect();
+    let set = |k: &str, v: &str| {
+        Spi::run_with_args("SELECT set_config($1, $2, true)", &[k.into(), v.into()])
+            .spi("setting a planner option")
     };
-    set("relaxed_order");
+    for (k, v) in SETTINGS {
+        set(k, v);
+    }
     let r = f();
-    set(old.as_deref().filter(|v| !v.is_empty()).unwrap_or("off"));
+    for ((k, _), v) in SETTINGS.iter().zip(old) {
+        // An unset pgvector option reads as NULL: "off" is its default.
+        set(k, v.as_deref().filter(|v| !v.is_empty()).unwrap_or("off"));
+    }
     r
 }

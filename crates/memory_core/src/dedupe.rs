@@ -10,11 +10,10 @@
 //! duplicate must also agree on its distinguishing tokens (numbers, and capitalised words not
 //! at the start of a sentence) before it may replace the other; otherwise it is only linked.
 
-use std::collections::BTreeSet;
-
-/// Numbers and mid-sentence capitalised words, lower-cased.
-pub fn distinguishing_tokens(text: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// Numbers and mid-sentence capitalised words, lower-cased, in order: "Writer 1 wrote fact 0"
+/// and "Writer 0 wrote fact 1" have the same tokens as a set but say different things.
+pub fn distinguishing_tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut sentence_start = true;
     for raw in text.split_whitespace() {
         let word: String = raw.chars().filter(|c| c.is_alphanumeric()).collect();
@@ -24,7 +23,7 @@ pub fn distinguishing_tokens(text: &str) -> BTreeSet<String> {
             // "I" and its contractions are capitalised but name nobody.
             let pronoun = matches!(word.as_str(), "I" | "Im" | "Ive" | "Ill" | "Id");
             if has_digit || (capital && !sentence_start && !pronoun) {
-                out.insert(word.to_lowercase());
+                out.push(word.to_lowercase());
             }
         }
         sentence_start = raw.ends_with(['.', '!', '?', ':', ';']);
@@ -95,10 +94,7 @@ mod tests {
         let t = distinguishing_tokens("Yay! Next month I'm having an LGBTQ art show in May 2024.");
         assert_eq!(
             t,
-            ["2024", "lgbtq", "may"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
+            vec!["lgbtq".to_string(), "may".to_string(), "2024".to_string()]
         );
         assert!(same_fact(
             "I'm putting together an LGBTQ art show next month",
@@ -106,6 +102,10 @@ mod tests {
         ));
         assert!(!same_fact("Bye Joanna!", "Bye Nate!"));
         assert!(!same_fact("Ana is 34", "Ana is 35"));
+        assert!(!same_fact(
+            "Writer 1 wrote fact 0 about Orion.",
+            "Writer 0 wrote fact 1 about Orion."
+        ));
     }
 
     #[test]

@@ -164,7 +164,10 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(Value::Array(a)) => {
                 if a.is_empty() || a.len() > MAX_DIMS {
-                    return Err(err(&self.name(k), format!("must have 1 to {MAX_DIMS} numbers")));
+                    return Err(err(
+                        &self.name(k),
+                        format!("must have 1 to {MAX_DIMS} numbers"),
+                    ));
                 }
                 a.iter()
                     .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))

@@ -55,7 +55,7 @@ SELECT category, text FROM memory.items WHERE text LIKE 'The deployment%';
 SELECT pg_temp.masked(memory_query('{"query": "What does Mona drink?", "thread_id": "m1", "since_rev": 0, "top_k": 3}'));
 -- Without since_rev: nothing new since the header was reported, so no header.
 SELECT memory_query('{"query": "What does Mona drink?", "thread_id": "m1", "top_k": 1}') -> 'header' AS header_again;
-SELECT memory_delta('m1', 6) AS delta_since_6;
+SELECT memory_delta('m1', 4) AS delta_since_4;
 SELECT memory_delta('m1', 100) AS nothing_since_100;
 -- Full: content, score, importance, tags, metadata, updated_at, related.
 SELECT array(SELECT jsonb_object_keys(i) ORDER BY 1) AS full_keys
@@ -103,7 +103,7 @@ SELECT message_append('m1', 'user', 'I am flying to Porto on the 12th.') ->> 'se
 SELECT message_append('m1', 'assistant', 'Noted, enjoy the trip to Portugal.') ->> 'seq' AS seq;
 SELECT message_append('m1', 'user', 'Can you remind me to buy sunscreen?') ->> 'seq' AS seq;
 UPDATE memory.messages SET in_context = false WHERE seq = 1;
-SELECT seq, role, content FROM conversation_search('m1', 'when is my flight?', limit => 2);
+SELECT seq, role, content FROM conversation_search('m1', 'when is my flight?', "limit" => 2);
 SELECT seq FROM conversation_search('m1', 'trip', roles => ARRAY['assistant']);
 SELECT conversation_search('m1', 'x', roles => ARRAY['robot']);
 \echo :LAST_ERROR_SQLSTATE
