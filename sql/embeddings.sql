@@ -43,6 +43,7 @@ CREATE INDEX embedding_failures_gave_up_idx ON memory.embedding_failures (user_i
 -- `embedding_model IS NULL` / `= ANY(old models)` must be an index range scan, not a scan of
 -- every tenant's rows.
 CREATE INDEX items_embedding_model_idx ON memory.items (embedding_model);
+SELECT memory._name_partition_indexes('memory.items_embedding_model_idx');
 CREATE INDEX messages_embedding_model_idx ON memory.messages (embedding_model);
 
 -- Most models a database may register. Each adds an index to every write, so a stray or
@@ -92,6 +93,7 @@ BEGIN
         WHERE e.extname = 'vector';
         EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
                        'items_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
+        PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
         EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
                        'messages_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
     END IF;

@@ -21,6 +21,34 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 't' || md5(user_id) $$;
 CREATE FUNCTION memory.tenant_tsvector(user_id text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory.tenant_lexeme(user_id)::tsvector $$;
 
+-- memory.items is hash-partitioned by user_id into this many partitions (see memory.items).
+CREATE FUNCTION memory._item_partitions() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 16 $$;
+
+-- Gives each partition's copy of a partitioned index its parent's name plus the partition's
+-- suffix (items_tsv_idx -> items_tsv_idx_p03), so plans read like the schema.
+CREATE FUNCTION memory._name_partition_indexes(VARIADIC parents text[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p text;
+    r record;
+BEGIN
+    FOREACH p IN ARRAY parents LOOP
+        FOR r IN SELECT t.relid::regclass AS child, ci.relname AS name,
+                        split_part(p, '.', 2) || '_' || substring(c.relname FROM '_(p[0-9]+)$') AS wanted
+                 FROM pg_partition_tree(p::regclass) t
+                 JOIN pg_index i ON i.indexrelid = t.relid
+                 JOIN pg_class c ON c.oid = i.indrelid
+                 JOIN pg_class ci ON ci.oid = i.indexrelid
+                 WHERE t.level = 1 LOOP
+            IF r.name <> r.wanted THEN
+                EXECUTE format('ALTER INDEX %s RENAME TO %I', r.child, r.wanted);
+            END IF;
+        END LOOP;
+    END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION memory._name_partition_indexes(text[]) FROM PUBLIC;
+
 -- Agents: one per (user, agent_id). An agent serves exactly one user.
 CREATE TABLE memory.agents (
     user_id     text        NOT NULL CHECK (user_id <> ''),
@@ -101,6 +129,15 @@ CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
 -- Memories (API.md "Memories"): semantic, episodic, procedural, insight, archival and detail
 -- items in one table. `text` is the Layer-1 line, `content` the optional Layer-2 detail.
 -- `content_hash` is over the normalised, lower-cased text: the exact-duplicate check.
+--
+-- # Why hash partitions by user_id
+-- Vector search is per tenant, but pgvector's HNSW graph is per index: with one index over every
+-- tenant, a search for one tenant walks past the others' rows (at 100 tenants, 564 of 569 rows
+-- visited belonged to someone else: 5.7 ms for 5 neighbours, paid by every write's dedupe check
+-- and every query). Sixteen partitions by hash(user_id), each with its own indexes, make a
+-- tenant 16 times denser in the graph it searches. Every statement names user_id, so the planner
+-- prunes to one partition. Partitions get no privileges of their own: ordinary roles reach
+-- memories only through memory.items and its row-level security.
 CREATE TABLE memory.items (
     user_id          text        NOT NULL CHECK (user_id <> ''),
     id               uuid        NOT NULL DEFAULT gen_random_uuid(),
@@ -138,7 +175,14 @@ CREATE TABLE memory.items (
     PRIMARY KEY (user_id, id),
     CONSTRAINT items_soft_deleted_has_purge_at CHECK (state <> 'soft_deleted' OR purge_at IS NOT NULL),
     CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
-);
+) PARTITION BY HASH (user_id);
+DO $$
+BEGIN
+    FOR n IN 0..memory._item_partitions() - 1 LOOP
+        EXECUTE format('CREATE TABLE memory.%I PARTITION OF memory.items FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                       'items_p' || lpad(n::text, 2, '0'), memory._item_partitions(), n);
+    END LOOP;
+END $$;
 CREATE UNIQUE INDEX items_key_idx ON memory.items (user_id, key) WHERE key IS NOT NULL;
 CREATE INDEX items_hash_idx ON memory.items (user_id, content_hash) WHERE state = 'active';
 CREATE INDEX items_thread_idx ON memory.items (user_id, thread_id, created_at) WHERE thread_id IS NOT NULL;
@@ -146,6 +190,9 @@ CREATE INDEX items_accessed_idx ON memory.items (user_id, last_accessed_at) WHER
 CREATE INDEX items_purge_idx ON memory.items (user_id, purge_at) WHERE state = 'soft_deleted';
 CREATE INDEX items_updated_idx ON memory.items (user_id, updated_at);
 CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv);
+SELECT memory._name_partition_indexes('memory.items_key_idx', 'memory.items_hash_idx', 'memory.items_thread_idx',
+                                      'memory.items_accessed_idx', 'memory.items_purge_idx',
+                                      'memory.items_updated_idx', 'memory.items_tsv_idx', 'memory.items_pkey');
 
 -- Relations (seed 003 §2): lightweight edges between memories, one per (from, to, type).
 CREATE TABLE memory.relations (

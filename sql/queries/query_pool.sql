@@ -46,7 +46,7 @@ WITH stats AS (
     WHERE i.state = 'active' {filters}
 ), tstats AS (
     SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avglen FROM memory.thread_corpus WHERE user_id = $1
-), tbm25 AS (
+), tbm25 AS MATERIALIZED (  -- once, not once per row of the join below (measured: 335 times, 360 ms)
     SELECT tt.thread_id,
            sum(ln(1 + (ts.n - d.df + 0.5) / (d.df + 0.5)) * tt.tf * 1.9
                / (tt.tf + 0.9 * (0.6 + 0.4 * tc.len / ts.avglen))) AS score
