@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make eval [DATA=file]`: retrieval quality on a LoCoMo-format file through the public API, with
-# the ablation table; results in bench/results/eval.{md,json}. Uses the dev build (results do not
-# depend on the build profile) on a server of its own.
+# the ablation table; results in bench/results/eval.{md,json}. Uses a release build (results do not
+# depend on the build profile; release loads faster) on a server of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -12,7 +12,7 @@ DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 [ -f "$DATA" ] || { echo "no such data file: $DATA (make eval DATA=path/to/locomo.json)" >&2; exit 2; }
 
 sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
-cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+cargo pgrx install --release --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
 cargo build -q --release -p memory_ext_bench
 scripts/cluster.sh destroy "$EVAL_PGDATA"
 trap 'scripts/cluster.sh destroy "$EVAL_PGDATA"' EXIT
