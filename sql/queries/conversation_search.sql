@@ -1,6 +1,6 @@
 -- conversation_search: a thread's messages (in context or not) ranked by keyword and meaning.
 -- $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or NULL, $5 roles or NULL,
--- $6 start, $7 end, $8 candidates per side. The "dense" and "similarity" placeholders (in braces
+-- $6 start, $7 end, $8 candidates per side. The "dense" and "similarity" template slots (in braces
 -- where used, never in a comment) carry the active model's id, type and operator as literals.
 WITH lex AS (
     SELECT m.id FROM memory.messages m

@@ -1,6 +1,6 @@
 -- memory_query's candidate pool and every signal rank.rs fuses, in one statement.
 --
--- src/api/query.rs fills in four placeholders (in braces below, never in a comment): "dense",
+-- src/api/query.rs fills in four template slots (in braces below, never in a comment): "dense",
 -- the vector side (a CTE, or an empty one); "lexical", false when no query term is worth a
 -- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
 -- `i` whose values are parameters; "similarity", the cosine expression. The active model's id,

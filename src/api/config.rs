@@ -1,9 +1,9 @@
 //! memory_configure (API.md "Categories and allowlists", seed 003 §5): a tenant's categories and
 //! its agents' category allowlists, replaced as a whole.
 
-use crate::error::{raise, SpiOk};
+use crate::error::{raise, OrRaise, SpiOk};
 use crate::pg::tenant;
-use memory_core::SqlState;
+use memory_core::{validate, SqlState};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -22,13 +22,7 @@ fn bad(field: &str, reason: &str) -> ! {
 /// Replaces the tenant's previous configuration atomically; returns the counts.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_configure(config: Option<JsonB>) -> JsonB {
-    let JsonB(cfg) = config.unwrap_or_else(|| {
-        raise(
-            SqlState::NullValueNotAllowed,
-            "config must not be null",
-            None,
-        )
-    });
+    let JsonB(cfg) = validate::required("config", config.as_ref()).or_raise();
     let obj = cfg
         .as_object()
         .unwrap_or_else(|| bad("config", "must be a JSON object"));

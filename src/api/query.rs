@@ -555,14 +555,8 @@ pub fn run_query(q: &QueryRequest) -> Value {
 /// The single retrieval tool (seed 003 §6).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_query(request: Option<JsonB>) -> JsonB {
-    let JsonB(v) = request.unwrap_or_else(|| {
-        raise(
-            SqlState::NullValueNotAllowed,
-            "request must not be null",
-            None,
-        )
-    });
-    let q = request::parse_query(&v).or_raise();
+    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+    let q = request::parse_query(v).or_raise();
     JsonB(run_query(&q))
 }
 
@@ -571,14 +565,8 @@ fn memory_query(request: Option<JsonB>) -> JsonB {
 /// indexes are used.
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
 fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) -> String {
-    let JsonB(v) = request.unwrap_or_else(|| {
-        raise(
-            SqlState::NullValueNotAllowed,
-            "request must not be null",
-            None,
-        )
-    });
-    let q = request::parse_query(&v).or_raise();
+    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+    let q = request::parse_query(v).or_raise();
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
     let (sql, args) = build_pool(

@@ -11,7 +11,7 @@ use crate::gucs;
 use crate::pg::{spi, tenant, vector};
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, WriteRequest};
-use memory_core::{text, SqlState};
+use memory_core::{text, validate, SqlState};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -364,14 +364,8 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
 /// Stores a memory: `{"id", "event": "created"|"updated"|"noop", "revision", "related": [...]}`.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_write(request: Option<JsonB>) -> JsonB {
-    let JsonB(v) = request.unwrap_or_else(|| {
-        raise(
-            SqlState::NullValueNotAllowed,
-            "request must not be null",
-            None,
-        )
-    });
-    let req = request::parse_write(&v).or_raise();
+    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+    let req = request::parse_write(v).or_raise();
     let (model, mut prepared) = prepare_all(vec![req]);
     let p = prepared
         .pop()
@@ -388,13 +382,7 @@ const MAX_BATCH: usize = 10_000;
 /// writes. Returns the array of responses. All or nothing.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_write_batch(requests: Option<JsonB>) -> JsonB {
-    let JsonB(v) = requests.unwrap_or_else(|| {
-        raise(
-            SqlState::NullValueNotAllowed,
-            "requests must not be null",
-            None,
-        )
-    });
+    let JsonB(v) = validate::required("requests", requests.as_ref()).or_raise();
     let Value::Array(items) = v else {
         raise(
             SqlState::InvalidParameterValue,
