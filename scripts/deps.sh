@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what memory_ext needs on a Debian 12 machine, skipping every step that is already done,
 # so a warm machine finishes in seconds. Facts behind each step: ../shared/ENVIRONMENT.md.
-# Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model]   (default: all)
+# Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model|python]   (default: all)
 set -euo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -61,6 +61,15 @@ pgrx_step() {
   fi
 }
 
+# psycopg 3 for the Python client tests (tests/python): already there on most machines.
+python_step() {
+  if python3 -c 'import psycopg' 2>/dev/null; then
+    log "python psycopg: present ($(python3 -c 'import psycopg; print(psycopg.__version__)'))"; return
+  fi
+  log "python psycopg: installing psycopg[binary] with pip"
+  python3 -m pip install --quiet --disable-pip-version-check 'psycopg[binary]>=3.1'
+}
+
 model_step() {
   local dir; dir="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models/all-MiniLM-L6-v2"
   if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
@@ -83,6 +92,7 @@ case "$step" in
   pgvector) pgvector_step ;;
   pgrx) pgrx_step ;;
   model) model_step ;;
-  all) apt_step; pgvector_step; pgrx_step; model_step ;;
+  python) python_step ;;
+  all) apt_step; pgvector_step; pgrx_step; model_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

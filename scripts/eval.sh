@@ -10,6 +10,7 @@ EVAL_PORT=${EVAL_PORT:-55435}
 EVAL_PGDATA=${EVAL_PGDATA:-/var/tmp/memory_ext/eval-$EVAL_PORT}
 DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 # EVAL_ABLATION=0: the full configuration only (~5 min instead of ~25).
+# EVAL_TOP_K=5: ask memory_query for 5 results instead of 100 (recall@10/@20 are then capped).
 ablation=--ablation; [ "${EVAL_ABLATION:-1}" = 0 ] && ablation=
 [ -f "$DATA" ] || { echo "no such data file: $DATA (make eval DATA=path/to/locomo.json)" >&2; exit 2; }
 

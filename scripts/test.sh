@@ -4,7 +4,8 @@
 #   2. cargo test -p memory_core -p memory_providers (the pure core; the model; HTTP clients)
 #   3. cargo pgrx test pg15                        (#[pg_test] units inside a server)
 #   4. pg_regress golden files                     (the user-visible SQL contract)
-#   5. client tests through a real driver          (tenancy with real roles, concurrency)
+#   5. client tests through real drivers: Rust postgres (tenancy with real roles, concurrency),
+#      Python psycopg, and psql running the README's tour
 # Layers 4-5 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # Usage: scripts/test.sh [layer ...]   layers: lint core pgrx regress client (default: all)
 set -euo pipefail
@@ -77,6 +78,11 @@ if want client; then
   psql_test -d memory_ext_client -c "CREATE EXTENSION memory_ext CASCADE"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_client" \
     cargo test -p memory_ext_client_tests -- --test-threads=4
+  step "client tests: Python psycopg against the server"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_py" -c "CREATE DATABASE memory_ext_py"
+  psql_test -d memory_ext_py -c "CREATE EXTENSION memory_ext CASCADE"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
+    python3 tests/python/test_psycopg.py
   step "client: the README's tour, pasted into psql"
   psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_tour" -c "CREATE DATABASE memory_ext_tour"
   psql_test -d memory_ext_tour -c "CREATE EXTENSION memory_ext CASCADE"

@@ -151,32 +151,23 @@ END $$;
 -- The columns whose change is a memory event, defined once for both triggers below. Access
 -- bookkeeping (last_accessed_at, access_count) and embeddings are not: retrieval and backfill
 -- must not bump revisions.
-CREATE FUNCTION memory._item_changed(a memory.items, b memory.items) RETURNS boolean
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT (a.text, a.content, a.kind, a.category, a.tags, a.importance, a.pinned, a.state, a.metadata,
-            a.key, a.agent_id, a.run_id, a.actor_id, a.role, a.thread_id, a.happened_at)
-           IS DISTINCT FROM
-           (b.text, b.content, b.kind, b.category, b.tags, b.importance, b.pinned, b.state, b.metadata,
-            b.key, b.agent_id, b.run_id, b.actor_id, b.role, b.thread_id, b.happened_at)
-$$;
-
--- A BEFORE trigger's WHEN may not use whole-row NEW on a table with generated columns, so this
--- one tests inside (the generated columns are not among those compared).
-CREATE FUNCTION memory._items_touch() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DO $$
+DECLARE
+    cols text[] := ARRAY['text', 'content', 'kind', 'category', 'tags', 'importance', 'pinned', 'state',
+                         'metadata', 'key', 'agent_id', 'run_id', 'actor_id', 'role', 'thread_id', 'happened_at'];
+    changed text := format('(%s) IS DISTINCT FROM (%s)',
+                           (SELECT string_agg('OLD.' || c, ', ') FROM unnest(cols) c),
+                           (SELECT string_agg('NEW.' || c, ', ') FROM unnest(cols) c));
 BEGIN
-    IF memory._item_changed(OLD, NEW) THEN
-        NEW.updated_at := now();
-    END IF;
-    RETURN NEW;
+    -- Plain column references, evaluated without calling a function: an access-only update
+    -- (every retrieval makes one) runs no trigger function at all. (A BEFORE trigger's WHEN may
+    -- not use whole-row NEW on a table with generated columns, hence the list.)
+    EXECUTE format('CREATE TRIGGER items_touch BEFORE UPDATE ON memory.items FOR EACH ROW WHEN (%s)
+                    EXECUTE FUNCTION memory._touch_updated_at()', changed);
+    EXECUTE format('CREATE TRIGGER items_audit_update AFTER UPDATE ON memory.items FOR EACH ROW WHEN (%s)
+                    EXECUTE FUNCTION memory._items_audit()', changed);
 END $$;
-
-CREATE TRIGGER items_touch BEFORE UPDATE ON memory.items FOR EACH ROW
-EXECUTE FUNCTION memory._items_touch();
 CREATE TRIGGER items_audit_insert AFTER INSERT ON memory.items FOR EACH ROW
-EXECUTE FUNCTION memory._items_audit();
-CREATE TRIGGER items_audit_update AFTER UPDATE ON memory.items FOR EACH ROW
-WHEN (memory._item_changed(OLD, NEW))
 EXECUTE FUNCTION memory._items_audit();
 CREATE TRIGGER items_audit_delete AFTER DELETE ON memory.items FOR EACH ROW
 EXECUTE FUNCTION memory._items_audit();

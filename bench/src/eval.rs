@@ -270,8 +270,14 @@ fn ask(db: &mut Client, l: &Loaded, weights: &str) -> (Scores, BTreeMap<i64, Sco
     let mut rows = vec![];
     let mut by_cat: BTreeMap<i64, Vec<Scores>> = BTreeMap::new();
     let t0 = std::time::Instant::now();
+    // EVAL_TOP_K: ask for fewer results (the pool shrinks with top_k: rank::per_side), to check
+    // that recall@5 holds for the top-5 requests agents make.
+    let top_k: usize = std::env::var("EVAL_TOP_K")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
     for q in &l.questions {
-        let req = json!({"query": q.text, "filters": {"user_id": q.tenant}, "top_k": 100});
+        let req = json!({"query": q.text, "filters": {"user_id": q.tenant}, "top_k": top_k});
         db.batch_execute(&format!(
             "SET memory_ext.user_id = '{}'",
             q.tenant.replace('\'', "''")

@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 pub const TENANTS: usize = 100;
+/// Memories loaded through memory_write_batch; beyond this, `fill` inserts by SQL.
+pub const API_LOAD: usize = 100_000;
 const TOPICS: usize = 50;
 const DIMS: usize = 384;
 
@@ -314,4 +316,149 @@ pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) ->
         .collect();
     let rate = all.len() as f64 / t0.elapsed().as_secs_f64();
     json!({"clients": clients, "writes": all.len(), "per_s": rate, "p50_ms": pct(&mut all, 50.0), "p95_ms": pct(&mut all, 95.0)})
+}
+
+/// Beyond the first 100k, data for the query figures at 1M goes in by SQL rather than through
+/// memory_write (the write path is measured at 100k; a million API writes would take most of an
+/// hour): the same generator's rows are COPYed into a staging table and inserted with
+/// INSERT ... SELECT (row and statement triggers on: history, revisions, term statistics), with
+/// the HNSW index dropped during the insert and built afterwards, then episode ("follows") edges
+/// between consecutive memories of a thread, as memory_write makes them. Returns seconds taken.
+pub fn fill(dsn: &str, items: usize) -> f64 {
+    use std::io::Write;
+    const CHUNK: usize = 100_000;
+    let t0 = Instant::now();
+    let mut db = connect(dsn);
+    let model = "builtin:all-MiniLM-L6-v2";
+    db.batch_execute(
+        "DROP TABLE IF EXISTS bench_stage;
+         CREATE UNLOGGED TABLE bench_stage (n bigint, user_id text, text text, category text,
+             importance smallint, thread_id text, embedding text)",
+    )
+    .unwrap();
+    let mut g = Gen::new(424_242);
+    let base: i64 = db
+        .query_one("SELECT count(*) FROM memory.items", &[])
+        .unwrap()
+        .get(0);
+    let mut w = db
+        .copy_in("COPY bench_stage FROM STDIN (FORMAT text)")
+        .unwrap();
+    for i in 0..items {
+        let tenant = (i / 500) % TENANTS;
+        let r = g.request(tenant, base as usize + i);
+        let v: Vec<String> = r["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| format!("{:.6}", x.as_f64().unwrap()))
+            .collect();
+        writeln!(
+            w,
+            "{i}\t{}\t{}\t{}\t{}\t{}\t[{}]",
+            r["user_id"].as_str().unwrap(),
+            r["text"].as_str().unwrap(),
+            r["category"].as_str().unwrap(),
+            r["importance"],
+            r["thread_id"].as_str().unwrap(),
+            v.join(",")
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    eprintln!(
+        "  staged {items} rows in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    let suffix: String = db
+        .query_one("SELECT left(md5($1), 12)", &[&model])
+        .unwrap()
+        .get(0);
+    db.batch_execute(&format!("DROP INDEX IF EXISTS memory.items_emb_{suffix}"))
+        .unwrap();
+    let start: String = db.query_one("SELECT now()::text", &[]).unwrap().get(0);
+    for lo in (0..items).step_by(CHUNK) {
+        db.execute(
+            &format!(
+                "INSERT INTO memory.items (user_id, kind, category, text, importance, thread_id, embedding, embedding_model, created_at)
+                 SELECT user_id, 'semantic', category, text, importance, thread_id, embedding::vector, '{model}',
+                        clock_timestamp()
+                 FROM bench_stage WHERE n >= $1 AND n < $2 ORDER BY n"
+            ),
+            &[&(lo as i64), &((lo + CHUNK) as i64)],
+        )
+        .unwrap();
+        eprintln!(
+            "  inserted {} of {items} ({:.0} s)",
+            (lo + CHUNK).min(items),
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    // Each new memory follows the one before it in its thread (the first new one of a thread
+    // follows the thread's last memory from before the fill).
+    db.execute(
+        "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
+         SELECT user_id, id, prev, 'follows', 1.0 FROM (
+             SELECT user_id, id, created_at,
+                    lag(id) OVER (PARTITION BY user_id, thread_id ORDER BY created_at, id) AS prev
+             FROM memory.items WHERE user_id LIKE 'bench-%' AND thread_id IS NOT NULL) s
+         WHERE prev IS NOT NULL AND created_at >= $1::timestamptz",
+        &[&start],
+    )
+    .unwrap();
+    eprintln!("  episode edges in {:.0} s", t0.elapsed().as_secs_f64());
+    // The index back, exactly as the extension defines it (memory._ensure_embedding_model).
+    db.batch_execute(&format!(
+        "SET maintenance_work_mem = '2GB';
+         DELETE FROM memory.embedding_models WHERE model_id = '{model}';
+         SELECT memory._ensure_embedding_model('{model}', 384);
+         DROP TABLE bench_stage;"
+    ))
+    .unwrap();
+    eprintln!(
+        "  HNSW index rebuilt in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    t0.elapsed().as_secs_f64()
+}
+
+/// The ceiling a single-row insert into an HNSW-indexed table sets on this machine: pgvector
+/// alone, no memory_ext (a copy of `rows` of the bench's vectors, same index parameters), one
+/// client, `n` inserts.
+pub fn raw_insert(dsn: &str, rows: i64, n: usize) -> Value {
+    let mut db = connect(dsn);
+    db.batch_execute(&format!(
+        "DROP TABLE IF EXISTS bench_raw;
+         CREATE TABLE bench_raw AS SELECT user_id, text, embedding::vector(384) AS embedding
+             FROM memory.items WHERE embedding IS NOT NULL LIMIT {rows};
+         SET maintenance_work_mem = '2GB';
+         CREATE INDEX ON bench_raw USING hnsw (embedding vector_cosine_ops);"
+    ))
+    .unwrap();
+    let mut g = Gen::new(777);
+    let mut lat = vec![];
+    let t0 = Instant::now();
+    for i in 0..n {
+        let r = g.request(i % TENANTS, i);
+        let v: Vec<String> = r["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        let t = Instant::now();
+        db.execute(
+            "INSERT INTO bench_raw VALUES ($1, $2, $3::text::vector)",
+            &[
+                &r["user_id"].as_str().unwrap(),
+                &r["text"].as_str().unwrap(),
+                &format!("[{}]", v.join(",")),
+            ],
+        )
+        .unwrap();
+        lat.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let rate = n as f64 / t0.elapsed().as_secs_f64();
+    db.batch_execute("DROP TABLE bench_raw").unwrap();
+    json!({"rows": rows, "inserts": n, "per_s": rate, "p50_ms": pct(&mut lat, 50.0), "p95_ms": pct(&mut lat, 95.0)})
 }

@@ -22,8 +22,6 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
 
-/// Candidates taken from each side (vector, BM25) before episode neighbours are added.
-const PER_SIDE: i64 = 50;
 /// Related bullets per item in "full" mode (API.md: up to 2).
 const RELATED_PER_ITEM: i64 = 2;
 
@@ -231,6 +229,7 @@ fn build_pool(
     supplied: Option<&[f32]>,
     filters: &Filters,
     categories: Option<&[String]>,
+    top_k: usize,
 ) -> (String, Vec<DatumWithOid<'static>>) {
     let lex = lexemes(query);
     let tsq = tsquery(&candidate_terms(user, &lex), user);
@@ -266,7 +265,7 @@ fn build_pool(
         qvec.as_ref().map(|(_, v)| vector_text(v)).into(),
         tsq.into(),
         lex.clone().into(),
-        PER_SIDE.into(),
+        (rank::per_side(top_k) as i64).into(),
     ];
     let filters_sql = filter_sql(filters, categories, &mut args);
     let (dense, similarity) = match &qvec {
@@ -307,8 +306,9 @@ pub fn search(
     supplied: Option<&[f32]>,
     filters: &Filters,
     categories: Option<&[String]>,
+    top_k: usize,
 ) -> Vec<Hit> {
-    let (sql, args) = build_pool(user, query, supplied, filters, categories);
+    let (sql, args) = build_pool(user, query, supplied, filters, categories, top_k);
     struct Row {
         hit: Hit,
         cand: Candidate,
@@ -503,6 +503,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         q.embedding.as_deref(),
         &q.filters,
         categories.as_deref(),
+        q.top_k,
     );
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
@@ -575,6 +576,7 @@ fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) ->
         q.embedding.as_deref(),
         &q.filters,
         categories.as_deref(),
+        q.top_k,
     );
     vector::with_iterative_scan(|| {
         Spi::connect(|c| {
@@ -621,7 +623,7 @@ fn memory_search(
     }
     let q = request::parse_query(&req).or_raise();
     let user = tenant::resolve(q.filters.user_id.as_deref());
-    let mut hits = search(&user, query, None, &q.filters, None);
+    let mut hits = search(&user, query, None, &q.filters, None, top_k);
     hits.truncate(top_k);
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
     // Kind and timestamps as Postgres types, in rank order.

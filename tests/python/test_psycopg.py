@@ -1,0 +1,193 @@
+"""memory_ext through Python's psycopg 3, the way an agent backend written in Python uses it.
+
+Run by `scripts/test.sh client` against the throwaway test server:
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." python3 tests/python/test_psycopg.py
+
+No test framework: each `test_*` function runs in order on a fresh tenant; any failure makes the
+exit status 1. What is checked: jsonb requests and responses as Python dicts, supplied
+embeddings as Python lists, memory_search rows as Python types, SQLSTATEs as psycopg exception
+classes, atomicity after an error, the delta header once, blocks and memory_context.
+"""
+
+import os
+import sys
+import traceback
+import uuid
+
+import psycopg
+from psycopg import errors
+from psycopg.types.json import Jsonb
+
+DSN = os.environ.get("MEMORY_EXT_TEST_DSN")
+ROLE = "me_py"
+
+
+def admin():
+    return psycopg.connect(DSN, autocommit=True)
+
+
+def tenant():
+    """An ordinary role (no BYPASSRLS) acting for a fresh tenant."""
+    with admin() as a:
+        if not a.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
+            a.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
+        db = a.execute("SELECT current_database()").fetchone()[0]
+        a.execute(f'GRANT CONNECT ON DATABASE "{db}" TO {ROLE}')
+    user = "py-" + uuid.uuid4().hex[:12]
+    conn = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
+    conn.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
+    return conn, user
+
+
+def write(c, **req):
+    return c.execute("SELECT memory_write(%s)", (Jsonb(req),)).fetchone()[0]
+
+
+def query(c, **req):
+    return c.execute("SELECT memory_query(%s)", (Jsonb(req),)).fetchone()[0]
+
+
+def unit(v):
+    n = sum(x * x for x in v) ** 0.5
+    return [x / n for x in v]
+
+
+def vec(seed):
+    """A deterministic 384-d unit vector (the active built-in model's size)."""
+    return unit([((i * 7919 + seed * 104729) % 997) / 997.0 - 0.5 for i in range(384)])
+
+
+def test_write_and_query_round_trip_as_python_objects():
+    c, user = tenant()
+    r = write(c, text="Ana prefers green tea over coffee.", category="preferences", importance=4,
+              tags=["drinks"], thread_id="t1")
+    assert r["event"] == "created", r
+    assert isinstance(r["id"], str)
+    q = query(c, query="what does Ana drink", top_k=3, **{"return": "full"})
+    assert isinstance(q, dict), type(q)
+    assert q["items"], q
+    item = q["items"][0]
+    assert item["text"] == "[preferences] Ana prefers green tea over coffee.", item
+    assert item["tags"] == ["drinks"] and item["importance"] == 4, item
+    assert isinstance(q["used_tokens"], int) and q["used_tokens"] > 0, q
+
+
+def test_supplied_embedding_as_a_python_list():
+    c, _ = tenant()
+    a = write(c, text="The staging cluster runs Postgres 15.", embedding=vec(1))
+    write(c, text="Lena booked a concert for Friday night.", embedding=vec(2))
+    q = query(c, query="database version", embedding=vec(1), top_k=1)
+    assert [i["id"] for i in q["items"]] == [a["id"]], q
+    # Wrong size: 22023 naming the field, and nothing was written.
+    before = c.execute("SELECT count(*) FROM memory.items").fetchone()[0]
+    try:
+        write(c, text="Too short a vector.", embedding=[0.1, 0.2])
+        raise AssertionError("expected an error")
+    except errors.InvalidParameterValue as e:
+        assert "embedding" in str(e), str(e)
+    assert c.execute("SELECT count(*) FROM memory.items").fetchone()[0] == before
+
+
+def test_errors_arrive_as_their_sqlstate_classes():
+    c, _ = tenant()
+    cases = [
+        ({"text": "   "}, errors.InvalidParameterValue, "22023"),
+        ({"text": "x" * 300}, errors.StringDataRightTruncation, "22001"),
+        ({"text": "ok", "importance": 9}, errors.InvalidParameterValue, "22023"),
+        ({"text": "ok", "user_id": "someone-else"}, errors.InsufficientPrivilege, "42501"),
+    ]
+    for req, cls, state in cases:
+        try:
+            c.execute("SELECT memory_write(%s)", (Jsonb(req),))
+            raise AssertionError(f"expected {state} for {req}")
+        except cls as e:
+            assert e.sqlstate == state, (req, e.sqlstate)
+    try:
+        query(c, query="x", top_k=0)
+        raise AssertionError("expected 22023")
+    except errors.InvalidParameterValue as e:
+        assert "top_k" in str(e), str(e)
+
+
+def test_a_failed_batch_writes_nothing():
+    c, _ = tenant()
+    batch = [{"text": "First of the batch."}, {"text": "Second of the batch."}, {"text": ""}]
+    try:
+        c.execute("SELECT memory_write_batch(%s)", (Jsonb(batch),))
+        raise AssertionError("expected 22023")
+    except errors.InvalidParameterValue:
+        pass
+    assert c.execute("SELECT count(*) FROM memory.items").fetchone()[0] == 0
+
+
+def test_allowlist_rejection_names_the_category():
+    c, _ = tenant()
+    c.execute("SELECT memory_configure(%s)", (Jsonb({
+        "categories": [{"name": "tasks"}, {"name": "health"}],
+        "allowlists": {"planner": ["tasks"]},
+    }),))
+    write(c, text="Ship the report on Monday.", category="tasks")
+    write(c, text="Ben is allergic to peanuts.", category="health")
+    q = query(c, query="Monday report peanuts", agent="planner", top_k=5)
+    assert {i["category"] for i in q["items"]} == {"tasks"}, q
+    try:
+        query(c, query="peanuts", agent="planner", categories=["health"])
+        raise AssertionError("expected 42501")
+    except errors.InsufficientPrivilege as e:
+        assert "health" in str(e), str(e)
+
+
+def test_memory_search_rows_have_python_types():
+    import datetime
+    c, _ = tenant()
+    write(c, text="Hiro is learning Rust on weekends.", category="goals")
+    rows = c.execute("SELECT * FROM memory_search('Rust weekends', top_k => 3)").fetchall()
+    assert rows, rows
+    id_, kind, category, text, score, importance, updated_at = rows[0]
+    assert isinstance(id_, uuid.UUID) and kind == "semantic" and category == "goals", rows[0]
+    assert text == "Hiro is learning Rust on weekends." and isinstance(score, float), rows[0]
+    assert isinstance(updated_at, datetime.datetime) and updated_at.tzinfo is not None, rows[0]
+
+
+def test_delta_header_once_then_not_again():
+    c, _ = tenant()
+    write(c, text="The team moved standup to 9:30.", thread_id="th", category="tasks")
+    first = query(c, query="standup", thread_id="th")
+    assert first["header"] and first["header"].startswith("Memory updates since rev 0"), first
+    again = query(c, query="standup", thread_id="th")
+    assert again["header"] is None, again
+    assert again["revision"] == first["revision"], (first, again)
+
+
+def test_blocks_and_memory_context_for_a_prompt():
+    c, user = tenant()
+    agent = "py-agent-" + uuid.uuid4().hex[:8]
+    c.execute("SELECT memory_agent(%s, %s, %s, %s)", (agent, user, "I am a helpful planner.", "Name: Ana"))
+    c.execute("SELECT block_append(%s, 'human', %s)", (agent, "Likes green tea."))
+    write(c, text="Ana's sister's birthday is on June 3.", category="relationships", agent_id=agent)
+    ctx = c.execute("SELECT memory_context(%s, %s, %s, 2048)", (agent, "th-ctx", "sister birthday")).fetchone()[0]
+    assert ctx.startswith("<memory_blocks>"), ctx[:80]
+    assert "Likes green tea." in ctx and "[MEMORY CONTEXT]" in ctx, ctx
+    assert "June 3" in ctx, ctx
+
+
+def main():
+    if not DSN:
+        print("MEMORY_EXT_TEST_DSN is not set", file=sys.stderr)
+        return 2
+    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
+    failed = 0
+    for name, f in tests:
+        try:
+            f()
+            print(f"ok   {name}")
+        except Exception:  # report every failure, then fail the run
+            failed += 1
+            print(f"FAIL {name}")
+            traceback.print_exc()
+    print(f"{len(tests) - failed} passed, {failed} failed (psycopg {psycopg.__version__})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
