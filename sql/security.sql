@@ -21,7 +21,8 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
-                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus']
+                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
+                             'consolidation_fingerprints', 'consolidation_usage']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -35,7 +36,8 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
-    memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures
+    memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
+    memory.consolidation_fingerprints, memory.consolidation_usage
 TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by

@@ -133,7 +133,8 @@ BEGIN
     IF TG_OP <> 'DELETE' AND NEW.thread_id IS NOT NULL THEN
         PERFORM memory._bump_revision(NEW.user_id, NEW.thread_id, NEW.id::text, change, meta, true);
     END IF;
-    IF TG_OP <> 'INSERT' AND OLD.thread_id IS NOT NULL
+    -- A purge removes what the thread already saw go (~soft_deleted / -deleted): history only.
+    IF TG_OP <> 'INSERT' AND OLD.thread_id IS NOT NULL AND reason IS DISTINCT FROM 'purge'
        AND (TG_OP = 'DELETE' OR OLD.thread_id IS DISTINCT FROM NEW.thread_id) THEN
         PERFORM memory._bump_revision(OLD.user_id, OLD.thread_id, OLD.id::text, change, meta, false);
     END IF;

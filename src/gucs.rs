@@ -106,6 +106,20 @@ static LINK_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.80);
 /// recency, half_life_days). Empty = the tuned defaults. For ablations and per-deployment tuning.
 static RANK_WEIGHTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// Lifecycle (seed 003 §7): an unpinned memory below `ttl_min_importance` that nobody retrieved
+/// for `ttl_days` is soft-deleted by the TTL sweep; soft-deleted memories are purged
+/// `purge_after_days` later. Superuser-only: they decide when every tenant's data goes.
+/// The optional LLM (API.md "Embeddings and LLM"): an OpenAI-compatible chat endpoint.
+/// Unset: consolidation uses its deterministic rule.
+static LLM_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LLM_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LLM_API_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+/// Same-fact prompts per tenant per day (seed 003 §4 "token cost budget per tenant").
+static CONSOLIDATION_MAX_LLM_CALLS: GucSetting<i32> = GucSetting::<i32>::new(20);
+static TTL_DAYS: GucSetting<i32> = GucSetting::<i32>::new(60);
+static TTL_MIN_IMPORTANCE: GucSetting<i32> = GucSetting::<i32>::new(3);
+static PURGE_AFTER_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
@@ -237,6 +251,70 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_string_guc(
+        c"memory_ext.llm_url",
+        c"Base URL (ending in /v1) of an OpenAI-compatible chat endpoint; empty: deterministic fallbacks.",
+        c"",
+        &LLM_URL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.llm_model",
+        c"Model name sent to the LLM endpoint.",
+        c"",
+        &LLM_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.llm_api_key",
+        c"API key for the LLM endpoint (superuser-only, never shown).",
+        c"",
+        &LLM_API_KEY,
+        GucContext::Suset,
+        GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.consolidation_max_llm_calls",
+        c"LLM prompts consolidation may send per tenant per day.",
+        c"",
+        &CONSOLIDATION_MAX_LLM_CALLS,
+        0,
+        10_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.ttl_days",
+        c"Days without retrieval after which the TTL sweep soft-deletes an unimportant, unpinned memory.",
+        c"",
+        &TTL_DAYS,
+        1,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.ttl_min_importance",
+        c"Memories of this importance or more never expire by TTL.",
+        c"",
+        &TTL_MIN_IMPORTANCE,
+        1,
+        6,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.purge_after_days",
+        c"Days a soft-deleted memory stays restorable before memory_purge removes it.",
+        c"",
+        &PURGE_AFTER_DAYS,
+        0,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -310,4 +388,30 @@ pub fn link_threshold() -> f64 {
 
 pub fn rank_weights() -> Option<String> {
     string(&RANK_WEIGHTS)
+}
+
+pub fn ttl_days() -> i32 {
+    TTL_DAYS.get()
+}
+
+pub fn ttl_min_importance() -> i32 {
+    TTL_MIN_IMPORTANCE.get()
+}
+
+pub fn purge_after_days() -> i32 {
+    PURGE_AFTER_DAYS.get()
+}
+
+/// The LLM endpoint when both its URL and model are set.
+pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
+    Some(memory_providers::llm::LlmConfig {
+        url: string(&LLM_URL)?,
+        model: string(&LLM_MODEL)?,
+        api_key: string(&LLM_API_KEY),
+        timeout_ms: http_timeout_ms(),
+    })
+}
+
+pub fn consolidation_max_llm_calls() -> i32 {
+    CONSOLIDATION_MAX_LLM_CALLS.get()
 }

@@ -31,6 +31,11 @@ extension_sql_file!(
     name = "retrieval",
     requires = ["schema"]
 );
+extension_sql_file!(
+    "../sql/lifecycle.sql",
+    name = "lifecycle",
+    requires = ["schema"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this

@@ -376,7 +376,6 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
         .get(0);
     db.batch_execute(&format!("DROP INDEX IF EXISTS memory.items_emb_{suffix}"))
         .unwrap();
-    let start: String = db.query_one("SELECT now()::text", &[]).unwrap().get(0);
     for lo in (0..items).step_by(CHUNK) {
         db.execute(
             &format!(
@@ -394,16 +393,18 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
             t0.elapsed().as_secs_f64()
         );
     }
-    // Each new memory follows the one before it in its thread (the first new one of a thread
-    // follows the thread's last memory from before the fill).
+    // Each memory follows the one before it in its thread, as memory_write chains them; only
+    // the missing edges are added (so an interrupted fill can simply be run again).
     db.execute(
         "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
          SELECT user_id, id, prev, 'follows', 1.0 FROM (
-             SELECT user_id, id, created_at,
+             SELECT user_id, id,
                     lag(id) OVER (PARTITION BY user_id, thread_id ORDER BY created_at, id) AS prev
              FROM memory.items WHERE user_id LIKE 'bench-%' AND thread_id IS NOT NULL) s
-         WHERE prev IS NOT NULL AND created_at >= $1::timestamptz",
-        &[&start],
+         WHERE prev IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM memory.relations r
+                           WHERE r.user_id = s.user_id AND r.from_id = s.id AND r.relation_type = 'follows')",
+        &[],
     )
     .unwrap();
     eprintln!("  episode edges in {:.0} s", t0.elapsed().as_secs_f64());

@@ -3,7 +3,9 @@
 pub mod audit;
 pub mod blocks;
 pub mod config;
+pub mod consolidate;
 pub mod embed;
+pub mod lifecycle;
 pub mod query;
 pub mod recall;
 pub mod write;

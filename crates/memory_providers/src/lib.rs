@@ -1,8 +1,10 @@
 //! memory_ext's providers, with no Postgres in them: the built-in embedding model (MiniLM via
-//! candle) and the HTTP clients for OpenAI-compatible and Ollama endpoints. The pgrx crate
+//! candle), the HTTP clients for OpenAI-compatible and Ollama endpoints, and the optional LLM
+//! (OpenAI-compatible chat completions, `llm`). The pgrx crate
 //! (`src/embed/`) reads the settings, caches one model per backend and maps errors to SQL.
 //!
 //! Tested by `cargo test -p memory_providers`: the model against an independent numpy
 //! reference, the HTTP clients against a real server on 127.0.0.1.
 
 pub mod embed;
+pub mod llm;

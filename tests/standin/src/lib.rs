@@ -15,6 +15,17 @@
 //! | `wrong-count`    | one vector fewer than inputs                                   |
 //! | `echo-auth`      | HTTP 401 whose body repeats the Authorization header           |
 //!
+//! Chat completions answer with the text after `REPLY:` in a message, except for the same-fact
+//! judges of memory_consolidate (the user message holds `{"pairs": [...]}`):
+//!
+//! | model              | answer                                                      |
+//! |--------------------|-------------------------------------------------------------|
+//! | `judge-same`       | every pair the same fact                                    |
+//! | `judge-different`  | no pair the same fact                                       |
+//! | `judge-partial`    | pair 1 the same, pair 2 with an invalid verdict, the rest unanswered |
+//! | `judge-garbage`    | prose, not JSON                                             |
+//! | `judge-slow-<ms>`  | waits `<ms>` ms, then like `judge-same`                     |
+//!
 //! Every request is counted per model (`hits`), so tests can check retries and batching.
 
 use serde_json::{json, Value};
@@ -106,6 +117,9 @@ impl StandIn {
             *n
         };
         if path.ends_with("/chat/completions") {
+            if let Some(mode) = model.strip_prefix("judge-") {
+                return (200, vec![], judge_answer(mode, req));
+            }
             return (200, vec![], chat_answer(req));
         }
         let inputs: Vec<String> = match &req["input"] {
@@ -193,5 +207,37 @@ fn chat_answer(req: &Value) -> String {
         })
         .unwrap_or_else(|| "A short summary.".into());
     json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": reply }, "finish_reason": "stop" }] })
+        .to_string()
+}
+
+/// The same-fact judges (see the module table).
+fn judge_answer(mode: &str, req: &Value) -> String {
+    let n = req["messages"]
+        .as_array()
+        .and_then(|m| {
+            m.iter().find_map(|x| {
+                let v: Value = serde_json::from_str(x["content"].as_str()?).ok()?;
+                Some(v["pairs"].as_array()?.len())
+            })
+        })
+        .unwrap_or(0);
+    let all = |same: bool| {
+        json!({"results": (1..=n).map(|p| json!({"pair": p, "same": same})).collect::<Vec<_>>()})
+            .to_string()
+    };
+    let content = match mode {
+        "same" => all(true),
+        "different" => all(false),
+        "partial" => json!({"results": [{"pair": 1, "same": true}, {"pair": 2, "same": "maybe"}]})
+            .to_string(),
+        "garbage" => "Sure, they look like the same thing to me.".to_string(),
+        m => {
+            if let Some(ms) = m.strip_prefix("slow-").and_then(|x| x.parse().ok()) {
+                std::thread::sleep(Duration::from_millis(ms));
+            }
+            all(true)
+        }
+    };
+    json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }] })
         .to_string()
 }

@@ -1,0 +1,203 @@
+//! The optional LLM: any OpenAI-compatible `POST <url>/chat/completions` (API.md "Embeddings
+//! and LLM"), used for consolidation's same-fact checks and for summaries. Temperature 0 and a
+//! JSON answer where the caller asks for one. Every call is bounded by `timeout_ms` and never
+//! retried here: the callers are background jobs that skip what failed and try again on their
+//! next run, and a worker must not sit in HTTP calls longer than its shutdown grace period.
+
+use serde_json::{json, Value};
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// Base URL ending in `/v1`.
+    pub url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    /// Connect + send + receive, per call.
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LlmError {
+    Timeout {
+        url: String,
+        ms: u64,
+    },
+    Unreachable {
+        url: String,
+        reason: String,
+    },
+    Status {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    Malformed {
+        url: String,
+        reason: String,
+    },
+}
+
+impl fmt::Display for LlmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LlmError::Timeout { url, ms } => {
+                write!(f, "LLM endpoint {url} did not answer within {ms} ms")
+            }
+            LlmError::Unreachable { url, reason } => {
+                write!(f, "LLM endpoint {url} unreachable: {reason}")
+            }
+            LlmError::Status { url, status, body } => {
+                write!(f, "LLM endpoint {url} answered HTTP {status}: {body}")
+            }
+            LlmError::Malformed { url, reason } => write!(
+                f,
+                "LLM endpoint {url} answered something unusable: {reason}"
+            ),
+        }
+    }
+}
+
+/// Largest response body read, in bytes.
+const MAX_BODY: u64 = 4 * 1024 * 1024;
+
+impl LlmConfig {
+    pub fn endpoint(&self) -> String {
+        format!("{}/chat/completions", self.url.trim_end_matches('/'))
+    }
+
+    fn redact(&self, s: &str) -> String {
+        match &self.api_key {
+            Some(k) if !k.is_empty() => s.replace(k.as_str(), "[redacted]"),
+            _ => s.to_string(),
+        }
+    }
+}
+
+/// The request body: system + user message, temperature 0, JSON output when `json_answer`.
+pub fn request_body(model: &str, system: &str, user: &str, json_answer: bool) -> Value {
+    let mut b = json!({
+        "model": model,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ],
+    });
+    if json_answer {
+        b["response_format"] = json!({"type": "json_object"});
+    }
+    b
+}
+
+/// The assistant's text in a chat-completions answer.
+pub fn parse_answer(body: &str) -> Result<String, String> {
+    let v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
+    v["choices"][0]["message"]["content"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| "no choices[0].message.content".to_string())
+}
+
+/// One chat completion.
+pub fn chat(
+    cfg: &LlmConfig,
+    system: &str,
+    user: &str,
+    json_answer: bool,
+) -> Result<String, LlmError> {
+    let url = cfg.endpoint();
+    let ms = cfg.timeout_ms.max(1);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_millis(ms)))
+        .timeout_connect(Some(Duration::from_millis(ms)))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let mut req = agent.post(&url).header("Content-Type", "application/json");
+    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
+        req = req.header("Authorization", &format!("Bearer {k}"));
+    }
+    let body = request_body(&cfg.model, system, user, json_answer).to_string();
+    let mut resp = match req.send(body) {
+        Ok(r) => r,
+        Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout { url, ms }),
+        Err(e) => {
+            return Err(LlmError::Unreachable {
+                url,
+                reason: cfg.redact(&e.to_string()),
+            })
+        }
+    };
+    let status = resp.status().as_u16();
+    let text = match resp
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+    {
+        Ok(t) => t,
+        Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout { url, ms }),
+        Err(e) => {
+            return Err(LlmError::Malformed {
+                url,
+                reason: e.to_string(),
+            })
+        }
+    };
+    if status != 200 {
+        let body: String = cfg.redact(&text).chars().take(200).collect();
+        return Err(LlmError::Status { url, status, body });
+    }
+    parse_answer(&text).map_err(|reason| LlmError::Malformed { url, reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_and_answer_shapes() {
+        let b = request_body("m", "sys", "usr", true);
+        assert_eq!(b["temperature"], 0);
+        assert_eq!(b["messages"][0]["role"], "system");
+        assert_eq!(b["response_format"]["type"], "json_object");
+        assert!(request_body("m", "s", "u", false)
+            .get("response_format")
+            .is_none());
+        let a = r#"{"choices":[{"message":{"role":"assistant","content":"hi"}}]}"#;
+        assert_eq!(parse_answer(a).unwrap(), "hi");
+        assert!(parse_answer(r#"{"choices":[]}"#).is_err());
+        assert!(parse_answer("{oops").is_err());
+    }
+
+    #[test]
+    fn unreachable_and_timeout_are_errors_not_hangs() {
+        // Nothing listens on port 9 of 127.0.0.1 (discard): refused at once.
+        let cfg = LlmConfig {
+            url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            api_key: Some("sk-secret".into()),
+            timeout_ms: 500,
+        };
+        let e = chat(&cfg, "s", "u", true).unwrap_err();
+        assert!(
+            matches!(e, LlmError::Unreachable { .. } | LlmError::Timeout { .. }),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("sk-secret"));
+        // A listener that never answers: the timeout ends the call.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let cfg = LlmConfig {
+            url: format!("http://{}/v1", l.local_addr().unwrap()),
+            timeout_ms: 300,
+            ..cfg
+        };
+        let t = std::time::Instant::now();
+        let e = chat(&cfg, "s", "u", true).unwrap_err();
+        assert!(matches!(e, LlmError::Timeout { .. }), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(3));
+    }
+}

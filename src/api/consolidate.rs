@@ -1,0 +1,372 @@
+//! memory_consolidate (API.md "Lifecycle", seed 003 §4): the daily pass that merges memories
+//! stating one fact twice and links the rest of the near pairs. The decisions that need no
+//! database are in `memory_core::consolidate`; this module gathers pairs, asks the LLM (or
+//! applies the rule), and writes merges, links, fingerprints and usage.
+//!
+//! Everything a run writes for a tenant is in the caller's transaction: a run stopped half-way
+//! (error, cancel, server stop) leaves no half-merged pair. The worker runs one transaction per
+//! tenant, so one tenant's failure does not undo another's.
+
+use crate::embed;
+use crate::error::{OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::{hints, spi, tenant, vector};
+use memory_core::consolidate::{self as rules, Side};
+use memory_core::validate;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashSet};
+
+/// Candidates per tenant per run (newest first); each brings its 5 nearest neighbours.
+const POOL: i64 = 500;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    pub pairs_checked: i64,
+    pub merged: i64,
+    pub linked: i64,
+    pub skipped_fingerprinted: i64,
+    pub llm_calls: i64,
+    pub errors: i64,
+}
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.pairs_checked += o.pairs_checked;
+        self.merged += o.merged;
+        self.linked += o.linked;
+        self.skipped_fingerprinted += o.skipped_fingerprinted;
+        self.llm_calls += o.llm_calls;
+        self.errors += o.errors;
+    }
+
+    pub fn json(&self) -> Value {
+        json!({
+            "pairs_checked": self.pairs_checked, "merged": self.merged, "linked": self.linked,
+            "skipped_fingerprinted": self.skipped_fingerprinted, "llm_calls": self.llm_calls,
+            "errors": self.errors,
+        })
+    }
+}
+
+struct Item {
+    text: String,
+    side: Side,
+}
+
+struct Pair {
+    a: String,
+    b: String,
+    score: f64,
+}
+
+/// The tenants a call covers: the one named, else the current one, else every tenant with
+/// memories that the caller may see.
+pub fn tenants(user_id: Option<&str>) -> Vec<String> {
+    if user_id.is_some() || tenant::current().is_some() {
+        return vec![tenant::resolve(user_id)];
+    }
+    Spi::connect(|c| {
+        c.select(
+            "SELECT user_id FROM memory.corpus WHERE docs > 0 ORDER BY user_id",
+            None,
+            &[],
+        )?
+        .map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
+        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    })
+    .spi("listing tenants")
+}
+
+fn near_pairs(user: &str, model: &embed::ActiveModel) -> Vec<Pair> {
+    let dims = model.dims.unwrap_or(0);
+    let sql = include_str!("../../sql/queries/consolidate_pairs.sql")
+        .replace("{model}", &vector::literal(&model.id))
+        .replace("{vt}", &vector::ty(dims))
+        .replace("{op}", &vector::cosine_op());
+    let rows: Vec<(String, String, f64)> = vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            c.select(
+                &sql,
+                None,
+                &[
+                    user.into(),
+                    POOL.into(),
+                    gucs::link_threshold().into(),
+                    gucs::merge_threshold().into(),
+                ],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                    r.get::<f64>(3)?.unwrap_or(0.0),
+                ))
+            })
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("finding near pairs")
+    });
+    // Each unordered pair once, best score first.
+    let mut seen = HashSet::new();
+    let mut pairs: Vec<Pair> = rows
+        .into_iter()
+        .filter_map(|(x, y, score)| {
+            let (a, b) = if x < y { (x, y) } else { (y, x) };
+            seen.insert((a.clone(), b.clone()))
+                .then_some(Pair { a, b, score })
+        })
+        .collect();
+    pairs.sort_by(|p, q| q.score.total_cmp(&p.score));
+    pairs
+}
+
+fn items(user: &str, ids: &[String]) -> BTreeMap<String, Item> {
+    Spi::connect(|c| {
+        c.select(
+            "SELECT id::text, text, pinned, importance, extract(epoch FROM updated_at)::float8, access_count
+             FROM memory.items WHERE user_id = $1 AND id = ANY($2::uuid[]) AND state = 'active'",
+            None,
+            &[user.into(), ids.to_vec().into()],
+        )?
+        .map(|r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                Item {
+                    text: r.get::<String>(2)?.unwrap_or_default(),
+                    side: Side {
+                        pinned: r.get::<bool>(3)?.unwrap_or(false),
+                        importance: r.get::<i16>(4)?.unwrap_or(2),
+                        updated: r.get::<f64>(5)?.unwrap_or(0.0),
+                        access_count: r.get::<i64>(6)?.unwrap_or(0),
+                    },
+                },
+            ))
+        })
+        .collect::<Result<BTreeMap<_, _>, pgrx::spi::Error>>()
+    })
+    .spi("reading pair texts")
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn fingerprinted(user: &str, p: &Pair) -> bool {
+    spi::one_opt::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM memory.consolidation_fingerprints
+                        WHERE user_id = $1 AND id_a = $2::uuid AND id_b = $3::uuid AND score = $4::numeric(3,2)
+                          AND checked_at > now() - make_interval(days => $5))",
+        &[
+            user.into(),
+            p.a.as_str().into(),
+            p.b.as_str().into(),
+            round2(p.score).into(),
+            rules::FINGERPRINT_DAYS.into(),
+        ],
+        "reading fingerprints",
+    )
+    .unwrap_or(false)
+}
+
+fn usage(user: &str) -> (i64, i64) {
+    Spi::connect(|c| {
+        let r = c.select(
+            "SELECT pairs::bigint, llm_calls::bigint FROM memory.consolidation_usage WHERE user_id = $1 AND day = current_date",
+            Some(1),
+            &[user.into()],
+        )?;
+        if r.is_empty() {
+            return Ok((0, 0));
+        }
+        let row = r.first();
+        Ok::<_, pgrx::spi::Error>((row.get::<i64>(1)?.unwrap_or(0), row.get::<i64>(2)?.unwrap_or(0)))
+    })
+    .spi("reading consolidation usage")
+}
+
+/// Verdicts for `pairs` from the LLM, batched; `None` where it gave none (error, skipped,
+/// invalid, or the day's prompt cap reached): those pairs wait for the next run.
+fn ask_llm(
+    cfg: &memory_providers::llm::LlmConfig,
+    texts: &[(&str, &str)],
+    calls_left: &mut i64,
+    c: &mut Counts,
+) -> Vec<Option<bool>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(rules::LLM_BATCH) {
+        if *calls_left <= 0 {
+            out.extend(std::iter::repeat_n(None, chunk.len()));
+            continue;
+        }
+        *calls_left -= 1;
+        c.llm_calls += 1;
+        let (system, user) = rules::llm_prompt(chunk);
+        let verdicts = memory_providers::llm::chat(cfg, &system, &user, true)
+            .map_err(|e| e.to_string())
+            .and_then(|a| rules::parse_llm_answer(&a, chunk.len()));
+        match verdicts {
+            Ok(v) => {
+                c.errors += v.iter().filter(|x| x.is_none()).count() as i64;
+                out.extend(v);
+            }
+            Err(e) => {
+                pgrx::warning!("memory_consolidate: same-fact check failed: {e}");
+                c.errors += 1;
+                out.extend(std::iter::repeat_n(None, chunk.len()));
+            }
+        }
+    }
+    out
+}
+
+/// One tenant's run.
+pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
+    let mut c = Counts::default();
+    let model = embed::active_model().or_raise();
+    let (pairs_today, calls_today) = usage(user);
+    let mut budget = max_pairs - pairs_today;
+    if budget <= 0 {
+        return c;
+    }
+    let pairs = near_pairs(user, &model);
+    let ids: Vec<String> = pairs
+        .iter()
+        .flat_map(|p| [p.a.clone(), p.b.clone()])
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let items = items(user, &ids);
+    let (link, merge) = (gucs::link_threshold(), gucs::merge_threshold());
+    let mut todo: Vec<&Pair> = vec![];
+    for p in &pairs {
+        let (Some(a), Some(b)) = (items.get(&p.a), items.get(&p.b)) else {
+            continue;
+        };
+        if !rules::worth_checking(&a.text, &b.text, p.score, link, merge) {
+            continue;
+        }
+        if fingerprinted(user, p) {
+            c.skipped_fingerprinted += 1;
+            continue;
+        }
+        if budget == 0 {
+            break;
+        }
+        budget -= 1;
+        todo.push(p);
+    }
+    let texts: Vec<(&str, &str)> = todo
+        .iter()
+        .map(|p| (items[&p.a].text.as_str(), items[&p.b].text.as_str()))
+        .collect();
+    let verdicts: Vec<Option<bool>> = match gucs::llm() {
+        Some(cfg) => {
+            let mut left = gucs::consolidation_max_llm_calls() as i64 - calls_today;
+            ask_llm(&cfg, &texts, &mut left, &mut c)
+        }
+        None => todo
+            .iter()
+            .zip(&texts)
+            .map(|(p, (a, b))| Some(rules::rule_same_fact(a, b, p.score)))
+            .collect(),
+    };
+    let mut gone: HashSet<String> = HashSet::new();
+    for (p, v) in todo.iter().zip(verdicts) {
+        let Some(same) = v else { continue };
+        // A memory merged away earlier in this run takes no further part.
+        if gone.contains(&p.a) || gone.contains(&p.b) {
+            continue;
+        }
+        c.pairs_checked += 1;
+        if same {
+            let (keep, lose) = if rules::a_survives(&items[&p.a].side, &items[&p.b].side) {
+                (&p.a, &p.b)
+            } else {
+                (&p.b, &p.a)
+            };
+            if merge_pair(user, keep, lose, p.score) {
+                c.merged += 1;
+                gone.insert(lose.clone());
+            }
+        } else if link_pair(user, &p.a, &p.b, p.score) {
+            c.linked += 1;
+        }
+        Spi::run_with_args(
+            "INSERT INTO memory.consolidation_fingerprints (user_id, id_a, id_b, score, verdict)
+             VALUES ($1, $2::uuid, $3::uuid, $4::numeric(3,2), $5)
+             ON CONFLICT (user_id, id_a, id_b, score) DO UPDATE SET verdict = EXCLUDED.verdict, checked_at = now()",
+            &[
+                user.into(),
+                p.a.as_str().into(),
+                p.b.as_str().into(),
+                round2(p.score).into(),
+                if same { "same" } else { "different" }.into(),
+            ],
+        )
+        .spi("recording a fingerprint");
+    }
+    Spi::run_with_args(
+        "INSERT INTO memory.consolidation_usage AS u (user_id, pairs, llm_calls) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id, day) DO UPDATE SET pairs = u.pairs + EXCLUDED.pairs, llm_calls = u.llm_calls + EXCLUDED.llm_calls",
+        &[user.into(), (c.pairs_checked as i32).into(), (c.llm_calls as i32).into()],
+    )
+    .spi("recording consolidation usage");
+    c
+}
+
+fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {
+    let meta = json!({ "merged_into": keep, "score": round2(score) }).to_string();
+    Spi::run_with_args("SELECT set_config('memory.meta', $1, true)", &[meta.into()])
+        .spi("setting merge meta");
+    let merged = hints::with_reason("merge", || {
+        spi::one_opt::<bool>(
+            include_str!("../../sql/queries/consolidate_merge.sql"),
+            &[
+                user.into(),
+                keep.into(),
+                lose.into(),
+                gucs::purge_after_days().into(),
+            ],
+            "merging a pair",
+        )
+        .unwrap_or(false)
+    });
+    Spi::run("SELECT set_config('memory.meta', '', true)").spi("clearing merge meta");
+    merged
+}
+
+fn link_pair(user: &str, a: &str, b: &str, score: f64) -> bool {
+    spi::one_opt::<i64>(
+        // Write-time linking may already have joined them, in either direction.
+        "WITH e AS (
+             INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
+             SELECT $1, $2::uuid, $3::uuid, 'related_to', $4
+             WHERE NOT EXISTS (SELECT 1 FROM memory.relations
+                               WHERE user_id = $1 AND relation_type = 'related_to'
+                                 AND ((from_id = $2::uuid AND to_id = $3::uuid) OR (from_id = $3::uuid AND to_id = $2::uuid)))
+             ON CONFLICT (user_id, from_id, to_id, relation_type) DO NOTHING RETURNING 1)
+         SELECT count(*) FROM e",
+        &[user.into(), a.into(), b.into(), (score as f32).into()],
+        "linking a pair",
+    )
+    .unwrap_or(0)
+        > 0
+}
+
+/// The daily consolidation for one tenant (`user_id`, or the current tenant) or, with neither,
+/// every tenant the caller may see. `max_pairs`: same-fact checks per tenant per day.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_consolidate(
+    user_id: default!(Option<&str>, "NULL"),
+    max_pairs: default!(Option<i32>, 50),
+) -> JsonB {
+    let max_pairs = *validate::required("max_pairs", max_pairs.as_ref()).or_raise();
+    let max_pairs = validate::range("max_pairs", max_pairs as i64, 0, 10_000).or_raise();
+    let mut total = Counts::default();
+    for user in tenants(user_id) {
+        total.add(consolidate_tenant(&user, max_pairs));
+    }
+    JsonB(total.json())
+}

@@ -1,0 +1,99 @@
+//! Lifecycle (API.md "Lifecycle", seed 003 §7): forget, restore, the TTL sweep and the purge.
+//! Each is one statement; the audit triggers turn every transition into history and change-log
+//! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `memory.reason` hint.
+//! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.
+
+use crate::error::{raise, OrRaise};
+use crate::gucs;
+use crate::pg::{hints, spi, tenant};
+use memory_core::validate;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+
+/// Moves one memory between states with `sql` (forget.sql / restore.sql); a memory already in
+/// the target state is a `noop` answer, an unknown one P0002.
+fn transition(id: Option<pgrx::Uuid>, reason: &str, sql: &str, extra: Option<i32>) -> JsonB {
+    let id = validate::required("id", id.as_ref()).or_raise().to_string();
+    let user = tenant::current();
+    let mut args = vec![id.as_str().into(), user.clone().into()];
+    if let Some(days) = extra {
+        args.push(days.into());
+    }
+    let changed = hints::with_reason(reason, || {
+        spi::one_opt::<JsonB>(sql, &args, "changing a memory's state")
+    });
+    changed
+        .or_else(|| {
+            spi::one_opt::<JsonB>(
+                include_str!("../../sql/queries/item_state.sql"),
+                &[id.as_str().into(), user.into()],
+                "reading a memory's state",
+            )
+        })
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {id} not found"),
+                None,
+            )
+        })
+}
+
+/// User-initiated delete: soft-deleted now (retrieval stops returning it at once), purged
+/// `memory_ext.purge_after_days` later; `memory_restore` undoes it until then.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_forget(id: Option<pgrx::Uuid>) -> JsonB {
+    transition(
+        id,
+        "forget",
+        include_str!("../../sql/queries/forget.sql"),
+        Some(gucs::purge_after_days()),
+    )
+}
+
+/// Back to active, `purge_at` cleared: undoes a forget, a TTL expiry or a merge (the merged-away
+/// memory returns; the survivor keeps what it absorbed).
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
+    transition(
+        id,
+        "restore",
+        include_str!("../../sql/queries/restore.sql"),
+        None,
+    )
+}
+
+/// Soft-deletes what nobody retrieved for `memory_ext.ttl_days`, unless pinned or of importance
+/// `memory_ext.ttl_min_importance` or more; returns how many. Covers the current tenant when one
+/// is set, else every tenant the caller may see (the worker: all).
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_ttl_sweep() -> i64 {
+    hints::with_reason("ttl", || {
+        spi::one_opt::<i64>(
+            include_str!("../../sql/queries/ttl_sweep.sql"),
+            &[
+                tenant::current().into(),
+                gucs::ttl_days().into(),
+                gucs::ttl_min_importance().into(),
+                gucs::purge_after_days().into(),
+            ],
+            "sweeping expired memories",
+        )
+        .unwrap_or(0)
+    })
+}
+
+/// Removes soft-deleted memories whose `purge_at` has passed; returns how many. History keeps
+/// a PURGE event for each; threads get no new change-log entry (they already saw it go).
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_purge() -> i64 {
+    hints::with_reason("purge", || {
+        spi::one_opt::<i64>(
+            include_str!("../../sql/queries/purge.sql"),
+            &[tenant::current().into()],
+            "purging memories",
+        )
+        .unwrap_or(0)
+    })
+}
