@@ -285,6 +285,13 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
 
 /// memory_write latency and throughput with `clients` connections.
 pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) -> Value {
+    // Serial numbers past everything written so far: a rerun on kept data must write new
+    // memories, not exact duplicates (which memory_write answers as a cheap noop).
+    let base: i64 = connect(dsn)
+        .query_one("SELECT count(*) FROM memory.history", &[])
+        .unwrap()
+        .get(0);
+    let base = 10_000_000 + base as usize * 10;
     let t0 = Instant::now();
     let handles: Vec<_> = (0..clients)
         .map(|c| {
@@ -295,7 +302,7 @@ pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) ->
                 let mut lat = vec![];
                 for i in 0..n {
                     let tenant = g.rng.below(TENANTS);
-                    let mut req = g.request(tenant, 10_000_000 + c * 1_000_000 + i);
+                    let mut req = g.request(tenant, base + c * 1_000_000 + i);
                     if !with_vectors {
                         req.as_object_mut().unwrap().remove("embedding");
                     }
