@@ -8,3 +8,4 @@
 
 pub mod embed;
 pub mod llm;
+pub mod post;

@@ -4,9 +4,9 @@
 //! retried here: the callers are background jobs that skip what failed and try again on their
 //! next run, and a worker must not sit in HTTP calls longer than its shutdown grace period.
 
+use crate::post::{self, Failure};
 use serde_json::{json, Value};
 use std::fmt;
-use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
@@ -59,9 +59,6 @@ impl fmt::Display for LlmError {
     }
 }
 
-/// Largest response body read, in bytes.
-const MAX_BODY: u64 = 4 * 1024 * 1024;
-
 impl LlmConfig {
     pub fn endpoint(&self) -> String {
         format!("{}/chat/completions", self.url.trim_end_matches('/'))
@@ -109,49 +106,27 @@ pub fn chat(
 ) -> Result<String, LlmError> {
     let url = cfg.endpoint();
     let ms = cfg.timeout_ms.max(1);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_millis(ms)))
-        .timeout_connect(Some(Duration::from_millis(ms)))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into();
-    let mut req = agent.post(&url).header("Content-Type", "application/json");
-    if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
-        req = req.header("Authorization", &format!("Bearer {k}"));
-    }
     let body = request_body(&cfg.model, system, user, json_answer).to_string();
-    let mut resp = match req.send(body) {
+    let r = match post::json(&post::agent(ms), &url, cfg.api_key.as_deref(), &body) {
         Ok(r) => r,
-        Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout { url, ms }),
-        Err(e) => {
+        Err(Failure::Timeout) => return Err(LlmError::Timeout { url, ms }),
+        Err(Failure::Unreachable(reason)) => {
             return Err(LlmError::Unreachable {
                 url,
-                reason: cfg.redact(&e.to_string()),
+                reason: cfg.redact(&reason),
             })
         }
+        Err(Failure::Body(reason)) => return Err(LlmError::Malformed { url, reason }),
     };
-    let status = resp.status().as_u16();
-    let text = match resp
-        .body_mut()
-        .with_config()
-        .limit(MAX_BODY)
-        .read_to_string()
-    {
-        Ok(t) => t,
-        Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout { url, ms }),
-        Err(e) => {
-            return Err(LlmError::Malformed {
-                url,
-                reason: e.to_string(),
-            })
-        }
-    };
-    if status != 200 {
-        let body: String = cfg.redact(&text).chars().take(200).collect();
-        return Err(LlmError::Status { url, status, body });
+    if r.status != 200 {
+        let body: String = cfg.redact(&r.body).chars().take(200).collect();
+        return Err(LlmError::Status {
+            url,
+            status: r.status,
+            body,
+        });
     }
-    parse_answer(&text).map_err(|reason| LlmError::Malformed { url, reason })
+    parse_answer(&r.body).map_err(|reason| LlmError::Malformed { url, reason })
 }
 
 #[cfg(test)]
@@ -198,6 +173,6 @@ mod tests {
         let t = std::time::Instant::now();
         let e = chat(&cfg, "s", "u", true).unwrap_err();
         assert!(matches!(e, LlmError::Timeout { .. }), "{e}");
-        assert!(t.elapsed() < Duration::from_secs(3));
+        assert!(t.elapsed() < std::time::Duration::from_secs(3));
     }
 }

@@ -9,6 +9,7 @@
 //! the caller stores the row without a vector and the backfill tries again later.
 
 use super::EmbedError;
+use crate::post::{self, Failure};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -42,8 +43,6 @@ pub struct HttpConfig {
 pub const BACKOFF_MS: u64 = 100;
 /// Longest wait between attempts, whatever Retry-After says: a write is waiting.
 pub const MAX_BACKOFF_MS: u64 = 2_000;
-/// Largest response body read, in bytes: 64 inputs x 3,072 dimensions as JSON is ~4 MB.
-const MAX_BODY: u64 = 64 * 1024 * 1024;
 
 impl HttpConfig {
     pub fn endpoint(&self) -> String {
@@ -167,13 +166,7 @@ pub fn embed(cfg: &HttpConfig, inputs: &[&str]) -> Result<Vec<Vec<f32>>, EmbedEr
             "memory_ext.embedding_model is empty".into(),
         ));
     }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_millis(cfg.timeout_ms.max(1))))
-        .timeout_connect(Some(Duration::from_millis(cfg.timeout_ms.max(1))))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into();
+    let agent = post::agent(cfg.timeout_ms);
     let mut out = Vec::with_capacity(inputs.len());
     for chunk in inputs.chunks(cfg.batch.max(1)) {
         out.extend(embed_batch(cfg, &agent, chunk)?);
@@ -190,55 +183,31 @@ fn embed_batch(
     let body = request_body(cfg.api, &cfg.model, inputs);
     let mut attempt = 0;
     loop {
-        let mut req = agent.post(&url).header("Content-Type", "application/json");
-        if let Some(k) = cfg.api_key.as_deref().filter(|k| !k.is_empty()) {
-            req = req.header("Authorization", &format!("Bearer {k}"));
-        }
-        let mut resp = match req.send(body.to_string()) {
+        let r = match post::json(agent, &url, cfg.api_key.as_deref(), &body.to_string()) {
             Ok(r) => r,
-            Err(ureq::Error::Timeout(_)) => {
+            Err(Failure::Timeout) => {
                 return Err(EmbedError::Timeout {
                     url,
                     timeout_ms: cfg.timeout_ms,
                 })
             }
-            Err(e) => {
+            Err(Failure::Unreachable(reason)) => {
                 return Err(EmbedError::Unreachable {
                     url,
-                    reason: cfg.redact(&e.to_string()),
+                    reason: cfg.redact(&reason),
                 })
             }
-        };
-        let status = resp.status().as_u16();
-        let text = match resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY)
-            .read_to_string()
-        {
-            Ok(t) => t,
-            Err(ureq::Error::Timeout(_)) => {
-                return Err(EmbedError::Timeout {
-                    url,
-                    timeout_ms: cfg.timeout_ms,
-                })
-            }
-            Err(e) => {
+            Err(Failure::Body(reason)) => {
                 return Err(EmbedError::Malformed {
                     url,
-                    reason: cfg.redact(&e.to_string()),
+                    reason: cfg.redact(&reason),
                 })
             }
         };
-        if status == 200 {
-            return parse_answer(cfg, &text, inputs.len());
+        if r.status == 200 {
+            return parse_answer(cfg, &r.body, inputs.len());
         }
-        let header = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        match retry_after(status, header.as_deref(), attempt) {
+        match retry_after(r.status, r.retry_after.as_deref(), attempt) {
             Some(wait) if attempt < cfg.max_retries => {
                 std::thread::sleep(wait);
                 attempt += 1;
@@ -246,8 +215,8 @@ fn embed_batch(
             _ => {
                 return Err(EmbedError::Http {
                     url,
-                    status,
-                    body: cfg.redact(&text.chars().take(200).collect::<String>()),
+                    status: r.status,
+                    body: cfg.redact(&r.body.chars().take(200).collect::<String>()),
                 })
             }
         }
