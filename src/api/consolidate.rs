@@ -153,21 +153,37 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-fn fingerprinted(user: &str, p: &Pair) -> bool {
-    spi::one_opt::<bool>(
-        "SELECT EXISTS (SELECT 1 FROM memory.consolidation_fingerprints
-                        WHERE user_id = $1 AND id_a = $2::uuid AND id_b = $3::uuid AND score = $4::numeric(3,2)
-                          AND checked_at > now() - make_interval(days => $5))",
-        &[
-            user.into(),
-            p.a.as_str().into(),
-            p.b.as_str().into(),
-            round2(p.score).into(),
-            rules::FINGERPRINT_DAYS.into(),
-        ],
-        "reading fingerprints",
-    )
-    .unwrap_or(false)
+/// The pairs among `pairs` checked within FINGERPRINT_DAYS at the same rounded score, in one
+/// query.
+fn fingerprinted(user: &str, pairs: &[Pair]) -> HashSet<(String, String)> {
+    let a: Vec<String> = pairs.iter().map(|p| p.a.clone()).collect();
+    let b: Vec<String> = pairs.iter().map(|p| p.b.clone()).collect();
+    let score: Vec<f64> = pairs.iter().map(|p| round2(p.score)).collect();
+    Spi::connect(|c| {
+        c.select(
+            "SELECT f.id_a::text, f.id_b::text
+             FROM unnest($2::uuid[], $3::uuid[], $4::float8[]) p(a, b, score)
+             JOIN memory.consolidation_fingerprints f
+               ON f.user_id = $1 AND f.id_a = p.a AND f.id_b = p.b AND f.score = p.score::numeric(3,2)
+             WHERE f.checked_at > now() - make_interval(days => $5)",
+            None,
+            &[
+                user.into(),
+                a.into(),
+                b.into(),
+                score.into(),
+                rules::FINGERPRINT_DAYS.into(),
+            ],
+        )?
+        .map(|r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        })
+        .collect::<Result<HashSet<_>, pgrx::spi::Error>>()
+    })
+    .spi("reading fingerprints")
 }
 
 fn usage(user: &str) -> (i64, i64) {
@@ -239,6 +255,7 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
         .collect();
     let items = items(user, &ids);
     let (link, merge) = (gucs::link_threshold(), gucs::merge_threshold());
+    let checked = fingerprinted(user, &pairs);
     let mut todo: Vec<&Pair> = vec![];
     for p in &pairs {
         let (Some(a), Some(b)) = (items.get(&p.a), items.get(&p.b)) else {
@@ -247,7 +264,7 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
         if !rules::worth_checking(&a.text, &b.text, p.score, link, merge) {
             continue;
         }
-        if fingerprinted(user, p) {
+        if checked.contains(&(p.a.clone(), p.b.clone())) {
             c.skipped_fingerprinted += 1;
             continue;
         }
@@ -318,9 +335,7 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
 
 fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {
     let meta = json!({ "merged_into": keep, "score": round2(score) }).to_string();
-    Spi::run_with_args("SELECT set_config('memory.meta', $1, true)", &[meta.into()])
-        .spi("setting merge meta");
-    let merged = hints::with_reason("merge", || {
+    hints::with_reason_and_meta("merge", &meta, || {
         spi::one_opt::<bool>(
             include_str!("../../sql/queries/consolidate_merge.sql"),
             &[
@@ -332,9 +347,7 @@ fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {
             "merging a pair",
         )
         .unwrap_or(false)
-    });
-    Spi::run("SELECT set_config('memory.meta', '', true)").spi("clearing merge meta");
-    merged
+    })
 }
 
 fn link_pair(user: &str, a: &str, b: &str, score: f64) -> bool {

@@ -239,17 +239,7 @@ fn build_pool(
     let qvec = match supplied {
         Some(v) => {
             let m = embed::active_model().or_raise();
-            if let Some(d) = m.dims.filter(|d| *d != v.len()) {
-                raise(
-                    SqlState::InvalidParameterValue,
-                    format!(
-                        "invalid \"embedding\": has {} dimensions, the active model {} has {d}",
-                        v.len(),
-                        m.id
-                    ),
-                    None,
-                );
-            }
+            m.check_supplied(v);
             Some((m, v.to_vec()))
         }
         None => match embed::embed_text(query) {

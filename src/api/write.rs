@@ -54,19 +54,6 @@ fn sql(q: &str) -> String {
     q.replace("{vector}", &vector::unsized_ty())
 }
 
-/// The active model's dimensions, when known before embedding anything: the built-in model's,
-/// the setting's, or those the registry recorded for the model.
-fn known_dims(model: &ActiveModel) -> Option<usize> {
-    model.dims.or_else(|| {
-        spi::one_opt::<i32>(
-            "SELECT dims FROM memory.embedding_models WHERE model_id = $1",
-            &[model.id.as_str().into()],
-            "reading a model's dimensions",
-        )
-        .map(|d| d as usize)
-    })
-}
-
 /// Embeds the texts of `reqs` that need it, in one provider call.
 fn prepare_all(reqs: Vec<WriteRequest>) -> (Option<ActiveModel>, Vec<Prepared>) {
     let model = embed::active_model().ok();
@@ -93,19 +80,7 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> (Option<ActiveModel>, Vec<Prepared>) 
                     None,
                 )
             };
-            if let Some(d) = known_dims(m) {
-                if v.len() != d {
-                    raise(
-                        SqlState::InvalidParameterValue,
-                        format!(
-                            "invalid \"embedding\": has {} dimensions, the active model {} has {d}",
-                            v.len(),
-                            m.id
-                        ),
-                        None,
-                    );
-                }
-            }
+            m.check_supplied(&v);
             p.vector = Some(v);
         }
     }

@@ -33,6 +33,37 @@ pub struct ActiveModel {
     pub dims: Option<usize>,
 }
 
+impl ActiveModel {
+    /// Its dimensions when known before embedding anything: the built-in model's, the
+    /// setting's, or those the registry recorded for it.
+    pub fn known_dims(&self) -> Option<usize> {
+        self.dims.or_else(|| {
+            crate::pg::spi::one_opt::<i32>(
+                "SELECT dims FROM memory.embedding_models WHERE model_id = $1",
+                &[self.id.as_str().into()],
+                "reading a model's dimensions",
+            )
+            .map(|d| d as usize)
+        })
+    }
+
+    /// A caller-supplied vector (request field `embedding`) is taken as this model's: 22023 when
+    /// its size does not match.
+    pub fn check_supplied(&self, v: &[f32]) {
+        if let Some(d) = self.known_dims().filter(|d| *d != v.len()) {
+            crate::error::raise(
+                memory_core::SqlState::InvalidParameterValue,
+                format!(
+                    "invalid \"embedding\": has {} dimensions, the active model {} has {d}",
+                    v.len(),
+                    self.id
+                ),
+                None,
+            );
+        }
+    }
+}
+
 pub fn active_model() -> Result<ActiveModel, EmbedError> {
     let configured_dims = Some(gucs::embedding_dims()).filter(|d| *d > 0);
     match gucs::embedding_provider() {
