@@ -14,10 +14,23 @@ DB=memory_demo
 psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$RUN_PORT" -U postgres "$@"; }
 
 scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
+# 0.1.0 has no upgrade scripts yet: a demo database made by an older build of it (without the
+# worker's tables) is made again rather than left half-working.
+if [ -n "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ] &&
+   [ "$(psql_run -d "$DB" -tAc "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'memory_ext') > 0 AND to_regclass('memory.worker_jobs') IS NULL")" = t ]; then
+  echo "The demo database was made by an older build of memory_ext: making it again."
+  psql_run -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
+fi
 if [ -z "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
   psql_run -d postgres -c "CREATE DATABASE $DB"
 fi
 psql_run -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
+# The background worker serves one database (memory_ext.database): this one. It connects at
+# server start, so a first setting of it restarts the server.
+if [ "$(psql_run -d "$DB" -tAc "SHOW memory_ext.database")" != "$DB" ]; then
+  psql_run -d postgres -c "ALTER SYSTEM SET memory_ext.database = '$DB'"
+  scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
+fi
 psql_run -d "$DB" -f scripts/demo.sql
 
 cat <<MSG
@@ -28,5 +41,12 @@ memory_ext preloaded (shared_preload_libraries), database "$DB".
   connect:  psql -h 127.0.0.1 -p $RUN_PORT -U postgres $DB
   try:      SET memory_ext.user_id = 'demo-user';
             SELECT compile_core_blocks('demo-agent');
+  worker:   SELECT job, last_finished_at, last_counts, worker_pid FROM memory.worker_status;
   stop:     make stop
 MSG
+# Wait (briefly) for the worker's first round, so that the status above has something in it.
+for _ in $(seq 1 20); do
+  pid=$(psql_run -d "$DB" -tAc "SELECT worker_pid FROM memory.worker_status WHERE job = 'ttl_sweep' AND runs > 0")
+  [ -n "$pid" ] && { echo "background worker: running (pid $pid) in database \"$DB\""; break; }
+  sleep 0.5
+done

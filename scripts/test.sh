@@ -6,8 +6,10 @@
 #   4. pg_regress golden files                     (the user-visible SQL contract)
 #   5. client tests through real drivers: Rust postgres (tenancy with real roles, concurrency),
 #      Python psycopg, and psql running the README's tour
-# Layers 4-5 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
-# Usage: scripts/test.sh [layer ...]   layers: lint core pgrx regress client (default: all)
+#   6. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
+#      preloaded and the worker serving a test database; tests crash and restart it
+# Layers 4-6 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+# Usage: scripts/test.sh [layer ...]   layers: lint core pgrx regress client worker (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,7 @@ STANDIN_PORT=${STANDIN_PORT:-55480}
 TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
 OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
-layers=${*:-lint core pgrx regress client}
+layers=${*:-lint core pgrx regress client worker}
 
 step() { printf '\n==> %s\n' "$*"; }
 want() { [[ " $layers " == *" $1 "* ]]; }
@@ -46,7 +48,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client; then
+if want regress || want client || want worker; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir)"
   sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
   cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
@@ -90,6 +92,29 @@ if want client; then
   [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
   psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
   echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"
+fi
+
+if want worker; then
+  step "worker: restart with memory_ext.database = memory_ext_worker and pg_cron preloaded"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_worker" -c "CREATE DATABASE memory_ext_worker"
+  psql_test -d memory_ext_worker -c "CREATE EXTENSION memory_ext CASCADE"
+  # The worker's own schedule without consolidation: that is left to pg_cron and to
+  # memory_worker_run(), as README "Scheduling with pg_cron" sets it.
+  psql_test -d postgres \
+    -c "ALTER SYSTEM SET shared_preload_libraries = memory_ext, pg_cron" \
+    -c "ALTER SYSTEM SET memory_ext.database = 'memory_ext_worker'" \
+    -c "ALTER SYSTEM SET memory_ext.worker_jobs = 'ttl_sweep,purge,backfill'" \
+    -c "ALTER SYSTEM SET memory_ext.worker_naptime = '1s'" \
+    -c "ALTER SYSTEM SET memory_ext.ttl_interval = '2s'"
+  scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
+  # pg_cron's settings exist once it is loaded: a second restart for them.
+  psql_test -d postgres \
+    -c "ALTER SYSTEM SET cron.database_name = 'memory_ext_worker'" \
+    -c "ALTER SYSTEM SET cron.use_background_workers = on"
+  scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_worker" \
+  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" \
+    cargo test -p memory_ext_worker_tests -- --test-threads=1
 fi
 
 step "all requested layers passed: $layers"

@@ -22,7 +22,7 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
-                             'consolidation_fingerprints', 'consolidation_usage']
+                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);

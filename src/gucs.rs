@@ -120,6 +120,33 @@ static TTL_DAYS: GucSetting<i32> = GucSetting::<i32>::new(60);
 static TTL_MIN_IMPORTANCE: GucSetting<i32> = GucSetting::<i32>::new(3);
 static PURGE_AFTER_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
 
+/// The background worker (src/worker): the database it connects to. It can serve one database;
+/// where the extension is not installed it waits. A change takes effect on reload (the worker
+/// restarts into the new database).
+static DATABASE: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"postgres"));
+/// The jobs the worker schedules itself, comma-separated (ttl_sweep, purge, consolidate,
+/// backfill); empty = none, for when pg_cron or another scheduler calls the SQL functions.
+static WORKER_JOBS: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"ttl_sweep,purge,consolidate,backfill"));
+/// How long the worker sleeps between looks for due jobs and rows to embed, in seconds. 10 s:
+/// a row written while the provider was down gets its vector within seconds of it returning,
+/// and an idle worker costs one cheap query per wake.
+static WORKER_NAPTIME: GucSetting<i32> = GucSetting::<i32>::new(10);
+/// Seconds between TTL sweeps. 1 h: expiry is measured in days, and the sweep reads every
+/// partition once (no index on last_accessed_at, see sql/queries/ttl_sweep.sql).
+static TTL_INTERVAL: GucSetting<i32> = GucSetting::<i32>::new(3600);
+/// The hour (server time zone) at which the daily consolidation window opens, and how many
+/// hours it spans: each tenant runs once a day at its own slot inside it (memory_core::schedule).
+static CONSOLIDATION_HOUR: GucSetting<i32> = GucSetting::<i32>::new(3);
+static CONSOLIDATION_WINDOW_HOURS: GucSetting<i32> = GucSetting::<i32>::new(24);
+/// Same-fact checks per tenant per day when the worker runs consolidation (memory_consolidate's
+/// max_pairs default).
+static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
+/// Rows per backfill transaction. 32 = one batch of the built-in model (~0.3 s of CPU): row
+/// locks are held only that long.
+static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
@@ -315,6 +342,82 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_string_guc(
+        c"memory_ext.database",
+        c"The database the memory_ext background worker connects to.",
+        c"Needs memory_ext in shared_preload_libraries. The worker restarts into a new value on reload.",
+        &DATABASE,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.worker_jobs",
+        c"Jobs the background worker schedules: ttl_sweep, purge, consolidate, backfill (comma-separated; empty = none).",
+        c"Leave out the jobs that pg_cron or another scheduler runs through the SQL functions.",
+        &WORKER_JOBS,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.worker_naptime",
+        c"Seconds the background worker sleeps between looks for due jobs and rows to embed.",
+        c"",
+        &WORKER_NAPTIME,
+        1,
+        3600,
+        GucContext::Sighup,
+        GucFlags::UNIT_S,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.ttl_interval",
+        c"Time between the background worker's TTL sweeps.",
+        c"",
+        &TTL_INTERVAL,
+        1,
+        7 * 86_400,
+        GucContext::Sighup,
+        GucFlags::UNIT_S,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.consolidation_hour",
+        c"Hour of the day (server time zone) at which the daily consolidation window opens.",
+        c"",
+        &CONSOLIDATION_HOUR,
+        0,
+        23,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.consolidation_window_hours",
+        c"Hours over which tenants' daily consolidation runs are spread, from memory_ext.consolidation_hour.",
+        c"",
+        &CONSOLIDATION_WINDOW_HOURS,
+        1,
+        24,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.consolidation_max_pairs",
+        c"Same-fact checks per tenant per day when the background worker consolidates.",
+        c"",
+        &CONSOLIDATION_MAX_PAIRS,
+        0,
+        10_000,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.backfill_batch",
+        c"Rows the background worker embeds per backfill transaction.",
+        c"",
+        &BACKFILL_BATCH,
+        1,
+        1_000,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -414,4 +517,36 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
 
 pub fn consolidation_max_llm_calls() -> i32 {
     CONSOLIDATION_MAX_LLM_CALLS.get()
+}
+
+pub fn database() -> Option<String> {
+    string(&DATABASE)
+}
+
+pub fn worker_jobs() -> String {
+    string(&WORKER_JOBS).unwrap_or_default()
+}
+
+pub fn worker_naptime_s() -> i64 {
+    WORKER_NAPTIME.get() as i64
+}
+
+pub fn ttl_interval_s() -> i64 {
+    TTL_INTERVAL.get() as i64
+}
+
+pub fn consolidation_hour() -> i64 {
+    CONSOLIDATION_HOUR.get() as i64
+}
+
+pub fn consolidation_window_hours() -> i64 {
+    CONSOLIDATION_WINDOW_HOURS.get() as i64
+}
+
+pub fn consolidation_max_pairs() -> i64 {
+    CONSOLIDATION_MAX_PAIRS.get() as i64
+}
+
+pub fn backfill_batch() -> i32 {
+    BACKFILL_BATCH.get()
 }

@@ -1,8 +1,8 @@
 //! memory_ext: long-term memory for AI agents inside PostgreSQL.
 //!
 //! Layout: `api/` is the SQL contract, `pg/` the Postgres glue (tenancy, lookups), `embed/` the
-//! configured embedding provider, `gucs.rs`
-//! every setting, `error.rs` the SQLSTATE boundary; the logic that needs no Postgres is in
+//! configured embedding provider, `worker/` the background worker, `gucs.rs` every setting,
+//! `error.rs` the SQLSTATE boundary; the logic that needs no Postgres is in
 //! `crates/memory_core`. DDL is in `sql/`.
 
 use pgrx::prelude::*;
@@ -12,6 +12,7 @@ mod embed;
 mod error;
 mod gucs;
 mod pg;
+mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -36,6 +37,7 @@ extension_sql_file!(
     name = "lifecycle",
     requires = ["schema"]
 );
+extension_sql_file!("../sql/worker.sql", name = "worker", requires = ["schema"]);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this
@@ -46,6 +48,7 @@ mod memory {}
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     gucs::init();
+    worker::register();
 }
 
 /// Required by `cargo pgrx test`.

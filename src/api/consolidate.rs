@@ -32,7 +32,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: Counts) {
+    pub fn add(&mut self, o: Counts) {
         self.pairs_checked += o.pairs_checked;
         self.merged += o.merged;
         self.linked += o.linked;
@@ -212,6 +212,9 @@ fn ask_llm(
 ) -> Vec<Option<bool>> {
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(rules::LLM_BATCH) {
+        // A cancel, statement_timeout or worker shutdown takes effect between prompts (each
+        // bounded by memory_ext.http_timeout_ms), rolling the whole run back.
+        pgrx::check_for_interrupts!();
         if *calls_left <= 0 {
             out.extend(std::iter::repeat_n(None, chunk.len()));
             continue;

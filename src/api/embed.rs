@@ -7,6 +7,7 @@ use crate::error::{OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::spi;
 use memory_core::validate;
+use memory_providers::embed::EmbedError;
 use pgrx::prelude::*;
 
 /// The active provider's vector for `input`, as real[] (memory_embed casts it to vector).
@@ -224,6 +225,11 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
 fn memory_reembed(batch: default!(Option<i32>, 100)) -> i64 {
     let batch = *validate::required("batch", batch.as_ref()).or_raise();
     let batch = validate::range("batch", batch as i64, 1, 10_000).or_raise() as i32;
+    reembed(batch)
+}
+
+/// One backfill batch of up to `batch` rows (memory_reembed; the worker calls it directly).
+pub fn reembed(batch: i32) -> i64 {
     let model = embed::active_model().or_raise();
     let stale: Vec<String> = spi::one_opt::<Vec<String>>(
         "SELECT coalesce(array_agg(model_id), '{}') FROM memory.embedding_models WHERE model_id <> $1",
@@ -256,10 +262,21 @@ fn memory_reembed(batch: default!(Option<i32>, 100)) -> i64 {
             store(&refs, &vectors, &m);
             rows.len() as i64
         }
+        Err(batch_error) if provider_down(&batch_error) => {
+            // Trying each row alone would only repeat the outage once per row (up to one
+            // timeout each, with the rows locked): every row waits for its retry instead.
+            let e = batch_error.to_string();
+            for r in &rows {
+                record_failure(&r.user, r.target, &r.id, &model.id, &e);
+            }
+            0
+        }
         Err(batch_error) => {
             // One bad input must not hold back the rest: try each row alone.
             let mut done = 0;
             for r in &rows {
+                // A cancel or a worker shutdown stops here rather than after the last row.
+                pgrx::check_for_interrupts!();
                 match embed::embed(&[r.body.as_str()]) {
                     Ok((m, vectors)) => {
                         store(&[r], &vectors, &m);
@@ -274,4 +291,17 @@ fn memory_reembed(batch: default!(Option<i32>, 100)) -> i64 {
             done
         }
     }
+}
+
+/// Errors of the provider as a whole (down, unreachable, misconfigured), as opposed to one
+/// input it could not embed.
+fn provider_down(e: &EmbedError) -> bool {
+    matches!(
+        e,
+        EmbedError::Unreachable { .. }
+            | EmbedError::Timeout { .. }
+            | EmbedError::Config(_)
+            | EmbedError::ModelMissing { .. }
+            | EmbedError::ModelLoad { .. }
+    )
 }

@@ -3,9 +3,10 @@
 //! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `memory.reason` hint.
 //! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.
 
-use crate::error::{raise, OrRaise};
+use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::{hints, spi, tenant};
+use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -66,14 +67,20 @@ fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
 
 /// Soft-deletes what nobody retrieved for `memory_ext.ttl_days`, unless pinned or of importance
 /// `memory_ext.ttl_min_importance` or more; returns how many. Covers the current tenant when one
-/// is set, else every tenant the caller may see (the worker: all).
+/// is set, else every tenant the caller may see.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_ttl_sweep() -> i64 {
+    ttl_sweep(tenant::current())
+}
+
+/// The TTL sweep for one tenant, or (`None`) every tenant the caller may see: the worker's way
+/// in, which must not depend on its own role name when `tenant_source = 'role'`.
+pub fn ttl_sweep(user: Option<String>) -> i64 {
     hints::with_reason("ttl", || {
         spi::one_opt::<i64>(
             include_str!("../../sql/queries/ttl_sweep.sql"),
             &[
-                tenant::current().into(),
+                user.into(),
                 gucs::ttl_days().into(),
                 gucs::ttl_min_importance().into(),
                 gucs::purge_after_days().into(),
@@ -86,14 +93,27 @@ fn memory_ttl_sweep() -> i64 {
 
 /// Removes soft-deleted memories whose `purge_at` has passed; returns how many. History keeps
 /// a PURGE event for each; threads get no new change-log entry (they already saw it go).
+/// Consolidation fingerprints past their 14 days and usage rows older than a week go too.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_purge() -> i64 {
+    purge(tenant::current()).0
+}
+
+/// The purge for one tenant or (`None`) all: (memories purged, fingerprints pruned).
+pub fn purge(user: Option<String>) -> (i64, i64) {
     hints::with_reason("purge", || {
-        spi::one_opt::<i64>(
-            include_str!("../../sql/queries/purge.sql"),
-            &[tenant::current().into()],
-            "purging memories",
-        )
-        .unwrap_or(0)
+        Spi::connect_mut(|c| {
+            let r = c.update(
+                include_str!("../../sql/queries/purge.sql"),
+                Some(1),
+                &[user.into(), FINGERPRINT_DAYS.into()],
+            )?;
+            let row = r.first();
+            Ok::<_, pgrx::spi::Error>((
+                row.get::<i64>(1)?.unwrap_or(0),
+                row.get::<i64>(2)?.unwrap_or(0),
+            ))
+        })
+        .spi("purging memories")
     })
 }

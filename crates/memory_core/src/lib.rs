@@ -11,6 +11,7 @@ pub mod delta;
 pub mod error;
 pub mod rank;
 pub mod request;
+pub mod schedule;
 pub mod text;
 pub mod tokens;
 pub mod validate;

@@ -1,0 +1,247 @@
+//! The worker's jobs and their bookkeeping in memory.worker_jobs / memory.consolidation_runs.
+//! Each job is the same code as its SQL function (api/lifecycle.rs, api/consolidate.rs,
+//! api/embed.rs), called for all tenants at once (TTL sweep, purge) or one tenant per
+//! transaction (consolidation), so that pg_cron calling the SQL functions gets the same result.
+
+use super::txn;
+use crate::api::{consolidate, embed, lifecycle};
+use crate::error::SpiOk;
+use crate::gucs;
+use memory_core::schedule;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// What memory.worker_jobs says about one job at the start of a tick.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JobState {
+    pub requested: bool,
+    pub last_finished: Option<i64>,
+}
+
+/// The clock and the jobs' state, read in one transaction per tick.
+pub struct Tick {
+    pub now: i64,
+    pub day_start: i64,
+    pub jobs: HashMap<String, JobState>,
+}
+
+/// Reads the clock (Postgres's, so that the server's time zone decides where a day starts) and
+/// memory.worker_jobs. `None` when the extension is not installed in this database.
+pub fn read_tick() -> Result<Option<Tick>, String> {
+    txn::run("memory_ext worker: reading job state", || {
+        let installed = Spi::get_one::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'memory_ext')
+                AND to_regclass('memory.worker_jobs') IS NOT NULL",
+        )
+        .spi("checking for the extension")
+        .unwrap_or(false);
+        if !installed {
+            return None;
+        }
+        let (now, day_start) = Spi::get_two::<f64, f64>(
+            "SELECT extract(epoch FROM now())::float8, extract(epoch FROM date_trunc('day', now()))::float8",
+        )
+        .spi("reading the clock");
+        let jobs = Spi::connect(|c| {
+            c.select(
+                "SELECT job, requested_at IS NOT NULL, extract(epoch FROM last_finished_at)::float8
+                 FROM memory.worker_jobs",
+                None,
+                &[],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    JobState {
+                        requested: r.get::<bool>(2)?.unwrap_or(false),
+                        last_finished: r.get::<f64>(3)?.map(|x| x as i64),
+                    },
+                ))
+            })
+            .collect::<Result<HashMap<_, _>, pgrx::spi::Error>>()
+        })
+        .spi("reading memory.worker_jobs");
+        Some(Tick {
+            now: now.unwrap_or(0.0) as i64,
+            day_start: day_start.unwrap_or(0.0) as i64,
+            jobs,
+        })
+    })
+}
+
+/// Runs one job with its bookkeeping: started (and the request cleared) in one transaction,
+/// the job in its own, the outcome in a third, so that a failed job still leaves its error.
+pub fn run_job(job: &str, body: impl FnOnce() -> Result<Value, String>) -> Result<Value, String> {
+    let name = job.to_string();
+    let _ = txn::run("memory_ext worker: job bookkeeping", move || {
+        Spi::run_with_args(
+            "UPDATE memory.worker_jobs SET last_started_at = now(), requested_at = NULL WHERE job = $1",
+            &[name.as_str().into()],
+        )
+        .spi("marking a job started")
+    });
+    let started = Instant::now();
+    let outcome = body();
+    record(job, started, &outcome, false);
+    outcome
+}
+
+/// Records a finished run of `job` that began at `started`; `stamp_start` also sets
+/// last_started_at (for the backfill, which records only runs that did something).
+pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stamp_start: bool) {
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let (counts, error) = match outcome {
+        Ok(v) => (Some(JsonB(v.clone())), None),
+        Err(e) => (None, Some(e.clone())),
+    };
+    let name = job.to_string();
+    let recorded = txn::run("memory_ext worker: job bookkeeping", move || {
+        Spi::run_with_args(
+            "UPDATE memory.worker_jobs SET
+                 last_started_at = CASE WHEN $5 THEN now() - make_interval(secs => $2 / 1000) ELSE last_started_at END,
+                 last_finished_at = now(), last_duration_ms = $2, runs = runs + 1,
+                 last_counts = coalesce($3, last_counts),
+                 last_error = coalesce($4, last_error),
+                 last_error_at = CASE WHEN $4 IS NULL THEN last_error_at ELSE now() END,
+                 failures = failures + ($4 IS NOT NULL)::int
+             WHERE job = $1",
+            &[
+                name.as_str().into(),
+                ms.into(),
+                counts.into(),
+                error.into(),
+                stamp_start.into(),
+            ],
+        )
+        .spi("recording a job's outcome")
+    });
+    if let Err(e) = recorded {
+        pgrx::log!("memory_ext worker: could not record the outcome of {job}: {e}");
+    }
+}
+
+pub fn ttl_sweep() -> Result<Value, String> {
+    txn::run(
+        "memory_ext worker: TTL sweep",
+        || json!({ "soft_deleted": lifecycle::ttl_sweep(None) }),
+    )
+}
+
+pub fn purge() -> Result<Value, String> {
+    txn::run("memory_ext worker: purge", || {
+        let (purged, pruned) = lifecycle::purge(None);
+        json!({ "purged": purged, "fingerprints_pruned": pruned })
+    })
+}
+
+/// The tenants with memories and when each was last consolidated.
+fn tenants() -> Result<Vec<(String, Option<i64>)>, String> {
+    txn::run("memory_ext worker: listing tenants", || {
+        Spi::connect(|c| {
+            c.select(
+                "SELECT c.user_id, extract(epoch FROM r.last_run_at)::float8
+                 FROM memory.corpus c LEFT JOIN memory.consolidation_runs r USING (user_id)
+                 WHERE c.docs > 0 ORDER BY c.user_id",
+                None,
+                &[],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<f64>(2)?.map(|x| x as i64),
+                ))
+            })
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("listing tenants")
+    })
+}
+
+/// The tenants whose daily slot has come (all of them when `everyone`, after a
+/// memory_worker_run('consolidate')).
+pub fn due_tenants(tick: &Tick, everyone: bool) -> Result<Vec<String>, String> {
+    let (hour, window) = (
+        gucs::consolidation_hour(),
+        gucs::consolidation_window_hours(),
+    );
+    Ok(tenants()?
+        .into_iter()
+        .filter(|(user, last)| {
+            everyone
+                || schedule::consolidation_due(tick.now, tick.day_start, hour, window, user, *last)
+        })
+        .map(|(user, _)| user)
+        .collect())
+}
+
+/// Consolidates `users`, one transaction each; a tenant's failure is recorded against it and
+/// the run goes on. Interrupts are checked between tenants (and between LLM prompts inside).
+pub fn consolidate(users: &[String]) -> Result<Value, String> {
+    let max_pairs = gucs::consolidation_max_pairs();
+    let mut total = consolidate::Counts::default();
+    let mut failed = 0;
+    let mut last_error = None;
+    for user in users {
+        pgrx::check_for_interrupts!();
+        let u = user.clone();
+        let done = txn::run("memory_ext worker: consolidating a tenant", move || {
+            let c = consolidate::consolidate_tenant(&u, max_pairs);
+            record_tenant(&u, Some(c.json()), None);
+            c
+        });
+        match done {
+            Ok(c) => total.add(c),
+            Err(e) => {
+                failed += 1;
+                pgrx::log!("memory_ext worker: consolidation of tenant \"{user}\" failed: {e}");
+                let (u, msg) = (user.clone(), e.clone());
+                let _ = txn::run("memory_ext worker: job bookkeeping", move || {
+                    record_tenant(&u, None, Some(&msg))
+                });
+                last_error = Some(format!("tenant \"{user}\": {e}"));
+            }
+        }
+    }
+    let mut v = total.json();
+    v["tenants"] = json!(users.len());
+    v["tenants_failed"] = json!(failed);
+    match last_error {
+        // Every tenant failed: the job failed (and says why); some did: counts and the rest
+        // are in memory.consolidation_runs.
+        Some(e) if failed == users.len() => Err(e),
+        _ => Ok(v),
+    }
+}
+
+fn record_tenant(user: &str, counts: Option<Value>, error: Option<&str>) {
+    Spi::run_with_args(
+        "INSERT INTO memory.consolidation_runs AS r (user_id, last_run_at, last_counts, last_error)
+         VALUES ($1, now(), $2, $3)
+         ON CONFLICT (user_id) DO UPDATE SET last_run_at = now(), last_counts = coalesce(EXCLUDED.last_counts, r.last_counts),
+                                             last_error = EXCLUDED.last_error",
+        &[user.into(), counts.map(JsonB).into(), error.into()],
+    )
+    .spi("recording a tenant's consolidation");
+}
+
+/// Embeds rows without a vector, a batch per transaction, until a batch comes back short or
+/// `budget_s` has passed (so that due jobs and shutdown are not kept waiting). Rows whose
+/// embedding fails wait in memory.embedding_failures for their retry (bounded attempts).
+pub fn backfill(budget_s: i64) -> Result<i64, String> {
+    let batch = gucs::backfill_batch();
+    let started = Instant::now();
+    let mut total = 0;
+    loop {
+        pgrx::check_for_interrupts!();
+        let n = txn::run("memory_ext worker: embedding backfill", move || {
+            embed::reembed(batch)
+        })?;
+        total += n;
+        if n < batch as i64 || started.elapsed().as_secs() as i64 >= budget_s {
+            return Ok(total);
+        }
+    }
+}

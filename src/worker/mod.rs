@@ -1,0 +1,263 @@
+//! The background worker (API.md "Lifecycle"): the TTL sweep every `memory_ext.ttl_interval`,
+//! the purge daily, each tenant's consolidation once a day at its slot, and the embedding
+//! backfill whenever rows wait for a vector. One process, connected to `memory_ext.database`,
+//! registered only when memory_ext is in `shared_preload_libraries`.
+//!
+//! # Why it behaves the way it does
+//! - Postgres's own signal semantics (SIGTERM as `die()`, SIGHUP as the config-reload flag), as
+//!   in contrib's worker_spi: a shutdown interrupts the worker at its next interrupt check (between
+//!   batches, tenants and LLM prompts, each bounded by `memory_ext.http_timeout_ms`), which
+//!   rolls back the open transaction; no job is left half-done.
+//! - Every unit of work is a transaction of its own (txn.rs) and an error in one is recorded
+//!   and logged, not fatal: one tenant's failure does not stop the others.
+//! - `lock_timeout` is set: the worker gives up on a row an application holds rather than
+//!   queueing (and making others queue) behind it.
+//! - The schedule lives in tables (memory.worker_jobs, memory.consolidation_runs), so a restart
+//!   neither repeats nor skips a daily job.
+
+mod jobs;
+mod txn;
+
+use crate::gucs;
+use memory_core::schedule;
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::time::{Duration, Instant};
+
+/// The worker's name: pg_stat_activity.backend_type and application_name, the server log.
+pub const WORKER_TYPE: &str = "memory_ext worker";
+
+/// Delay before the postmaster restarts a worker that exited with an error (or to connect to a
+/// new `memory_ext.database`). 10 s: a worker that fails at start (say, the database does not
+/// exist) logs one line per 10 s instead of spinning.
+const RESTART_DELAY: Duration = Duration::from_secs(10);
+
+/// `lock_timeout` of the worker's session: no job waits longer than this for a row an
+/// application holds; the job fails, is recorded, and runs again later.
+const LOCK_TIMEOUT: &str = "5s";
+
+/// Registers the worker from `_PG_init`. Only while the postmaster loads
+/// `shared_preload_libraries`: a library loaded later by a backend cannot start workers (the
+/// CREATE EXTENSION notice in sql/worker.sql says so).
+pub fn register() {
+    // SAFETY: a plain global of the postmaster, set around the loading of preload libraries.
+    if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+        return;
+    }
+    BackgroundWorkerBuilder::new(WORKER_TYPE)
+        .set_type(WORKER_TYPE)
+        .set_library("memory_ext")
+        .set_function("memory_ext_worker_main")
+        .enable_spi_access()
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(Some(RESTART_DELAY))
+        .load();
+}
+
+/// The worker process's entry point (named in [`register`]).
+#[pg_guard]
+#[no_mangle]
+pub extern "C-unwind" fn memory_ext_worker_main(_arg: pg_sys::Datum) {
+    // SAFETY: installing handlers in the worker's main thread before signals are unblocked, as
+    // every background worker does.
+    unsafe {
+        pg_sys::pqsignal(pg_sys::SIGHUP as i32, Some(on_sighup));
+        pg_sys::pqsignal(pg_sys::SIGTERM as i32, Some(on_sigterm));
+        pg_sys::BackgroundWorkerUnblockSignals();
+    }
+    let database = gucs::database().unwrap_or_else(|| "postgres".into());
+    // No role: the bootstrap superuser, which every tenant's rows are visible to (RLS is
+    // bypassed); the jobs choose their tenants themselves.
+    BackgroundWorker::connect_worker_to_spi(Some(&database), None);
+    session_settings();
+    pgrx::log!("{WORKER_TYPE} started in database \"{database}\"");
+
+    let mut worker = Worker::default();
+    loop {
+        worker.tick();
+        sleep(gucs::worker_naptime_s());
+        if reload_requested() {
+            if gucs::database().unwrap_or_else(|| "postgres".into()) != database {
+                pgrx::log!("{WORKER_TYPE}: memory_ext.database changed, restarting");
+                // SAFETY: exit code 1 asks the postmaster for a restart after RESTART_DELAY;
+                // no transaction is open between ticks.
+                unsafe { pg_sys::proc_exit(1) };
+            }
+            worker.unknown_logged.clear();
+        }
+    }
+}
+
+/// SIGTERM: what Postgres's `die()` does (pgrx exposes it only wrapped for calls from Rust):
+/// the next interrupt check ends the process with FATAL, aborting the open transaction.
+unsafe extern "C-unwind" fn on_sigterm(_signal: std::ffi::c_int) {
+    let saved = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: sig_atomic_t flags and the process latch, which is what a signal handler may
+    // touch; errno is restored for the code the signal interrupted.
+    unsafe {
+        std::ptr::write_volatile(&raw mut pg_sys::InterruptPending, 1);
+        std::ptr::write_volatile(&raw mut pg_sys::ProcDiePending, 1);
+        pg_sys::SetLatch(pg_sys::MyLatch);
+        *libc::__errno_location() = saved;
+    }
+}
+
+/// SIGHUP: the configuration is re-read at the end of the current tick.
+unsafe extern "C-unwind" fn on_sighup(_signal: std::ffi::c_int) {
+    let saved = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: as in on_sigterm.
+    unsafe {
+        std::ptr::write_volatile(&raw mut pg_sys::ConfigReloadPending, 1);
+        pg_sys::SetLatch(pg_sys::MyLatch);
+        *libc::__errno_location() = saved;
+    }
+}
+
+fn session_settings() {
+    let name = CString::new(WORKER_TYPE).unwrap_or_default();
+    // SAFETY: after connecting (MyBEEntry exists); both copy their arguments.
+    unsafe {
+        pg_sys::pgstat_report_appname(name.as_ptr());
+        pg_sys::SetConfigOption(
+            c"lock_timeout".as_ptr(),
+            CString::new(LOCK_TIMEOUT).unwrap_or_default().as_ptr(),
+            pg_sys::GucContext::PGC_SUSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+        );
+    }
+}
+
+/// Sleeps up to `seconds` on the latch (a signal wakes it), exits with the postmaster, and
+/// acts on a pending SIGTERM.
+fn sleep(seconds: i64) {
+    // SAFETY: MyLatch is the process latch, valid for the process's life; WL_EXIT_ON_PM_DEATH
+    // makes WaitLatch exit the process if the postmaster dies.
+    unsafe {
+        pg_sys::WaitLatch(
+            pg_sys::MyLatch,
+            (pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+            seconds * 1000,
+            pg_sys::PG_WAIT_EXTENSION,
+        );
+        pg_sys::ResetLatch(pg_sys::MyLatch);
+    }
+    pgrx::check_for_interrupts!();
+}
+
+/// SIGHUP: re-reads the configuration files when one arrived.
+fn reload_requested() -> bool {
+    // SAFETY: a sig_atomic_t flag set by SignalHandlerForConfigReload; reading and clearing it
+    // in the main thread is how Postgres's own processes consume it.
+    unsafe {
+        if std::ptr::read_volatile(&raw const pg_sys::ConfigReloadPending) == 0 {
+            return false;
+        }
+        std::ptr::write_volatile(&raw mut pg_sys::ConfigReloadPending, 0);
+        pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP);
+    }
+    true
+}
+
+/// What the worker remembers between ticks: only what keeps the log quiet.
+#[derive(Default)]
+struct Worker {
+    /// "extension not installed" was logged (once until it is installed).
+    waiting_logged: bool,
+    /// The memory_ext.worker_jobs value whose unknown names were logged.
+    unknown_logged: String,
+    /// The last error logged per job: the same error is not logged again every tick.
+    last_error: HashMap<&'static str, String>,
+}
+
+impl Worker {
+    fn tick(&mut self) {
+        let tick = match jobs::read_tick() {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                if !self.waiting_logged {
+                    pgrx::log!("{WORKER_TYPE}: extension memory_ext is not installed in this database; waiting for CREATE EXTENSION");
+                    self.waiting_logged = true;
+                }
+                return;
+            }
+            Err(e) => return self.report("worker", Err(e)),
+        };
+        self.waiting_logged = false;
+        let setting = gucs::worker_jobs();
+        let (on, unknown) = schedule::parse_jobs(&setting);
+        if !unknown.is_empty() && setting != self.unknown_logged {
+            pgrx::warning!(
+                "{WORKER_TYPE}: memory_ext.worker_jobs names unknown jobs {unknown:?} (jobs: {})",
+                schedule::JOBS.join(", ")
+            );
+            self.unknown_logged = setting;
+        }
+        let state = |job: &str| tick.jobs.get(job).copied().unwrap_or_default();
+
+        let s = state("ttl_sweep");
+        if s.requested
+            || (on.contains(&"ttl_sweep")
+                && schedule::interval_due(tick.now, s.last_finished, gucs::ttl_interval_s()))
+        {
+            let r = jobs::run_job("ttl_sweep", jobs::ttl_sweep);
+            self.report("ttl_sweep", r);
+        }
+
+        let s = state("purge");
+        if s.requested
+            || (on.contains(&"purge")
+                && schedule::interval_due(tick.now, s.last_finished, schedule::DAY))
+        {
+            let r = jobs::run_job("purge", jobs::purge);
+            self.report("purge", r);
+        }
+
+        let s = state("consolidate");
+        if s.requested || on.contains(&"consolidate") {
+            match jobs::due_tenants(&tick, s.requested) {
+                Ok(users) if !users.is_empty() || s.requested => {
+                    let r = jobs::run_job("consolidate", || jobs::consolidate(&users));
+                    self.report("consolidate", r);
+                }
+                Ok(_) => {}
+                Err(e) => self.report("consolidate", Err(e)),
+            }
+        }
+
+        let s = state("backfill");
+        if s.requested {
+            let r = jobs::run_job("backfill", || {
+                jobs::backfill(gucs::worker_naptime_s()).map(|n| json!({ "embedded": n }))
+            });
+            self.report("backfill", r);
+        } else if on.contains(&"backfill") {
+            // Recorded only when it embedded something or failed: an idle backfill would
+            // otherwise write a row every naptime.
+            let started = Instant::now();
+            let r = jobs::backfill(gucs::worker_naptime_s()).map(|n| json!({ "embedded": n }));
+            if !matches!(&r, Ok(v) if v["embedded"] == 0) {
+                jobs::record("backfill", started, &r, true);
+            }
+            self.report("backfill", r);
+        }
+    }
+
+    /// Logs a job's error once (until it succeeds or fails differently).
+    fn report(&mut self, job: &'static str, r: Result<Value, String>) {
+        match r {
+            Ok(_) => {
+                self.last_error.remove(job);
+            }
+            Err(e) => {
+                if self.last_error.get(job) != Some(&e) {
+                    pgrx::log!("{WORKER_TYPE}: {job} failed: {e}");
+                    self.last_error.insert(job, e);
+                }
+            }
+        }
+    }
+}
