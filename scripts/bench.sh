@@ -2,7 +2,7 @@
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
 #
-# Usage: scripts/bench.sh [suite ...]      suites: embed, query (default: embed query)
+# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle (default: all three)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
@@ -15,7 +15,7 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
-suites=${*:-embed query}
+suites=${*:-embed query lifecycle}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
 sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
@@ -48,6 +48,14 @@ for s in $suites; do
       echo "==> bench: query at $n memories"
       target/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out bench/results
     done
+  elif [ "$s" = lifecycle ]; then
+    # Consolidation in a database of its own, made afresh (its tenants are merged by the run);
+    # the TTL sweep over the query suite's memories in memory_bench.
+    echo "==> bench: lifecycle"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_lc" -c "CREATE DATABASE memory_bench_lc"
+    psql_b -d memory_bench_lc -c "CREATE EXTENSION memory_ext CASCADE"
+    target/release/memory_ext_bench lifecycle --dsn "$dsn" --lc-dsn "${dsn/memory_bench/memory_bench_lc}" \
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
   else
     echo "==> bench: $s"
     target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results

@@ -1,8 +1,10 @@
 //! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
-//! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`). Timings are wall clock from the client, through a real driver.
+//! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`),
+//! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation). Timings are wall clock from the client, through a real driver.
 
 mod eval;
+mod lifecycle;
 mod query;
 
 use postgres::{Client, NoTls};
@@ -27,6 +29,7 @@ struct Args {
     ablation: bool,
     items: usize,
     reuse: bool,
+    lc_dsn: String,
 }
 
 fn args() -> Args {
@@ -41,6 +44,7 @@ fn args() -> Args {
     );
     let mut items = 100_000;
     let mut reuse = false;
+    let mut lc_dsn = String::new();
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
@@ -57,6 +61,7 @@ fn args() -> Args {
             "--out" => out = v,
             "--data" => data = v,
             "--items" => items = v.parse().expect("--items N"),
+            "--lc-dsn" => lc_dsn = v,
             _ => panic!("unknown option {k}"),
         }
     }
@@ -69,6 +74,7 @@ fn args() -> Args {
         ablation,
         items,
         reuse,
+        lc_dsn,
     }
 }
 
@@ -177,6 +183,18 @@ fn embed_suite(dsn: &str, setup: &str) -> serde_json::Value {
     })
 }
 
+/// Writes `<name>.md` and `<name>.json` to `out` and prints the markdown.
+fn save(out: &str, name: &str, result: &serde_json::Value, md: &str) {
+    std::fs::create_dir_all(out).unwrap();
+    std::fs::write(format!("{out}/{name}.md"), md).unwrap();
+    std::fs::write(
+        format!("{out}/{name}.json"),
+        serde_json::to_string_pretty(result).unwrap(),
+    )
+    .unwrap();
+    print!("{md}");
+}
+
 fn main() {
     let a = args();
     match a.suite.as_str() {
@@ -212,17 +230,14 @@ fn main() {
                 row("builtin (MiniLM, in-process)", &result["builtin"]),
                 row("openai API via HTTP stand-in (mock, 384-d)", &result["http_standin"]),
             );
-            std::fs::create_dir_all(&a.out).unwrap();
-            std::fs::write(format!("{}/embed.md", a.out), &md).unwrap();
-            std::fs::write(
-                format!("{}/embed.json", a.out),
-                serde_json::to_string_pretty(&result).unwrap(),
-            )
-            .unwrap();
-            print!("{md}");
+            save(&a.out, "embed", &result, &md);
         }
         "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse),
         "query" => query_suite(&a),
+        "lifecycle" => {
+            let (result, md) = lifecycle::run(&a.dsn, &a.lc_dsn, &a.standin);
+            save(&a.out, "lifecycle", &result, &md);
+        }
         s => panic!("unknown suite {s}"),
     }
 }

@@ -43,14 +43,14 @@ impl Rng {
     }
 }
 
-fn unit(mut v: Vec<f32>) -> Vec<f32> {
+pub fn unit(mut v: Vec<f32>) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
     v.iter_mut().for_each(|x| *x /= n);
     v
 }
 
 pub struct Gen {
-    rng: Rng,
+    pub rng: Rng,
     topics: Vec<Vec<f32>>,
 }
 
@@ -164,7 +164,7 @@ impl Gen {
     }
 }
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
+pub fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let i = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize - 1;
     v[i.min(v.len() - 1)]
