@@ -23,3 +23,14 @@ CREATE TABLE memory.consolidation_usage (
     llm_calls integer NOT NULL DEFAULT 0 CHECK (llm_calls >= 0),
     PRIMARY KEY (user_id, day)
 );
+
+-- When consolidation last took each memory as a candidate. A run takes the memories not examined
+-- since they last changed first (then the newest), so a tenant whose candidates outnumber one
+-- run's pool is covered over successive runs instead of the newest ones being re-read every
+-- day. Rows older than 14 days go with the purge (a memory is then examined again).
+CREATE TABLE memory.consolidation_seen (
+    user_id text        NOT NULL,
+    id      uuid        NOT NULL,
+    seen_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id)
+);

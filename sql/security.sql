@@ -22,7 +22,8 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
-                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs']
+                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
+                             'consolidation_seen']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -37,7 +38,7 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
-    memory.consolidation_fingerprints, memory.consolidation_usage
+    memory.consolidation_fingerprints, memory.consolidation_usage, memory.consolidation_seen
 TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by

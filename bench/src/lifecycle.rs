@@ -241,8 +241,9 @@ pub fn run(dsn: &str, lc_dsn: &str, standin: &str) -> (Value, String) {
          One memory in {SHARE} is followed by a paraphrase (same fact and number, a word added, cosine ~0.9). \
          Memories loaded by SQL in {load_s:.0} s. Each row is one `memory_consolidate(tenant, max_pairs)` call, in this order \
          on the same data (pairs checked earlier are fingerprinted and skipped; the day's usage is reset between calls). \
-         The run's candidates are the newest 500 changed in 72 h (or important, or much retrieved), each with 5 HNSW neighbours, \
-         so its cost does not grow with the tenant beyond the index lookups.\n\n\
+         A run takes 500 candidates (changed in 72 h, or important, or much retrieved; those not examined since they last changed first, \
+         then the newest), each with 5 HNSW neighbours, so its cost does not grow with the tenant beyond the index lookups and the \
+         candidate ordering, and successive runs move through the tenant.\n\n\
          | memories | LLM | max_pairs | ms | pairs checked | merged | linked | skipped (fingerprinted) | LLM calls |\n\
          |---|---|---|---|---|---|---|---|---|\n{md_rows}\n\
          ## memory_query during consolidation (tenant of {n100})\n\n\

@@ -79,13 +79,14 @@ pub fn tenants(user_id: Option<&str>) -> Vec<String> {
     .spi("listing tenants")
 }
 
-fn near_pairs(user: &str, model: &embed::ActiveModel) -> Vec<Pair> {
+/// This run's candidates and their near pairs (each unordered pair once, best score first).
+fn near_pairs(user: &str, model: &embed::ActiveModel) -> (Vec<String>, Vec<Pair>) {
     let dims = model.dims.unwrap_or(0);
     let sql = include_str!("../../sql/queries/consolidate_pairs.sql")
         .replace("{model}", &vector::literal(&model.id))
         .replace("{vt}", &vector::ty(dims))
         .replace("{op}", &vector::cosine_op());
-    let rows: Vec<(String, String, f64)> = vector::with_iterative_scan(|| {
+    let rows: Vec<(String, Option<String>, f64)> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
             c.select(
                 &sql,
@@ -100,7 +101,7 @@ fn near_pairs(user: &str, model: &embed::ActiveModel) -> Vec<Pair> {
             .map(|r| {
                 Ok((
                     r.get::<String>(1)?.unwrap_or_default(),
-                    r.get::<String>(2)?.unwrap_or_default(),
+                    r.get::<String>(2)?,
                     r.get::<f64>(3)?.unwrap_or(0.0),
                 ))
             })
@@ -108,18 +109,40 @@ fn near_pairs(user: &str, model: &embed::ActiveModel) -> Vec<Pair> {
         })
         .spi("finding near pairs")
     });
+    let mut distinct = HashSet::new();
+    let candidates: Vec<String> = rows
+        .iter()
+        .filter(|(x, _, _)| distinct.insert(x.clone()))
+        .map(|(x, _, _)| x.clone())
+        .collect();
     // Each unordered pair once, best score first.
     let mut seen = HashSet::new();
     let mut pairs: Vec<Pair> = rows
         .into_iter()
         .filter_map(|(x, y, score)| {
+            let y = y?;
             let (a, b) = if x < y { (x, y) } else { (y, x) };
             seen.insert((a.clone(), b.clone()))
                 .then_some(Pair { a, b, score })
         })
         .collect();
     pairs.sort_by(|p, q| q.score.total_cmp(&p.score));
-    pairs
+    (candidates, pairs)
+}
+
+/// Marks `ids` examined (memory.consolidation_seen), so that the next runs take other
+/// candidates first.
+fn mark_examined(user: &str, ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    Spi::run_with_args(
+        "INSERT INTO memory.consolidation_seen AS s (user_id, id)
+         SELECT $1, unnest($2::uuid[])
+         ON CONFLICT (user_id, id) DO UPDATE SET seen_at = now()",
+        &[user.into(), ids.to_vec().into()],
+    )
+    .spi("marking candidates examined");
 }
 
 fn items(user: &str, ids: &[String]) -> BTreeMap<String, Item> {
@@ -249,7 +272,10 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
     if budget <= 0 {
         return c;
     }
-    let pairs = near_pairs(user, &model);
+    let (candidates, pairs) = near_pairs(user, &model);
+    // Memories with a pair left undecided (over the day's budget, or no verdict) are not marked
+    // examined: the next run takes them first.
+    let mut undecided: HashSet<String> = HashSet::new();
     let ids: Vec<String> = pairs
         .iter()
         .flat_map(|p| [p.a.clone(), p.b.clone()])
@@ -272,7 +298,9 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
             continue;
         }
         if budget == 0 {
-            break;
+            undecided.insert(p.a.clone());
+            undecided.insert(p.b.clone());
+            continue;
         }
         budget -= 1;
         todo.push(p);
@@ -294,7 +322,11 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
     };
     let mut gone: HashSet<String> = HashSet::new();
     for (p, v) in todo.iter().zip(verdicts) {
-        let Some(same) = v else { continue };
+        let Some(same) = v else {
+            undecided.insert(p.a.clone());
+            undecided.insert(p.b.clone());
+            continue;
+        };
         // A memory merged away earlier in this run takes no further part.
         if gone.contains(&p.a) || gone.contains(&p.b) {
             continue;
@@ -327,6 +359,11 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
         )
         .spi("recording a fingerprint");
     }
+    let examined: Vec<String> = candidates
+        .into_iter()
+        .filter(|id| !undecided.contains(id))
+        .collect();
+    mark_examined(user, &examined);
     Spi::run_with_args(
         "INSERT INTO memory.consolidation_usage AS u (user_id, pairs, llm_calls) VALUES ($1, $2, $3)
          ON CONFLICT (user_id, day) DO UPDATE SET pairs = u.pairs + EXCLUDED.pairs, llm_calls = u.llm_calls + EXCLUDED.llm_calls",

@@ -74,13 +74,48 @@ fn memory_ttl_sweep() -> i64 {
 }
 
 /// The TTL sweep for one tenant, or (`None`) every tenant the caller may see: the worker's way
-/// in, which must not depend on its own role name when `tenant_source = 'role'`.
+/// in, which must not depend on its own role name when `tenant_source = 'role'`. One
+/// transaction (the caller's); the worker instead runs [`ttl_candidates`] and
+/// [`ttl_sweep_batch`] in transactions of their own.
 pub fn ttl_sweep(user: Option<String>) -> i64 {
-    hints::with_reason("ttl", || {
-        spi::one_opt::<i64>(
-            include_str!("../../sql/queries/ttl_sweep.sql"),
+    let (users, ids): (Vec<String>, Vec<String>) = ttl_candidates(user).into_iter().unzip();
+    ttl_sweep_batch(users, ids)
+}
+
+/// The memories the TTL sweep would soft-delete now: (user_id, id). A read, no locks.
+pub fn ttl_candidates(user: Option<String>) -> Vec<(String, String)> {
+    Spi::connect(|c| {
+        c.select(
+            include_str!("../../sql/queries/ttl_candidates.sql"),
+            None,
             &[
                 user.into(),
+                gucs::ttl_days().into(),
+                gucs::ttl_min_importance().into(),
+            ],
+        )?
+        .map(|r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        })
+        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    })
+    .spi("finding expired memories")
+}
+
+/// Soft-deletes those of the given memories that are still expired; returns how many.
+pub fn ttl_sweep_batch(users: Vec<String>, ids: Vec<String>) -> i64 {
+    if ids.is_empty() {
+        return 0;
+    }
+    hints::with_reason("ttl", || {
+        spi::one_opt::<i64>(
+            include_str!("../../sql/queries/ttl_sweep_batch.sql"),
+            &[
+                users.into(),
+                ids.into(),
                 gucs::ttl_days().into(),
                 gucs::ttl_min_importance().into(),
                 gucs::purge_after_days().into(),

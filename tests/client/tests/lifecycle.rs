@@ -147,3 +147,53 @@ fn the_daily_prompt_cap_holds() {
     assert_eq!(standin.hits("judge-same"), 0);
     assert_eq!(active(&mut c), 4);
 }
+
+/// A pseudo-random 384-d unit vector (cosine to any other ~0 ± 0.05: no near pairs).
+fn random_unit(seed: u64) -> Value {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let v: Vec<f64> = (0..384)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect();
+    let n = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+    json!(v.iter().map(|a| a / n).collect::<Vec<_>>())
+}
+
+#[test]
+fn runs_cover_more_candidates_than_one_pool_over_successive_runs() {
+    // One near-duplicate pair, then 520 newer unrelated memories: the first run's pool (the
+    // newest 500) misses the pair; the next run takes the unexamined memories first and finds it.
+    let mut c = admin();
+    c.batch_execute(&format!(
+        "SET memory_ext.user_id = '{}'; SET memory_ext.link_threshold = 0.99",
+        unique("rotate")
+    ))
+    .unwrap();
+    for (text, vec) in [
+        ("Kai likes green tea.", v(0, 1, 1.0)),
+        ("Kai really likes green tea.", v(0, 1, 0.9)),
+    ] {
+        c.execute(
+            "SELECT memory_write($1)",
+            &[&Json(
+                json!({"text": text, "importance": 2, "embedding": vec}),
+            )],
+        )
+        .unwrap();
+    }
+    let batch: Vec<Value> = (0..520)
+        .map(|i| json!({"text": format!("Unrelated note number {i}."), "importance": 2, "embedding": random_unit(i + 1)}))
+        .collect();
+    c.execute("SELECT memory_write_batch($1)", &[&Json(json!(batch))])
+        .unwrap();
+    c.batch_execute("RESET memory_ext.link_threshold").unwrap();
+    let first = consolidate(&mut c);
+    assert_eq!(first["merged"], 0, "{first}");
+    let second = consolidate(&mut c);
+    assert_eq!(second["merged"], 1, "{second}");
+    assert_eq!(active(&mut c), 521);
+}

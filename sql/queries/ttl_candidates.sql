@@ -1,0 +1,10 @@
+-- The TTL sweep's candidates (seed 003 §7): unpinned, below the importance floor, not retrieved
+-- for ttl_days. $1 tenant or NULL (all the caller may see), $2 ttl_days, $3 ttl_min_importance.
+-- A plain read (no row locks): the rows are soft-deleted afterwards in short batches
+-- (ttl_sweep_batch.sql), which check the conditions again under the row lock.
+-- No index on last_accessed_at (it would make every retrieval's bookkeeping update non-HOT):
+-- this reads each partition once (bench/results/lifecycle.md has the time at a million).
+SELECT user_id, id::text
+FROM memory.items
+WHERE ($1::text IS NULL OR user_id = $1) AND state = 'active' AND NOT pinned
+  AND importance < $3 AND last_accessed_at < now() - make_interval(days => $2)
