@@ -365,3 +365,59 @@ fn pg_cron_runs_memory_consolidate() {
         2
     );
 }
+
+#[test]
+fn scheduled_consolidation_runs_each_tenant_once_per_slot() {
+    let _t = turn();
+    let mut c = admin();
+    let user = unique("sched");
+    pairs(&mut c, &user, 2);
+    // Nothing asks for it: the worker's own schedule. A tenant never consolidated is due at once
+    // (its most recent slot has passed); after that, not before its next slot.
+    set_system(
+        &mut c,
+        &[(
+            "memory_ext.worker_jobs",
+            Some("ttl_sweep,purge,consolidate,backfill"),
+        )],
+    );
+    let ran = poll(30, || {
+        c.query_opt(
+            "SELECT last_run_at::text FROM memory.consolidation_runs WHERE user_id = $1",
+            &[&user],
+        )
+        .unwrap()
+        .map(|r| r.get::<_, String>(0))
+    });
+    let first_run = ran.expect("the worker did not consolidate the tenant by itself");
+    let merged = "SELECT count(*) FROM memory.items WHERE user_id = $1 AND state = 'soft_deleted'";
+    assert_eq!(count(&mut c, merged, &user), 2);
+    // New near-duplicates now wait for tomorrow's slot.
+    c.batch_execute(&format!(
+        "SET memory_ext.user_id = '{user}'; SET memory_ext.link_threshold = 0.99"
+    ))
+    .unwrap();
+    write(
+        &mut c,
+        json!({"text": "Kai likes oolong tea.", "importance": 2, "embedding": v(40, 41, 1.0)}),
+    );
+    write(
+        &mut c,
+        json!({"text": "Kai really likes oolong tea.", "importance": 2, "embedding": v(40, 41, 0.9)}),
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let again: String = c
+        .query_one(
+            "SELECT last_run_at::text FROM memory.consolidation_runs WHERE user_id = $1",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(again, first_run, "consolidated twice in one slot");
+    assert_eq!(count(&mut c, merged, &user), 2);
+    // Back to what scripts/test.sh set (consolidation left to pg_cron and memory_worker_run).
+    set_system(
+        &mut c,
+        &[("memory_ext.worker_jobs", Some("ttl_sweep,purge,backfill"))],
+    );
+}
