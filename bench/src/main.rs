@@ -1,8 +1,10 @@
 //! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`),
-//! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation). Timings are wall clock from the client, through a real driver.
+//! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
+//! `checkpoint`. Timings are wall clock from the client, through a real driver.
 
+mod checkpoint;
 mod eval;
 mod lifecycle;
 mod query;
@@ -234,6 +236,10 @@ fn main() {
         }
         "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse),
         "query" => query_suite(&a),
+        "checkpoint" => {
+            let (result, md) = checkpoint::run(&a.dsn);
+            save(&a.out, "checkpoint", &result, &md);
+        }
         "lifecycle" => {
             let (result, md) = lifecycle::run(&a.dsn, &a.lc_dsn, &a.standin);
             save(&a.out, "lifecycle", &result, &md);

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod blocks;
+pub mod checkpoints;
 pub mod config;
 pub mod consolidate;
 pub mod embed;

@@ -1,0 +1,39 @@
+-- checkpoint_save(user_id, thread_id, data) -> jsonb {thread_id, created_at, updated_at}
+-- checkpoint_load(user_id, thread_id) -> jsonb, NULL when the thread has no checkpoint
+-- (API.md "Detail memory, files, checkpoints"; seed 003 §15). One row per tenant and thread in
+-- memory.checkpoints, replaced by each save (created_at kept, updated_at moved). SQL, so that the
+-- jsonb goes from the caller to the table without a round trip through Rust; row-level security
+-- applies (SECURITY INVOKER). NULL data: 22004; a user_id other than the current tenant: 42501.
+
+CREATE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u text := memory.resolve_tenant(user_id);
+    t text := memory.checkpoint_thread(thread_id);
+    saved jsonb;
+BEGIN
+    IF data IS NULL THEN
+        RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
+    END IF;
+    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data)
+    VALUES (u, t, data)
+    ON CONFLICT ON CONSTRAINT checkpoints_pkey
+    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = now()
+    RETURNING jsonb_build_object('thread_id', c.thread_id, 'created_at', c.created_at,
+                                 'updated_at', c.updated_at)
+    INTO saved;
+    RETURN saved;
+END
+$$;
+
+CREATE FUNCTION checkpoint_load(user_id text, thread_id text) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    u text := memory.resolve_tenant(user_id);
+    t text := memory.checkpoint_thread(thread_id);
+BEGIN
+    RETURN (SELECT c.checkpoint_data FROM memory.checkpoints c WHERE c.user_id = u AND c.thread_id = t);
+END
+$$;

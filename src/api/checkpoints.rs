@@ -1,0 +1,29 @@
+//! Checkpoints (API.md "Detail memory, files, checkpoints"; seed 003 §15): one JSON state per
+//! tenant and thread, replaced by every save, for agent frameworks' checkpointers.
+//!
+//! The functions themselves are SQL (sql/checkpoints.sql): a state of megabytes goes from the
+//! caller into the table without being parsed into Rust and back. Rust only checks the
+//! arguments, with the same rules and SQLSTATEs as the rest of the API.
+
+use crate::error::OrRaise;
+use crate::pg::tenant;
+use memory_core::validate;
+use pgrx::prelude::*;
+
+/// The tenant a call acts for (`user_id`, which must be the current tenant when one is set).
+#[pg_extern(stable, parallel_safe, schema = "memory")]
+fn resolve_tenant(user_id: Option<&str>) -> String {
+    tenant::resolve(user_id)
+}
+
+/// `thread_id` checked as an id (non-NULL, non-empty, at most 200 characters).
+#[pg_extern(immutable, parallel_safe, schema = "memory")]
+fn checkpoint_thread(thread_id: Option<&str>) -> String {
+    validate::id("thread_id", thread_id).or_raise().to_string()
+}
+
+extension_sql_file!(
+    "../../sql/checkpoints.sql",
+    name = "checkpoints",
+    requires = [resolve_tenant, checkpoint_thread]
+);
