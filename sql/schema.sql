@@ -293,3 +293,57 @@ CREATE TABLE memory.checkpoints (
     PRIMARY KEY (user_id, thread_id)
 );
 CREATE INDEX checkpoints_updated_idx ON memory.checkpoints (user_id, updated_at DESC);
+
+-- Layer-2 detail memory (seed 002): the full content behind a `[MemoryRef: <key> - ...]`
+-- placeholder. Its Layer-1 line is a memory.items row of kind 'detail' (item_id), which is what
+-- memory_query can find; the content lives here so that no retrieval path ever reads it by
+-- accident (a 10 MB log in memory.items would be detoasted by every query that ranks it).
+-- `chars` is counted once at store time: pagination answers `total` without reading 10 MB.
+-- STORAGE EXTERNAL (uncompressed out of line): memory_ref_get's substr then reads only the
+-- TOAST chunks of the page it returns, not the whole value.
+CREATE TABLE memory.details (
+    user_id     text        NOT NULL,
+    key         text        NOT NULL CHECK (key ~ '^[a-z0-9][a-z0-9_-]{0,99}$'),
+    item_id     uuid        NOT NULL,
+    type        text        NOT NULL CHECK (type ~ '^[A-Za-z0-9_.-]{1,50}$'),
+    description text        NOT NULL CHECK (description <> ''),
+    content     text        NOT NULL,
+    chars       bigint      NOT NULL CHECK (chars >= 0),
+    thread_id   text,
+    metadata    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, key),
+    UNIQUE (user_id, item_id),
+    FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
+);
+ALTER TABLE memory.details ALTER COLUMN content SET STORAGE EXTERNAL;
+CREATE INDEX details_thread_idx ON memory.details (user_id, thread_id, created_at) WHERE thread_id IS NOT NULL;
+
+-- Memory files (seed 001 §5): a small virtual file system per tenant, paths unique per user.
+-- Searched by memory_file_search (keyword + meaning); embeddings follow the same backfill as
+-- items and messages. No HNSW index: a tenant has thousands of files, not millions, and an
+-- exact scan of one tenant's vectors is both exact and fast at that size.
+CREATE TABLE memory.files (
+    user_id          text        NOT NULL CHECK (user_id <> ''),
+    path             text        NOT NULL CHECK (char_length(path) BETWEEN 1 AND 512),
+    id               uuid        NOT NULL DEFAULT gen_random_uuid(),
+    title            text        CHECK (char_length(title) <= 255),
+    content          text        NOT NULL,
+    tags             text[]      NOT NULL DEFAULT '{}',
+    metadata         jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
+    embedding        vector,
+    embedding_model  text,
+    tsv              tsvector    GENERATED ALWAYS AS (
+                         setweight(to_tsvector('english'::regconfig, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
+                         to_tsvector('english'::regconfig, left(content, 100000)) ||
+                         memory.tenant_tsvector(user_id)) STORED,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    last_accessed_at timestamptz,
+    PRIMARY KEY (user_id, path),
+    UNIQUE (user_id, id),
+    CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
+);
+CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
+CREATE INDEX files_tags_idx ON memory.files USING gin (tags);
+CREATE INDEX files_embedding_model_idx ON memory.files (embedding_model);

@@ -281,8 +281,10 @@ EXECUTE FUNCTION memory._messages_before_update();
 CREATE TRIGGER messages_audit_insert AFTER INSERT ON memory.messages FOR EACH ROW
 EXECUTE FUNCTION memory._messages_audit();
 CREATE TRIGGER messages_audit_update AFTER UPDATE ON memory.messages FOR EACH ROW
-WHEN ((OLD.role, OLD.content, OLD.tool_calls, OLD.tool_call_id, OLD.name, OLD.in_context, OLD.is_summary)
-      IS DISTINCT FROM (NEW.role, NEW.content, NEW.tool_calls, NEW.tool_call_id, NEW.name, NEW.in_context, NEW.is_summary))
+-- Not in_context: compaction moving 100 messages out of the context window changes no memory,
+-- and must not add 100 revisions (its summary message is the one change it records).
+WHEN ((OLD.role, OLD.content, OLD.tool_calls, OLD.tool_call_id, OLD.name, OLD.is_summary)
+      IS DISTINCT FROM (NEW.role, NEW.content, NEW.tool_calls, NEW.tool_call_id, NEW.name, NEW.is_summary))
 EXECUTE FUNCTION memory._messages_audit();
 CREATE TRIGGER messages_audit_delete AFTER DELETE ON memory.messages FOR EACH ROW
 EXECUTE FUNCTION memory._messages_audit();

@@ -148,6 +148,13 @@ static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
 /// locks are held only that long.
 static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
 
+/// memory.events (seed 003 §14): one row per query, write, merge, delete and worker job.
+/// Superuser-only: whether activity is tracked is the operator's decision, not a session's.
+static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
+
+/// memory_purge drops memory.events rows older than this many days (0: keep them forever).
+static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
@@ -419,6 +426,24 @@ pub fn init() {
         GucContext::Sighup,
         GucFlags::default(),
     );
+    GucRegistry::define_bool_guc(
+        c"memory_ext.track_events",
+        c"Record operational events (queries, writes, merges, deletes, worker jobs) in memory.events.",
+        c"",
+        &TRACK_EVENTS,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.events_retention_days",
+        c"memory_purge drops memory.events rows older than this many days (0: keep them).",
+        c"",
+        &EVENTS_RETENTION_DAYS,
+        0,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -514,6 +539,14 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
         api_key: string(&LLM_API_KEY),
         timeout_ms: http_timeout_ms(),
     })
+}
+
+pub fn track_events() -> bool {
+    TRACK_EVENTS.get()
+}
+
+pub fn events_retention_days() -> i32 {
+    EVENTS_RETENTION_DAYS.get()
 }
 
 pub fn consolidation_max_llm_calls() -> i32 {

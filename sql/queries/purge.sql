@@ -1,11 +1,19 @@
 -- memory_purge: removes soft-deleted memories past purge_at (their relation edges go with them,
 -- ON DELETE CASCADE); history keeps a PURGE event. Also drops consolidation fingerprints older
 -- than $2 days (they no longer suppress a re-check), candidate marks as old, and usage rows older than a week (the caps
--- are per day). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
+-- are per day), and operational events older than $3 days (0: kept). $4: record an event per
+-- purged memory (node worker, op purge). $1 tenant or NULL. Returns (memories purged,
+-- fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
-    RETURNING 1
+    RETURNING user_id, id, category
+), purged_events AS (
+    INSERT INTO memory.events (user_id, node, op, status, memory_id, category)
+    SELECT user_id, 'worker', 'purge', 'ok', id::text, category FROM gone WHERE $4
+), old_events AS (
+    DELETE FROM memory.events
+    WHERE $3 > 0 AND ($1::text IS NULL OR user_id = $1) AND ts < now() - make_interval(days => $3)
 ), fingerprints AS (
     DELETE FROM memory.consolidation_fingerprints
     WHERE ($1::text IS NULL OR user_id = $1) AND checked_at < now() - make_interval(days => $2)

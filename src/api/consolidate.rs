@@ -7,6 +7,7 @@
 //! (error, cancel, server stop) leaves no half-merged pair. The worker runs one transaction per
 //! tenant, so one tenant's failure does not undo another's.
 
+use crate::api::events::{self, Event, Node};
 use crate::embed;
 use crate::error::{OrRaise, SpiOk};
 use crate::gucs;
@@ -341,9 +342,19 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
             if merge_pair(user, keep, lose, p.score) {
                 c.merged += 1;
                 gone.insert(lose.clone());
+                events::record(Event {
+                    memory_id: Some(keep),
+                    sim: Some(p.score as f32),
+                    ..Event::new(user, Node::Worker, "merge")
+                });
             }
         } else if link_pair(user, &p.a, &p.b, p.score) {
             c.linked += 1;
+            events::record(Event {
+                memory_id: Some(&p.a),
+                sim: Some(p.score as f32),
+                ..Event::new(user, Node::Worker, "link")
+            });
         }
         Spi::run_with_args(
             "INSERT INTO memory.consolidation_fingerprints (user_id, id_a, id_b, score, verdict)

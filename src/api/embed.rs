@@ -172,7 +172,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
     if let Some(first) = vectors.first() {
         ensure_model(model, first.len());
     }
-    for target in ["item", "message"] {
+    for target in ["item", "message", "file"] {
         let (users, ids, vecs): (Vec<String>, Vec<String>, Vec<String>) = rows
             .iter()
             .zip(vectors)
@@ -187,10 +187,10 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
         if ids.is_empty() {
             continue;
         }
-        let table = if target == "item" {
-            "items"
-        } else {
-            "messages"
+        let table = match target {
+            "item" => "items",
+            "message" => "messages",
+            _ => "files",
         };
         Spi::run_with_args(
             &format!(
@@ -216,7 +216,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
     }
 }
 
-/// Re-embeds up to `batch` rows (memories first, then messages) that have no vector, or one of a
+/// Re-embeds up to `batch` rows (memories first, then messages, then memory files) that have no vector, or one of a
 /// model other than the active one; rows are claimed with `FOR UPDATE SKIP LOCKED`, so several
 /// backfills can run at once. Returns how many rows got a vector. Rows whose embedding fails are
 /// recorded in memory.embedding_failures and retried with backoff, up to
@@ -248,6 +248,15 @@ pub fn reembed(batch: i32) -> i64 {
         rows.extend(claim(
             "message",
             include_str!("../../sql/queries/reembed_messages.sql"),
+            &stale,
+            left,
+        ));
+    }
+    let left = batch - rows.len() as i32;
+    if left > 0 {
+        rows.extend(claim(
+            "file",
+            include_str!("../../sql/queries/reembed_files.sql"),
             &stale,
             left,
         ));

@@ -20,6 +20,7 @@ fn transition(id: Option<pgrx::Uuid>, reason: &str, sql: &str, extra: Option<i32
     let mut args = vec![id.as_str().into(), user.clone().into()];
     if let Some(days) = extra {
         args.push(days.into());
+        args.push(gucs::track_events().into());
     }
     let changed = hints::with_reason(reason, || {
         spi::one_opt::<JsonB>(sql, &args, "changing a memory's state")
@@ -119,6 +120,7 @@ pub fn ttl_sweep_batch(users: Vec<String>, ids: Vec<String>) -> i64 {
                 gucs::ttl_days().into(),
                 gucs::ttl_min_importance().into(),
                 gucs::purge_after_days().into(),
+                gucs::track_events().into(),
             ],
             "sweeping expired memories",
         )
@@ -141,7 +143,12 @@ pub fn purge(user: Option<String>) -> (i64, i64) {
             let r = c.update(
                 include_str!("../../sql/queries/purge.sql"),
                 Some(1),
-                &[user.into(), FINGERPRINT_DAYS.into()],
+                &[
+                    user.into(),
+                    FINGERPRINT_DAYS.into(),
+                    gucs::events_retention_days().into(),
+                    gucs::track_events().into(),
+                ],
             )?;
             let row = r.first();
             Ok::<_, pgrx::spi::Error>((

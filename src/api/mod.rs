@@ -3,9 +3,14 @@
 pub mod audit;
 pub mod blocks;
 pub mod checkpoints;
+pub mod compaction;
 pub mod config;
 pub mod consolidate;
+pub mod detail;
 pub mod embed;
+pub mod episodes;
+pub mod events;
+pub mod files;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;

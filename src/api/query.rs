@@ -6,6 +6,7 @@
 //! the token budget are applied here.
 
 use crate::api::blocks::compile_for;
+use crate::api::events::{self, Event, Node};
 use crate::embed::{self, vector_text};
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
@@ -535,6 +536,13 @@ pub fn run_query(q: &QueryRequest) -> Value {
         &user,
         &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
     );
+    events::record(Event {
+        thread: q.thread_id.as_deref(),
+        memory_id: hits.first().map(|h| h.id.as_str()),
+        category: hits.first().and_then(|h| h.category.as_deref()),
+        sim: hits.first().and_then(|h| h.similarity).map(|s| s as f32),
+        ..Event::new(&user, Node::Context, "search")
+    });
     json!({
         "header": fit.header,
         "revision": revision,

@@ -5,6 +5,7 @@
 //! stays. History, change log and revisions come from the triggers.
 
 use crate::api::embed as emb;
+use crate::api::events::{self, Event, Node};
 use crate::embed::{self, vector_text, ActiveModel};
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
@@ -219,6 +220,12 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
             &[user.as_str().into(), id.as_str().into()],
             "reading a thread",
         );
+        events::record(Event {
+            thread: thread.as_deref(),
+            memory_id: Some(&id),
+            category: req.category.as_deref(),
+            ..Event::new(&user, Node::Hotpath, "update")
+        });
         return json!({ "id": id, "event": "updated", "revision": thread_revision(&user, thread.as_deref()), "related": [] });
     }
 
@@ -234,17 +241,30 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
         &[user.as_str().into(), text.as_str().into()],
         "checking for an exact duplicate",
     ) {
+        events::record(Event {
+            thread: req.thread_id.as_deref(),
+            status: "skipped",
+            memory_id: Some(&id),
+            category: req.category.as_deref(),
+            ..Event::new(&user, Node::Hotpath, "create")
+        });
         return json!({ "id": id, "event": "noop", "revision": thread_revision(&user, req.thread_id.as_deref()), "related": [] });
     }
 
-    let decision = match (&vec, model) {
-        (Some(v), Some(m)) => dedupe::decide(
+    let near = match (&vec, model) {
+        (Some(v), Some(m)) => neighbours(&user, m, v),
+        _ => vec![],
+    };
+    let best_sim = near.iter().map(|n| n.similarity).reduce(f32::max);
+    let decision = if near.is_empty() {
+        Default::default()
+    } else {
+        dedupe::decide(
             &text,
-            &neighbours(&user, m, v),
+            &near,
             gucs::merge_threshold() as f32,
             gucs::link_threshold() as f32,
-        ),
-        _ => Default::default(),
+        )
     };
 
     let (id, event) = if let Some(target) = &decision.merge_into {
@@ -333,7 +353,31 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
     } else {
         req.thread_id.clone()
     };
+    events::record(Event {
+        thread: thread.as_deref(),
+        // A near-duplicate folded into an existing memory is the seed's "merge".
+        op: if event == "updated" {
+            "merge"
+        } else {
+            "create"
+        },
+        memory_id: Some(&id),
+        category: req.category.as_deref(),
+        sim: best_sim,
+        ..Event::new(&user, Node::Hotpath, "create")
+    });
     json!({ "id": id, "event": event, "revision": thread_revision(&user, thread.as_deref()), "related": related })
+}
+
+/// One memory_write request given as JSON, for other modules (episodes index their summary
+/// through the same path as any memory).
+pub fn write_json(v: &Value) -> Value {
+    let req = request::parse_write(v).or_raise();
+    let (model, mut prepared) = prepare_all(vec![req]);
+    let p = prepared
+        .pop()
+        .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
+    write_one(model.as_ref(), p)
 }
 
 /// Stores a memory: `{"id", "event": "created"|"updated"|"noop", "revision", "related": [...]}`.

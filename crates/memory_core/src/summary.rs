@@ -1,0 +1,512 @@
+//! Summaries without an LLM, and the prompts for when there is one: compaction's summary
+//! message (seed 004 "Summary Memory") and write-after-run episodes (seed 001 §7–§8).
+//!
+//! # The extractive summary
+//! Sentences are scored by how much of the conversation's vocabulary they carry (the sum of the
+//! log-frequencies of their distinct content words, divided by a length damping so that one run-on
+//! sentence cannot take the whole budget), picked best first while the word budget lasts, and
+//! printed in their original order. It is deterministic and cheap, and it never invents
+//! anything: every word comes from the messages.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Seed 004: "Keep summary under 100 words".
+pub const SUMMARY_WORDS: usize = 100;
+
+const EXTRA_STOP: &[&str] = &[
+    "can", "will", "would", "could", "should", "what", "which", "who", "when", "where", "how",
+    "there", "here", "then", "than", "all", "any", "some", "about", "into", "out", "up", "if",
+    "also", "yes", "no", "ok", "okay", "sure", "thanks", "thank", "please", "let", "get", "got",
+    "us", "them", "him", "one", "im", "ll", "ve", "re", "don", "t", "m", "d", "am", "being",
+    "these", "those", "now", "too", "more", "most", "much", "many", "like", "well", "oh", "hi",
+    "hello", "hey", "know", "think", "want", "need", "going", "go", "make", "sounds", "great",
+];
+
+/// Content words of `text`: lower-cased, stop words out, at least two characters.
+pub fn words(text: &str) -> Vec<String> {
+    crate::consolidate::content_words(text)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 2 && !EXTRA_STOP.contains(&w.as_str()))
+        .collect()
+}
+
+/// Sentences of `text`: split after `.`, `!`, `?` followed by white space, and at line breaks.
+pub fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut cur = String::new();
+        let chars: Vec<char> = line.chars().collect();
+        for (i, &c) in chars.iter().enumerate() {
+            cur.push(c);
+            // A sentence ends at `!` or `?` before white space, and at `.` before white space and
+            // a capital, digit or quote (or the end of the line): "e.g. this" stays one.
+            let next = chars.get(i + 1);
+            let after = chars[i + 1..].iter().find(|n| !n.is_whitespace());
+            let ends = matches!(c, '.' | '!' | '?')
+                && next.is_none_or(|n| n.is_whitespace())
+                && (c != '.'
+                    || after.is_none_or(|n| {
+                        n.is_uppercase()
+                            || n.is_ascii_digit()
+                            || matches!(n, '"' | '\'' | '`' | '(' | '[')
+                    }));
+            if ends {
+                let s = crate::text::normalize(&cur);
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                cur.clear();
+            }
+        }
+        let s = crate::text::normalize(&cur);
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Cuts `text` to at most `max` words, ending with `…` when it cut.
+pub fn limit_words(text: &str, max: usize) -> String {
+    let w: Vec<&str> = text.split_whitespace().collect();
+    if w.len() <= max {
+        w.join(" ")
+    } else {
+        let mut s = w[..max].join(" ");
+        s.push('…');
+        s
+    }
+}
+
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// A unit of conversation for the extractive summary: who said it, and what.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// Printed before its sentences (`User`, `Assistant`, `Earlier`), or empty.
+    pub label: String,
+    pub text: String,
+}
+
+/// Term frequencies over all turns.
+fn vocabulary(turns: &[Turn]) -> BTreeMap<String, usize> {
+    let mut tf = BTreeMap::new();
+    for t in turns {
+        for w in words(&t.text) {
+            *tf.entry(w).or_insert(0) += 1;
+        }
+    }
+    tf
+}
+
+/// The best sentences of `turns` within `max_words` (labels included), in conversation order,
+/// each as `Label: sentence`. `keep_first` sentences of the first turn are always kept (the
+/// previous summary, when compaction folds it in).
+pub fn extract(turns: &[Turn], max_words: usize, keep_first: usize) -> Vec<String> {
+    let tf = vocabulary(turns);
+    // (turn, sentence index within all, text with label, score)
+    let mut cands: Vec<(usize, String, f64)> = Vec::new();
+    let mut forced = Vec::new();
+    for (ti, t) in turns.iter().enumerate() {
+        for (si, s) in sentences(&t.text).into_iter().enumerate() {
+            let line = if t.label.is_empty() {
+                s.clone()
+            } else {
+                format!("{}: {s}", t.label)
+            };
+            let distinct: BTreeSet<String> = words(&s).into_iter().collect();
+            let raw: f64 = distinct
+                .iter()
+                .map(|w| (1.0 + *tf.get(w).unwrap_or(&0) as f64).ln())
+                .sum();
+            let score = raw / (1.0 + (word_count(&s) as f64 / 25.0));
+            let idx = cands.len();
+            if ti == 0 && si < keep_first {
+                forced.push(idx);
+            }
+            cands.push((idx, line, score));
+        }
+    }
+    let mut chosen: BTreeSet<usize> = BTreeSet::new();
+    let mut used = 0;
+    for &i in &forced {
+        let n = word_count(&cands[i].1);
+        if used + n <= max_words {
+            chosen.insert(i);
+            used += n;
+        }
+    }
+    let mut order: Vec<usize> = (0..cands.len()).filter(|i| !chosen.contains(i)).collect();
+    order.sort_by(|&a, &b| cands[b].2.total_cmp(&cands[a].2).then(a.cmp(&b)));
+    let word_sets: Vec<BTreeSet<String>> = cands
+        .iter()
+        .map(|c| words(&c.1).into_iter().collect())
+        .collect();
+    for i in order {
+        if cands[i].2 <= 0.0 {
+            continue;
+        }
+        // A sentence saying again what a chosen one said (same content words, mostly) adds
+        // nothing: conversations repeat themselves, summaries should not.
+        let repeats = chosen.iter().any(|&j| {
+            let (a, b) = (&word_sets[i], &word_sets[j]);
+            let inter = a.intersection(b).count() as f64;
+            let union = a.union(b).count().max(1) as f64;
+            inter / union >= 0.6
+        });
+        if repeats {
+            continue;
+        }
+        let n = word_count(&cands[i].1);
+        if used + n <= max_words {
+            chosen.insert(i);
+            used += n;
+        }
+    }
+    if chosen.is_empty() {
+        // Nothing fits whole: the best sentence, cut to the budget.
+        if let Some(best) = cands.iter().max_by(|a, b| a.2.total_cmp(&b.2)) {
+            return vec![limit_words(&best.1, max_words)];
+        }
+    }
+    chosen.into_iter().map(|i| cands[i].1.clone()).collect()
+}
+
+/// The most frequent content words of `turns`, most frequent first (ties alphabetical).
+pub fn keywords(turns: &[Turn], n: usize) -> Vec<String> {
+    let tf = vocabulary(turns);
+    let mut v: Vec<(String, usize)> = tf
+        .into_iter()
+        .filter(|(w, _)| !w.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.into_iter().take(n).map(|(w, _)| w).collect()
+}
+
+/// Compaction's summary (seed 004) when no LLM is configured: at most [`SUMMARY_WORDS`] words.
+/// `previous` is the summary being folded in, if any.
+pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
+    let mut all = Vec::new();
+    let mut keep = 0;
+    if let Some(p) = previous {
+        let p = p.trim();
+        if !p.is_empty() {
+            // The older summary keeps its first sentence: the thread's beginning stays visible.
+            keep = 1;
+            // No label: its sentences already carry theirs.
+            all.push(Turn {
+                label: String::new(),
+                text: p.to_string(),
+            });
+        }
+    }
+    all.extend(turns.iter().cloned());
+    limit_words(&extract(&all, SUMMARY_WORDS, keep).join(" "), SUMMARY_WORDS)
+}
+
+/// The system prompt of seed 004's `SummarizeConversation` signature.
+pub const COMPACTION_PROMPT: &str = "Summarize the conversation to allow resumption without disruption. \
+Keep summary under 100 words. Include:\n\
+1. Task/conversational overview\n\
+2. Current state (completed work, files, resources)\n\
+3. Next steps\n\
+Write from the perspective of the AI (first person). If the conversation starts with an earlier summary, fold it in. \
+Only output the summary, do NOT include anything else in your output.";
+
+/// The transcript an LLM summarises: one `role: content` paragraph per message, each message
+/// cut to `max_chars` characters so that one huge tool output cannot crowd out the rest.
+pub fn transcript(previous: Option<&str>, turns: &[Turn], max_chars: usize) -> String {
+    let mut s = String::new();
+    if let Some(p) = previous {
+        s.push_str("Earlier summary: ");
+        s.push_str(p.trim());
+        s.push_str("\n\n");
+    }
+    for t in turns {
+        let text: String = t.text.chars().take(max_chars).collect();
+        s.push_str(&t.label);
+        s.push_str(": ");
+        s.push_str(text.trim());
+        s.push_str("\n\n");
+    }
+    s
+}
+
+/// An episode (seed 001 §8) before rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Episode {
+    pub title: String,
+    pub date: String,
+    pub topic: String,
+    pub outcome: String,
+    pub refs: String,
+    pub tags: Vec<String>,
+    pub summary: Vec<String>,
+}
+
+/// Longest title, topic and outcome in an episode file, in characters.
+pub const EPISODE_FIELD_CHARS: usize = 120;
+pub const EPISODE_BULLETS: usize = 6;
+pub const EPISODE_BULLET_WORDS: usize = 40;
+
+fn one_line(s: &str, max: usize) -> String {
+    let s = crate::text::normalize(s);
+    if s.chars().count() <= max {
+        s
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// The deterministic episode of a run: title from the first user message, outcome from the
+/// last assistant message, topic and tags from the most frequent content words, and the best
+/// sentences as bullets.
+pub fn episode_extract(turns: &[Turn], date: &str, refs: &str) -> Episode {
+    let first_user = turns
+        .iter()
+        .find(|t| t.label == "User")
+        .or(turns.first())
+        .map(|t| sentences(&t.text).into_iter().next().unwrap_or_default())
+        .unwrap_or_default();
+    let last_assistant = turns
+        .iter()
+        .rev()
+        .find(|t| t.label == "Assistant")
+        .map(|t| sentences(&t.text).into_iter().next().unwrap_or_default())
+        .unwrap_or_else(|| "No assistant reply recorded.".into());
+    let kw = keywords(turns, 5);
+    let topic = if kw.is_empty() {
+        "conversation".into()
+    } else {
+        kw.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+    };
+    let mut bullets: Vec<String> = extract(turns, EPISODE_BULLETS * EPISODE_BULLET_WORDS / 2, 0)
+        .into_iter()
+        .map(|b| limit_words(&b, EPISODE_BULLET_WORDS))
+        .collect();
+    bullets.truncate(EPISODE_BULLETS);
+    Episode {
+        title: one_line(
+            if first_user.is_empty() {
+                "Conversation"
+            } else {
+                &first_user
+            },
+            EPISODE_FIELD_CHARS,
+        ),
+        date: date.into(),
+        topic: one_line(&topic, EPISODE_FIELD_CHARS),
+        outcome: one_line(&last_assistant, EPISODE_FIELD_CHARS),
+        refs: refs.into(),
+        tags: kw,
+        summary: bullets,
+    }
+}
+
+/// Seed 001 §8's markdown block.
+pub fn render_episode(e: &Episode) -> String {
+    let tags = serde_json::to_string(&e.tags).unwrap_or_else(|_| "[]".into());
+    let tags = tags.replace("\",\"", "\", \"");
+    let mut s = format!(
+        "# Episode: {}\nDate: {}\nTopic: {}\nOutcome: {}\nRefs: {}\nTags: {}\n\nSummary:\n",
+        e.title, e.date, e.topic, e.outcome, e.refs, tags
+    );
+    for b in &e.summary {
+        s.push_str("- ");
+        s.push_str(b);
+        s.push('\n');
+    }
+    s
+}
+
+/// The LLM's instructions for an episode: a JSON object we render into the template ourselves,
+/// so the file's layout never depends on the model's formatting.
+pub const EPISODE_PROMPT: &str = "You write short episodic memories of an assistant's work session. \
+Read the conversation and answer with a JSON object with exactly these keys: \
+\"title\" (at most 10 words), \"topic\" (a few words), \"outcome\" (one sentence: what was decided or achieved), \
+\"tags\" (3 to 5 lower-case keywords), \"summary\" (2 to 6 bullet strings: key decisions, facts, open questions). \
+Use only facts from the conversation.";
+
+/// Reads the LLM's episode answer; `None` when it is not the JSON asked for (the caller falls
+/// back to [`episode_extract`]).
+pub fn parse_episode_answer(answer: &str, date: &str, refs: &str) -> Option<Episode> {
+    let start = answer.find('{')?;
+    let end = answer.rfind('}')?;
+    let v: serde_json::Value = serde_json::from_str(answer.get(start..=end)?).ok()?;
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::trim);
+    let title = s("title").filter(|t| !t.is_empty())?;
+    let summary: Vec<String> = v
+        .get("summary")?
+        .as_array()?
+        .iter()
+        .filter_map(|b| b.as_str())
+        .map(|b| limit_words(b.trim().trim_start_matches("- "), EPISODE_BULLET_WORDS))
+        .filter(|b| !b.is_empty())
+        .take(EPISODE_BULLETS)
+        .collect();
+    if summary.is_empty() {
+        return None;
+    }
+    let tags: Vec<String> = v
+        .get("tags")
+        .and_then(|t| t.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .map(|x| one_line(&x.to_lowercase(), 40))
+                .filter(|x| !x.is_empty())
+                .take(8)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Episode {
+        title: one_line(title, EPISODE_FIELD_CHARS),
+        date: date.into(),
+        topic: one_line(s("topic").unwrap_or(""), EPISODE_FIELD_CHARS),
+        outcome: one_line(s("outcome").unwrap_or(""), EPISODE_FIELD_CHARS),
+        refs: refs.into(),
+        tags,
+        summary,
+    })
+}
+
+/// The Layer-1 line an episode is indexed under as an episodic memory (≤ 280 characters).
+pub fn episode_memory_text(e: &Episode) -> String {
+    let title = e.title.trim_end_matches('.');
+    let stop = if title.ends_with(['?', '!', '…']) {
+        ""
+    } else {
+        "."
+    };
+    let mut s = format!("Episode {}: {title}{stop}", e.date);
+    if !e.outcome.is_empty() {
+        s.push_str(" Outcome: ");
+        s.push_str(&e.outcome);
+    }
+    one_line(&s, crate::text::MAX_SHORT_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(label: &str, text: &str) -> Turn {
+        Turn {
+            label: label.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn sentence_split_and_word_limits() {
+        assert_eq!(
+            sentences("Hi there. It works!\nNext line e.g. v1.2 ok? yes"),
+            vec!["Hi there.", "It works!", "Next line e.g. v1.2 ok?", "yes"]
+        );
+        assert_eq!(limit_words("a b c d", 3), "a b c…");
+        assert_eq!(limit_words(" a  b ", 3), "a b");
+        assert_eq!(word_count(" a b\nc "), 3);
+    }
+
+    #[test]
+    fn extract_respects_budget_and_order() {
+        let turns = vec![
+            t("User", "I want to deploy the Postgres extension to staging. It uses pgvector."),
+            t("Assistant", "Sure. The staging deploy needs the pgvector package and the extension built for Postgres 15."),
+            t("User", "Great, thanks!"),
+            t("Assistant", "Deploy to staging finished; the extension and pgvector are installed."),
+        ];
+        let out = extract(&turns, 40, 0);
+        let words: usize = out.iter().map(|s| word_count(s)).sum();
+        assert!(words <= 40, "{out:?}");
+        assert!(out
+            .iter()
+            .all(|s| s.starts_with("User: ") || s.starts_with("Assistant: ")));
+        assert!(!out.iter().any(|s| s.contains("Great, thanks")), "{out:?}");
+        // Conversation order is kept: the deploy request comes before the finished deploy.
+        let joined = out.join(" ");
+        if let (Some(a), Some(b)) = (
+            joined.find("I want to deploy"),
+            joined.find("Deploy to staging finished"),
+        ) {
+            assert!(a < b, "{joined}");
+        }
+        // Same input, same output.
+        assert_eq!(out, extract(&turns, 40, 0));
+    }
+
+    #[test]
+    fn compaction_summary_is_bounded_and_folds_previous() {
+        let long: Vec<Turn> = (0..60)
+            .map(|i| t(if i % 2 == 0 { "User" } else { "Assistant" }, &format!("Message {i} talks about the migration of table number {i} to the new cluster in region eu-west.")))
+            .collect();
+        let s = compaction_extract(
+            Some("Earlier we planned the cluster migration. Then other things."),
+            &long,
+        );
+        assert!(word_count(&s) <= SUMMARY_WORDS, "{}", word_count(&s));
+        assert!(
+            s.starts_with("Earlier we planned the cluster migration."),
+            "{s}"
+        );
+        // Repeated sentences are said once.
+        let same: Vec<Turn> = (0..10)
+            .map(|_| t("Assistant", "I moved the backup to 02:00."))
+            .collect();
+        assert_eq!(
+            compaction_extract(None, &same),
+            "Assistant: I moved the backup to 02:00."
+        );
+        let none = compaction_extract(None, &[t("User", "x")]);
+        assert!(word_count(&none) <= SUMMARY_WORDS);
+        // A single sentence longer than the budget is cut, not dropped.
+        let huge = compaction_extract(None, &[t("Tool", &"word ".repeat(500))]);
+        assert_eq!(word_count(&huge), SUMMARY_WORDS);
+    }
+
+    #[test]
+    fn episodes_render_the_seed_template() {
+        let turns = vec![
+            t("User", "Can you fix the failing nightly backup job? It stopped on Tuesday."),
+            t("Assistant", "The backup job failed because the disk was full. I removed old backups and the job runs again."),
+        ];
+        let e = episode_extract(&turns, "2026-01-17", "thread_id=t1, run_id=r9");
+        assert_eq!(e.title, "Can you fix the failing nightly backup job?");
+        assert!(e.outcome.starts_with("The backup job failed"));
+        assert!(e.tags.contains(&"backup".to_string()), "{:?}", e.tags);
+        let md = render_episode(&e);
+        assert!(
+            md.starts_with(
+                "# Episode: Can you fix the failing nightly backup job?\nDate: 2026-01-17\nTopic: "
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("\nRefs: thread_id=t1, run_id=r9\nTags: [\""),
+            "{md}"
+        );
+        assert!(md.contains("\n\nSummary:\n- "), "{md}");
+        let line = episode_memory_text(&e);
+        assert!(
+            line.starts_with("Episode 2026-01-17: Can you fix the failing nightly backup job?"),
+            "{line}"
+        );
+        assert!(line.chars().count() <= 280);
+    }
+
+    #[test]
+    fn llm_episode_answers() {
+        let a = r#"Here: {"title":"Backup fix","topic":"backups","outcome":"Job runs again.","tags":["Backup","disk"],"summary":["- Disk was full","Old backups removed"]}"#;
+        let e = parse_episode_answer(a, "2026-01-17", "thread_id=t1").unwrap();
+        assert_eq!(e.title, "Backup fix");
+        assert_eq!(e.tags, vec!["backup", "disk"]);
+        assert_eq!(e.summary, vec!["Disk was full", "Old backups removed"]);
+        assert!(parse_episode_answer("no json", "d", "r").is_none());
+        assert!(parse_episode_answer(r#"{"title":"x","summary":[]}"#, "d", "r").is_none());
+        assert!(parse_episode_answer(r#"{"summary":["a"]}"#, "d", "r").is_none());
+    }
+}

@@ -1,0 +1,244 @@
+//! Write-after-run episodes (seed 001 §7–§8): `episode_write` summarises a run's messages into a
+//! memory file under `episodes/YYYY-MM-DD/` in the seed's markdown template, and indexes it as an
+//! episodic memory so memory_query recalls it ("remember when we worked on X?").
+//!
+//! A run is the thread's messages since its previous episode (or, for a `run_id` that already
+//! has an episode, since that episode began: writing it again after more messages rewrites the
+//! same file and memory instead of adding a second one).
+
+use crate::api::events::{self, Event, Node};
+use crate::api::files;
+use crate::error::{raise, OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::{spi, tenant};
+use memory_core::summary::{self, Episode, Turn};
+use memory_core::validate;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// Characters of each message the LLM and the extractive summary see (a tool's 10 MB output is
+/// not what an episode is about).
+const MESSAGE_CHARS: usize = 2000;
+const LLM_TRANSCRIPT_CHARS: usize = 60_000;
+
+/// The previous episode of this run, or the thread's last episode: (path, memory id, from_seq,
+/// to_seq).
+fn previous(
+    user: &str,
+    thread: &str,
+    run: Option<&str>,
+) -> (Option<(String, Option<String>, i64)>, i64) {
+    let same_run = run.and_then(|r| {
+        Spi::connect(|c| {
+            let rows = c.select(
+                "SELECT path, metadata->>'memory_id', (metadata->>'from_seq')::bigint FROM memory.files
+                 WHERE user_id = $1 AND starts_with(path, 'episodes/') AND metadata->>'thread_id' = $2
+                   AND metadata->>'run_id' = $3
+                 ORDER BY updated_at DESC LIMIT 1",
+                None,
+                &[user.into(), thread.into(), r.into()],
+            )?;
+            if rows.is_empty() {
+                return Ok(None);
+            }
+            let row = rows.first();
+            Ok::<_, pgrx::spi::Error>(Some((
+                row.get::<String>(1)?.unwrap_or_default(),
+                row.get::<String>(2)?,
+                row.get::<i64>(3)?.unwrap_or(1),
+            )))
+        })
+        .spi("finding the run's episode")
+    });
+    let last_to = spi::one_opt::<i64>(
+        "SELECT coalesce(max((metadata->>'to_seq')::bigint), 0) FROM memory.files
+         WHERE user_id = $1 AND starts_with(path, 'episodes/') AND metadata->>'thread_id' = $2",
+        &[user.into(), thread.into()],
+        "finding the last episode",
+    )
+    .unwrap_or(0);
+    (same_run, last_to)
+}
+
+fn episode(turns: &[Turn], date: &str, refs: &str) -> (Episode, &'static str) {
+    if let Some(cfg) = gucs::llm() {
+        let mut t = summary::transcript(None, turns, MESSAGE_CHARS);
+        if t.chars().count() > LLM_TRANSCRIPT_CHARS {
+            let n = t.chars().count();
+            t = t.chars().skip(n - LLM_TRANSCRIPT_CHARS).collect();
+        }
+        match memory_providers::llm::chat(&cfg, summary::EPISODE_PROMPT, &t, true) {
+            Ok(a) => match summary::parse_episode_answer(&a, date, refs) {
+                Some(e) => return (e, "llm"),
+                None => pgrx::notice!(
+                    "writing the episode without the LLM: its answer was not the JSON asked for"
+                ),
+            },
+            Err(e) => pgrx::notice!("writing the episode without the LLM: {e}"),
+        }
+    }
+    (summary::episode_extract(turns, date, refs), "extractive")
+}
+
+/// `episodes/<date>/<title-slug>-<run id or last seq>.md`.
+fn episode_path(date: &str, title: &str, run: Option<&str>, to_seq: i64) -> String {
+    let slug = memory_core::detail::slug(title)
+        .unwrap_or_else(|| "episode".into())
+        .replace('_', "-");
+    let tail = match run.and_then(memory_core::detail::slug) {
+        Some(r) => r.replace('_', "-"),
+        None => format!("seq{to_seq}"),
+    };
+    format!("episodes/{date}/{slug}-{tail}.md")
+}
+
+/// Summarises the run's messages into an episode file and an episodic memory. Returns `{path,
+/// memory_id, event, from_seq, to_seq, messages, method, content}`. P0002 when the thread is
+/// unknown or has no message since its last episode.
+#[pg_extern(volatile, parallel_unsafe)]
+fn episode_write(
+    user_id: Option<&str>,
+    thread_id: Option<&str>,
+    run_id: default!(Option<&str>, "NULL"),
+) -> JsonB {
+    let thread = validate::id("thread_id", thread_id).or_raise();
+    let run = validate::optional_id("run_id", run_id).or_raise();
+    let user = tenant::resolve(user_id);
+    // One episode at a time per thread: the range below must not be taken twice.
+    let exists = spi::one_opt::<i32>(
+        "SELECT 1 FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
+        &[user.as_str().into(), thread.into()],
+        "locking the thread",
+    );
+    if exists.is_none() {
+        raise(
+            SqlState::NoDataFound,
+            format!("thread \"{thread}\" not found"),
+            None,
+        );
+    }
+    let (same_run, last_to) = previous(&user, thread, run);
+    let from = match &same_run {
+        Some((_, _, f)) => *f,
+        None => last_to + 1,
+    };
+    type Row = (i64, String, String, String);
+    let rows: Vec<Row> = Spi::connect(|c| {
+        c.select(
+            "SELECT seq, role, left(content, $4), to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+             FROM memory.messages
+             WHERE user_id = $1 AND thread_id = $2 AND seq >= $3 AND NOT is_summary AND role <> 'system'
+             ORDER BY seq",
+            None,
+            &[
+                user.as_str().into(),
+                thread.into(),
+                from.into(),
+                (MESSAGE_CHARS as i32).into(),
+            ],
+        )?
+        .map(|r| {
+            Ok((
+                r.get::<i64>(1)?.unwrap_or(0),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+                r.get::<String>(4)?.unwrap_or_default(),
+            ))
+        })
+        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    })
+    .spi("reading the run's messages");
+    if rows.is_empty() {
+        raise(
+            SqlState::NoDataFound,
+            format!("thread \"{thread}\" has no messages since its last episode"),
+            Some("append the run's messages first (message_append)".into()),
+        );
+    }
+    let (first_seq, last_seq) = (rows[0].0, rows[rows.len() - 1].0);
+    let date = rows[rows.len() - 1].3.clone();
+    let turns: Vec<Turn> = rows
+        .iter()
+        .map(|r| Turn {
+            label: match r.1.as_str() {
+                "user" => "User",
+                "assistant" => "Assistant",
+                _ => "Tool",
+            }
+            .into(),
+            text: r.2.clone(),
+        })
+        .collect();
+    let refs = match run {
+        Some(r) => format!("thread_id={thread}, run_id={r}"),
+        None => format!("thread_id={thread}, messages={first_seq}-{last_seq}"),
+    };
+    let (ep, method) = episode(&turns, &date, &refs);
+    let content = summary::render_episode(&ep);
+    let path = match &same_run {
+        Some((p, _, _)) => p.clone(),
+        None => episode_path(&date, &ep.title, run, last_seq),
+    };
+    // The Layer-1 memory: the same write path as any memory (an episode of the same run updates
+    // its memory rather than adding one).
+    let happened = spi::one_opt::<String>(
+        "SELECT to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM memory.messages
+         WHERE user_id = $1 AND thread_id = $2 AND seq BETWEEN $3 AND $4",
+        &[
+            user.as_str().into(),
+            thread.into(),
+            first_seq.into(),
+            last_seq.into(),
+        ],
+        "reading the run's time",
+    );
+    let mut req = json!({
+        "user_id": user, "kind": "episodic", "text": summary::episode_memory_text(&ep),
+        "thread_id": thread, "tags": ep.tags, "metadata": {"path": path},
+        "content": content,
+    });
+    if let Some(r) = run {
+        req["run_id"] = json!(r);
+    }
+    if let Some(h) = happened {
+        req["happened_at"] = json!(h);
+    }
+    if let Some((_, Some(mid), _)) = &same_run {
+        let active = spi::one_opt::<bool>(
+            "SELECT state = 'active' FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), mid.as_str().into()],
+            "reading the episode's memory",
+        );
+        if active == Some(true) {
+            req["id"] = json!(mid);
+        }
+    }
+    let written = crate::api::write::write_json(&req);
+    let memory_id = written["id"].as_str().unwrap_or_default().to_string();
+    let metadata: Value = json!({
+        "kind": "episode", "thread_id": thread, "run_id": run, "from_seq": first_seq,
+        "to_seq": last_seq, "memory_id": memory_id, "method": method,
+    });
+    files::write(&user, &path, &ep.title, &content, &ep.tags, metadata);
+    let event = if same_run.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
+    events::record(Event {
+        thread: Some(thread),
+        memory_id: Some(&memory_id),
+        op: if same_run.is_some() {
+            "update"
+        } else {
+            "create"
+        },
+        ..Event::new(&user, Node::Episodic, "create")
+    });
+    JsonB(json!({
+        "path": path, "memory_id": memory_id, "event": event, "from_seq": first_seq,
+        "to_seq": last_seq, "messages": rows.len(), "method": method, "content": content,
+    }))
+}
