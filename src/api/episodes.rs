@@ -23,17 +23,16 @@ use serde_json::{json, Value};
 const MESSAGE_CHARS: usize = 2000;
 const LLM_TRANSCRIPT_CHARS: usize = 60_000;
 
-/// The previous episode of this run, or the thread's last episode: (path, memory id, from_seq,
-/// to_seq).
-fn previous(
-    user: &str,
-    thread: &str,
-    run: Option<&str>,
-) -> (Option<(String, Option<String>, i64)>, i64) {
+/// This run's episode, if it has one: (path, memory id, from_seq, to_seq).
+type RunEpisode = (String, Option<String>, i64, i64);
+
+/// This run's episode, and the last seq any episode of the thread covers.
+fn previous(user: &str, thread: &str, run: Option<&str>) -> (Option<RunEpisode>, i64) {
     let same_run = run.and_then(|r| {
         Spi::connect(|c| {
             let rows = c.select(
-                "SELECT path, metadata->>'memory_id', (metadata->>'from_seq')::bigint FROM memory.files
+                "SELECT path, metadata->>'memory_id', (metadata->>'from_seq')::bigint, (metadata->>'to_seq')::bigint
+                 FROM memory.files
                  WHERE user_id = $1 AND starts_with(path, 'episodes/') AND metadata->>'thread_id' = $2
                    AND metadata->>'run_id' = $3
                  ORDER BY updated_at DESC LIMIT 1",
@@ -48,6 +47,7 @@ fn previous(
                 row.get::<String>(1)?.unwrap_or_default(),
                 row.get::<String>(2)?,
                 row.get::<i64>(3)?.unwrap_or(1),
+                row.get::<i64>(4)?.unwrap_or(0),
             )))
         })
         .spi("finding the run's episode")
@@ -120,9 +120,9 @@ fn episode_write(
         );
     }
     let (same_run, last_to) = previous(&user, thread, run);
-    let from = match &same_run {
-        Some((_, _, f)) => *f,
-        None => last_to + 1,
+    let (from, covered) = match &same_run {
+        Some((_, _, f, t)) => (*f, *t),
+        None => (last_to + 1, last_to),
     };
     type Row = (i64, String, String, String);
     let rows: Vec<Row> = Spi::connect(|c| {
@@ -150,7 +150,7 @@ fn episode_write(
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
     })
     .spi("reading the run's messages");
-    if rows.is_empty() {
+    if rows.last().is_none_or(|r| r.0 <= covered) {
         raise(
             SqlState::NoDataFound,
             format!("thread \"{thread}\" has no messages since its last episode"),
@@ -178,7 +178,7 @@ fn episode_write(
     let (ep, method) = episode(&turns, &date, &refs);
     let content = summary::render_episode(&ep);
     let path = match &same_run {
-        Some((p, _, _)) => p.clone(),
+        Some((p, _, _, _)) => p.clone(),
         None => episode_path(&date, &ep.title, run, last_seq),
     };
     // The Layer-1 memory: the same write path as any memory (an episode of the same run updates
@@ -205,7 +205,7 @@ fn episode_write(
     if let Some(h) = happened {
         req["happened_at"] = json!(h);
     }
-    if let Some((_, Some(mid), _)) = &same_run {
+    if let Some((_, Some(mid), _, _)) = &same_run {
         let active = spi::one_opt::<bool>(
             "SELECT state = 'active' FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
             &[user.as_str().into(), mid.as_str().into()],

@@ -20,6 +20,8 @@ const EXTRA_STOP: &[&str] = &[
     "us", "them", "him", "one", "im", "ll", "ve", "re", "don", "t", "m", "d", "am", "being",
     "these", "those", "now", "too", "more", "most", "much", "many", "like", "well", "oh", "hi",
     "hello", "hey", "know", "think", "want", "need", "going", "go", "make", "sounds", "great",
+    "again", "because", "still", "after", "before", "while", "only", "even", "each", "other",
+    "every", "already", "done",
 ];
 
 /// Content words of `text`: lower-cased, stop words out, at least two characters.

@@ -1,0 +1,85 @@
+-- Compaction (seed 004) and write-after-run episodes (seed 001 §7-§8), without an LLM: the
+-- deterministic fallbacks. A thread never loses a message.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'cole';
+
+SELECT message_append('ops', 'system', 'You are the ops assistant.') ->> 'seq' AS seq;
+SELECT count(*) AS appended FROM (
+    SELECT message_append('ops', CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END,
+        CASE g % 6
+            WHEN 1 THEN 'Can we move the nightly backup of the orders database to 2am? It collides with the reindex job.'
+            WHEN 2 THEN 'Yes. I moved the backup cron entry to 02:00 and left the reindex at 01:00.'
+            WHEN 3 THEN 'The staging disk is almost full, what is using the space?'
+            WHEN 4 THEN 'Old WAL archives use 80 GB. I deleted archives older than 14 days.'
+            WHEN 5 THEN 'Please add an alert when the disk is above 90 percent.'
+            ELSE 'Added a Grafana alert at 90 percent disk usage, routed to the on-call channel.' END)
+    FROM generate_series(1, 24) g) x;
+SELECT needs_compaction('ops', 600) AS needs, context_usage('ops', 600) ->> 'total_tokens' AS tokens;
+
+-- Keep the last 6: 18 folded into one summary at the head, the system prompt stays.
+SELECT c - 'summary' AS compacted, length(c->>'summary') > 0 AS has_summary,
+       array_length(regexp_split_to_array(c->>'summary', '\s+'), 1) <= 100 AS within_100_words
+FROM compact_thread('ops', 6) c;
+SELECT needs_compaction('ops', 600) AS needs, context_usage('ops', 600) ->> 'total_tokens' AS tokens;
+SELECT seq, role, is_summary, left(content, 60) AS starts FROM context_messages('ops');
+SELECT content FROM memory.messages WHERE thread_id = 'ops' AND is_summary;
+SELECT count(*) AS messages, count(*) FILTER (WHERE in_context) AS in_context FROM memory.messages WHERE thread_id = 'ops';
+-- Folded messages stay searchable.
+SELECT seq FROM conversation_search('ops', 'WAL archives', "limit" => 1);
+
+-- Again with nothing to fold; then with new messages: the previous summary is folded in.
+SELECT compact_thread('ops', 6) AS nothing;
+SELECT message_append('ops', 'user', 'Rotate the backup logs weekly.') ->> 'seq' AS seq;
+SELECT message_append('ops', 'assistant', 'Done: logrotate now rotates the backup logs every Sunday.') ->> 'seq' AS seq;
+SELECT c->'summarized' AS summarized, c->'kept' AS kept FROM compact_thread('ops', 2) c;
+SELECT count(*) FILTER (WHERE is_summary) AS summaries, count(*) FILTER (WHERE is_summary AND in_context) AS live_summaries,
+       count(*) AS messages FROM memory.messages WHERE thread_id = 'ops';
+SELECT seq, role, is_summary FROM context_messages('ops');
+-- A tool result is never separated from its call.
+SELECT message_append('ops', 'assistant', '', tool_calls => '[{"id": "c1", "type": "function", "function": {"name": "df", "arguments": "{}"}}]') ->> 'seq' AS seq;
+SELECT message_append('ops', 'tool', '/dev/sda1 71%', tool_call_id => 'c1') ->> 'seq' AS seq;
+SELECT message_append('ops', 'assistant', 'Disk usage is at 71 percent.') ->> 'seq' AS seq;
+SELECT c->'summarized' AS summarized, c->'kept' AS kept FROM compact_thread('ops', 2) c;
+SELECT seq, role FROM context_messages('ops') WHERE NOT is_summary;
+
+-- Bad input.
+SELECT compact_thread('nowhere');
+\echo :LAST_ERROR_SQLSTATE
+SELECT compact_thread(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT compact_thread('ops', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT compact_thread('ops', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM context_messages('nowhere');
+\echo :LAST_ERROR_SQLSTATE
+
+-- Episodes: the run's messages become a file under episodes/<date>/ and an episodic memory.
+SELECT message_append('run1', 'user', 'Can you fix the failing nightly backup job? It stopped on Tuesday.') ->> 'seq' AS seq;
+SELECT message_append('run1', 'assistant', 'The backup job failed because the disk was full. I removed old backups and the job runs again.') ->> 'seq' AS seq;
+SELECT e - 'path' - 'memory_id' - 'content' AS episode,
+       e->>'path' ~ ('^episodes/' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || '/can-you-fix-the-failing-nightly-backup-r-7\.md$') AS path_ok
+FROM episode_write('cole', 'run1', 'r-7') e;
+SELECT regexp_replace(content, 'Date: [0-9-]+', 'Date: <today>') AS file FROM memory.files WHERE path LIKE 'episodes/%';
+SELECT kind, regexp_replace(text, 'Episode [0-9-]+', 'Episode <today>') AS text, tags FROM memory.items WHERE kind = 'episodic';
+SELECT regexp_replace(i->>'text', 'Episode [0-9-]+', 'Episode <today>') AS recalled
+FROM jsonb_array_elements(memory_query('{"query": "what happened with the nightly backup?", "top_k": 1}')->'items') i;
+-- Nothing new: P0002. More messages in the same run: the same file and memory, rewritten.
+SELECT episode_write('cole', 'run1', 'r-7');
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_append('run1', 'user', 'Thanks. Page me if the backup fails again.') ->> 'seq' AS seq;
+SELECT e->>'event' AS event, e->'from_seq' AS from_seq, e->'to_seq' AS to_seq FROM episode_write('cole', 'run1', 'r-7') e;
+SELECT count(*) AS episode_files FROM memory.files WHERE path LIKE 'episodes/%';
+SELECT count(*) AS episode_memories FROM memory.items WHERE kind = 'episodic';
+-- Without a run id: the messages since the last episode.
+SELECT message_append('run1', 'assistant', 'Will do: a pager alert fires on backup failure.') ->> 'seq' AS seq;
+SELECT e->>'event' AS event, e->'from_seq' AS from_seq, e->'to_seq' AS to_seq, e->>'path' LIKE '%-seq4.md' AS path_ok
+FROM episode_write(NULL, 'run1') e;
+SELECT episode_write('cole', 'nowhere');
+\echo :LAST_ERROR_SQLSTATE
+SELECT episode_write('cole', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT episode_write('someone-else', 'run1');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
