@@ -78,8 +78,11 @@ pub struct Outcome {
 pub const MAX_SALIENT: usize = 3;
 pub const MAX_SALIENT_CHARS: usize = 160;
 
-const ERROR_WORDS: [&str; 9] = [
+const ERROR_WORDS: [&str; 12] = [
     "error",
+    "errors",
+    "err",
+    "failures",
     "failed",
     "failure",
     "fatal",
@@ -264,6 +267,7 @@ mod tests {
         assert_eq!(warn.status, "Completed with warnings");
         assert_eq!(warn.salient, vec!["npm WARN deprecated x@1"]);
         assert!(!has_word("terrorism", &ERROR_WORDS));
+        assert_eq!(outcome("ok\nnpm ERR! code ERESOLVE\n").status, "Failed");
         let many = outcome(&"error: x\n".repeat(10));
         assert_eq!(many.salient.len(), MAX_SALIENT);
         let long = outcome(&format!("error: {}", "z".repeat(500)));
