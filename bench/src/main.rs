@@ -2,9 +2,10 @@
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`),
 //! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
-//! `checkpoint`. Timings are wall clock from the client, through a real driver.
+//! `checkpoint`, `detail` (detail memory and memory files). Timings are wall clock from the client, through a real driver.
 
 mod checkpoint;
+mod detail;
 mod eval;
 mod lifecycle;
 mod query;
@@ -239,6 +240,10 @@ fn main() {
         "checkpoint" => {
             let (result, md) = checkpoint::run(&a.dsn);
             save(&a.out, "checkpoint", &result, &md);
+        }
+        "detail" => {
+            let (result, md) = detail::run(&a.dsn);
+            save(&a.out, "detail", &result, &md);
         }
         "lifecycle" => {
             let (result, md) = lifecycle::run(&a.dsn, &a.lc_dsn, &a.standin);
