@@ -74,7 +74,8 @@ for s in $suites; do
     echo "==> bench: detail"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_dt" -c "CREATE DATABASE memory_bench_dt"
     psql_b -d memory_bench_dt -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench detail --dsn "${dsn/memory_bench/memory_bench_dt}" --out bench/results
+    target/release/memory_ext_bench detail --dsn "${dsn/memory_bench/memory_bench_dt}" \
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
   else
     echo "==> bench: $s"
     target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results

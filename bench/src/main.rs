@@ -242,7 +242,7 @@ fn main() {
             save(&a.out, "checkpoint", &result, &md);
         }
         "detail" => {
-            let (result, md) = detail::run(&a.dsn);
+            let (result, md) = detail::run(&a.dsn, &a.standin);
             save(&a.out, "detail", &result, &md);
         }
         "lifecycle" => {

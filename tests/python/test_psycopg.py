@@ -171,6 +171,33 @@ def test_blocks_and_memory_context_for_a_prompt():
     assert "June 3" in ctx, ctx
 
 
+
+def test_detail_files_and_compaction_as_python_objects():
+    c, user = tenant()
+    line = c.execute("SELECT memory_capture(%s, %s, 100, thread_id => %s)",
+                     ("pytest -q", "." * 5000 + "\nFAILED tests/test_x.py::test_y - AssertionError\n", "py-t")).fetchone()[0]
+    assert line.startswith("Command 'pytest -q' executed. Output stored in [MemoryRef: cmd_pytest_q - "), line
+    assert "Status: Failed." in line and "AssertionError" in line, line
+    page = c.execute("SELECT memory_ref_get('cmd_pytest_q', 0, 10)").fetchone()[0]
+    assert page == {"content": "..........", "offset": 0, "next_offset": 10, "total": 5049}, page
+    w = c.execute("SELECT memory_file_write(%s, %s, tags => %s)",
+                  ("notes/py.md", "# Python notes\nUse psycopg 3.", ["python"])).fetchone()[0]
+    assert w["event"] == "created" and w["chars"] == 29, w
+    rows = c.execute("SELECT path, title, tags, chars FROM memory_file_ls('notes')").fetchall()
+    assert rows == [("notes/py.md", "Python notes", ["python"], 29)], rows
+    try:
+        c.execute("SELECT memory_file_write('../x.md', 'y')")
+        raise AssertionError("a path with .. was accepted")
+    except errors.InvalidParameterValue:
+        pass
+    for i in range(12):
+        c.execute("SELECT message_append('py-t', %s, %s)", ("user" if i % 2 == 0 else "assistant", f"Message {i} about packing for Porto."))
+    out = c.execute("SELECT compact_thread('py-t', 4)").fetchone()[0]
+    assert out["summarized"] == 8 and out["kept"] == 4 and out["method"] == "extractive", out
+    assert len(out["summary"].split()) <= 100, out
+    ctx = c.execute("SELECT role, is_summary FROM context_messages('py-t')").fetchall()
+    assert ctx[0] == ("system", True) and len(ctx) == 5, ctx
+
 def main():
     if not DSN:
         print("MEMORY_EXT_TEST_DSN is not set", file=sys.stderr)

@@ -25,3 +25,10 @@ SET memory_ext.user_id = 'evan';
 SELECT memory_file_write('m.md', 'note') ->> 'event' AS file;
 SELECT count(*) AS events FROM memory.events WHERE user_id = 'evan';
 RESET memory_ext.track_events;
+-- The jobs record theirs: a memory unused for 100 days expires (ttl), then is purged (purge).
+SELECT memory_write('{"text": "Evan once tried oolong tea.", "importance": 1}') ->> 'event' AS w3;
+UPDATE memory.items SET last_accessed_at = now() - interval '100 days' WHERE user_id = 'evan' AND text LIKE 'Evan once%';
+SELECT memory_ttl_sweep() AS expired;
+UPDATE memory.items SET purge_at = now() - interval '1 day' WHERE user_id = 'evan' AND state = 'soft_deleted';
+SELECT memory_purge() AS purged;
+SELECT node, op, count(*) FROM memory.events WHERE user_id = 'evan' AND node = 'worker' GROUP BY 1, 2 ORDER BY 1, 2;
