@@ -23,7 +23,7 @@ BEGIN
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
-                             'consolidation_seen', 'details', 'files']
+                             'consolidation_seen', 'details', 'detail_chunks', 'files']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -39,7 +39,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
     memory.consolidation_fingerprints, memory.consolidation_usage, memory.consolidation_seen,
-    memory.details, memory.files
+    memory.details, memory.detail_chunks, memory.files
 TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by

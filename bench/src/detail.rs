@@ -215,7 +215,7 @@ pub fn run(dsn: &str, standin: &str) -> (Value, String) {
     let cases: [(&str, &str); 6] = [
         (
             "grep, rare literal (1 file)",
-            "SELECT count(*) FROM memory_file_grep('OPS-1234\\b', NULL, 50)",
+            "SELECT count(*) FROM memory_file_grep('OPS-1234\\y', NULL, 50)",
         ),
         (
             "grep, common word, first 50 lines",

@@ -12,7 +12,12 @@ SELECT jsonb_build_object(
     'categories', (SELECT coalesce(jsonb_agg(to_jsonb(c) - 'user_id' ORDER BY c.name), '[]') FROM memory.categories c WHERE c.user_id = $1),
     'allowlists', (SELECT coalesce(jsonb_agg(to_jsonb(l) - 'user_id' ORDER BY l.agent, l.category), '[]') FROM memory.allowlists l WHERE l.user_id = $1),
     'checkpoints', (SELECT coalesce(jsonb_agg(to_jsonb(k) - 'user_id' ORDER BY k.thread_id), '[]') FROM memory.checkpoints k WHERE k.user_id = $1),
-    'details', (SELECT coalesce(jsonb_agg(to_jsonb(d) - 'user_id' ORDER BY d.key), '[]') FROM memory.details d WHERE d.user_id = $1),
+    'details', (SELECT coalesce(jsonb_agg(to_jsonb(d) - 'user_id'
+                                          || jsonb_build_object('content', (SELECT coalesce(string_agg(c.content, '' ORDER BY c.n), '')
+                                                                            FROM memory.detail_chunks c
+                                                                            WHERE c.user_id = d.user_id AND c.key = d.key))
+                                          ORDER BY d.key), '[]')
+                FROM memory.details d WHERE d.user_id = $1),
     'files', (SELECT coalesce(jsonb_agg(to_jsonb(f) - 'user_id' - 'embedding' - 'tsv' ORDER BY f.path), '[]') FROM memory.files f WHERE f.user_id = $1),
     'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.ts, e.id), '[]') FROM memory.events e WHERE e.user_id = $1)
 )

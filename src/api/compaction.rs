@@ -138,10 +138,7 @@ fn compact_thread(thread_id: Option<&str>, keep_last: default!(Option<i32>, 10))
     let (first, last) = (folded[0].seq, folded[folded.len() - 1].seq);
     let content = format!("{}{text}", note(folded.len(), first, last));
     let embedding = emb::for_write(&content);
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let id = crate::pg::spi::one_opt::<String>(
         &format!(
             "INSERT INTO memory.messages (user_id, thread_id, role, content, is_summary, embedding, embedding_model)

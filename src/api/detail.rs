@@ -110,10 +110,7 @@ pub fn store(
     let placeholder = rules::placeholder(&key, &description);
     // The Layer-1 line is embedded (the provider sees the description, never the content).
     let embedding = emb::for_write(&description);
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let mut item_meta = metadata.clone();
     item_meta["ref"] = json!(key);
     item_meta["type"] = json!(kind);
@@ -135,18 +132,24 @@ pub fn store(
         "storing a detail's memory",
     )
     .unwrap_or_default();
+    let chunks = rules::chunks(content);
     Spi::run_with_args(
-        "INSERT INTO memory.details (user_id, key, item_id, type, description, content, chars, thread_id, metadata)
-         VALUES ($1, $2, $3::uuid, $4, $5, $6, char_length($6), $7, $8)",
+        "WITH d AS (
+             INSERT INTO memory.details (user_id, key, item_id, type, description, chars, thread_id, metadata)
+             VALUES ($1, $2, $3::uuid, $4, $5, $6, $7, $8) RETURNING user_id, key
+         )
+         INSERT INTO memory.detail_chunks (user_id, key, n, content)
+         SELECT d.user_id, d.key, c.n - 1, c.content FROM d, unnest($9::text[]) WITH ORDINALITY AS c(content, n)",
         &[
             user.into(),
             key.as_str().into(),
             id.as_str().into(),
             kind.into(),
             description.as_str().into(),
-            content.into(),
+            (content.chars().count() as i64).into(),
             thread.into(),
             JsonB(metadata).into(),
+            chunks.into(),
         ],
     )
     .spi("storing a detail");
@@ -203,9 +206,13 @@ fn memory_ref_get(
     let user = tenant::current();
     let rows: Vec<(String, String, Option<String>, i64)> = Spi::connect_mut(|c| {
         c.update(
-            // substr on the uncompressed, out-of-line content reads only the chunks it needs.
+            // Only the chunks the page spans are read ($5 = characters per chunk).
             "WITH d AS (
-                 SELECT d.user_id, d.item_id, substr(d.content, $3 + 1, $4) AS page, d.chars
+                 SELECT d.user_id, d.item_id, d.chars,
+                        (SELECT substr(string_agg(c.content, '' ORDER BY c.n), ($3 - ($3 / $5) * $5 + 1)::int, $4::int)
+                         FROM memory.detail_chunks c
+                         WHERE c.user_id = d.user_id AND c.key = d.key
+                           AND c.n BETWEEN $3 / $5 AND ($3 + $4 - 1) / $5) AS page
                  FROM memory.details d JOIN memory.items i ON i.user_id = d.user_id AND i.id = d.item_id
                  WHERE d.key = $1 AND ($2::text IS NULL OR d.user_id = $2) AND i.state = 'active'
                  LIMIT 2
@@ -218,8 +225,9 @@ fn memory_ref_get(
             &[
                 key.into(),
                 user.into(),
-                (offset as i32).into(),
-                (limit as i32).into(),
+                offset.into(),
+                limit.into(),
+                (rules::CHUNK_CHARS as i64).into(),
             ],
         )?
         .map(|r| {

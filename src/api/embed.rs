@@ -90,6 +90,17 @@ pub enum WriteEmbedding {
     },
 }
 
+impl WriteEmbedding {
+    /// The `(embedding, embedding_model)` column values to store: the vector's text form and
+    /// its model, or both NULL.
+    pub fn columns(&self) -> (Option<&str>, Option<&str>) {
+        match self {
+            WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
+            _ => (None, None),
+        }
+    }
+}
+
 /// Embeds `text` for a write. Never raises: a provider that is down, slow or answers garbage
 /// must not lose the write, so a failure is returned for the caller to store the row without
 /// a vector and record it (see [`record_failure`]).

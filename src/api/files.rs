@@ -125,10 +125,7 @@ fn memory_file_write(
         return row.unwrap_or(JsonB(Value::Null));
     }
     let embedding = emb::for_write(&embed_body(title.as_deref(), content));
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let JsonB(out) = spi::one_opt::<JsonB>(
         &format!(
             "INSERT INTO memory.files AS f (user_id, path, title, content, tags, metadata, embedding, embedding_model)
@@ -216,7 +213,7 @@ fn memory_file_ls(
         c.select(
             "SELECT path, title, tags, char_length(content), updated_at, last_accessed_at
              FROM memory.files WHERE user_id = $1 AND starts_with(path, $2)
-             ORDER BY path COLLATE \"C\" LIMIT $3",
+             ORDER BY path LIMIT $3",
             None,
             &[user.as_str().into(), prefix.as_str().into(), limit.into()],
         )?
@@ -276,10 +273,7 @@ fn memory_file_edit(
     });
     let edited = rules::replace_once(path, &content, old, new).or_raise();
     let embedding = emb::for_write(&embed_body(title.as_deref(), &edited));
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let JsonB(out) = spi::one_opt::<JsonB>(
         &format!(
             "UPDATE memory.files SET content = $3, embedding = $4::{v}, embedding_model = $5, updated_at = now()
@@ -344,7 +338,7 @@ fn memory_file_grep(
              FROM memory.files f
              CROSS JOIN LATERAL regexp_split_to_table(f.content, E'\\n') WITH ORDINALITY AS l(line, n)
              WHERE f.user_id = $1 AND starts_with(f.path, $2) AND f.content ~ $3 AND l.line ~ $3
-             ORDER BY f.path COLLATE \"C\", l.n
+             ORDER BY f.path, l.n
              LIMIT $4",
             None,
             &[
@@ -434,11 +428,7 @@ fn memory_file_search(
              WHERE $2::text IS NOT NULL AND f.user_id = $1 AND f.tsv @@ $2::tsquery AND ($4::text[] IS NULL OR f.tags && $4)
              ORDER BY ts_rank_cd(f.tsv, $2::tsquery) DESC LIMIT $5
          ), dense AS ({dense}), pool AS (SELECT id FROM lex UNION SELECT id FROM dense)
-         SELECT f.path, f.title,
-                CASE WHEN $2::text IS NOT NULL AND f.tsv @@ $2::tsquery
-                     THEN regexp_replace(ts_headline('english', left(f.content, 20000), $2::tsquery,
-                                      'MaxWords=30, MinWords=10, MaxFragments=1, StartSel=\"\", StopSel=\"\"'), '\\s+', ' ', 'g')
-                     ELSE left(regexp_replace(f.content, '\\s+', ' ', 'g'), 200) END,
+         SELECT f.path, f.title, ''::text,
                 CASE WHEN $2::text IS NULL THEN 0 ELSE ts_rank_cd(f.tsv, $2::tsquery) END::float8,
                 {similarity}
          FROM pool p JOIN memory.files f ON f.user_id = $1 AND f.id = p.id"
@@ -450,7 +440,7 @@ fn memory_file_search(
             None,
             &[
                 user.as_str().into(),
-                tsq.into(),
+                tsq.clone().into(),
                 qvec.as_ref()
                     .map(|(_, v)| crate::embed::vector_text(v))
                     .into(),
@@ -481,13 +471,31 @@ fn memory_file_search(
     });
     order.truncate(limit);
     let paths: Vec<String> = order.iter().map(|&i| rows[i].0.clone()).collect();
-    if !paths.is_empty() {
-        Spi::run_with_args(
-            "UPDATE memory.files SET last_accessed_at = now() WHERE user_id = $1 AND path = ANY($2)",
-            &[user.as_str().into(), paths.into()],
-        )
-        .spi("recording access");
-    }
+    // Snippets only for what is returned: ts_headline re-parses the text, ~1 ms per file.
+    let snippets: std::collections::HashMap<String, String> = if paths.is_empty() {
+        Default::default()
+    } else {
+        Spi::connect_mut(|c| {
+            c.update(
+                "UPDATE memory.files f SET last_accessed_at = now() WHERE f.user_id = $1 AND f.path = ANY($2)
+                 RETURNING f.path,
+                     CASE WHEN $3::text IS NOT NULL AND f.tsv @@ $3::tsquery
+                          THEN regexp_replace(ts_headline('english', left(f.content, 20000), $3::tsquery,
+                                   'MaxWords=30, MinWords=10, MaxFragments=1, StartSel=\"\", StopSel=\"\"'), '\\s+', ' ', 'g')
+                          ELSE left(regexp_replace(left(f.content, 1000), '\\s+', ' ', 'g'), 200) END",
+                None,
+                &[user.as_str().into(), paths.into(), tsq.clone().into()],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                ))
+            })
+            .collect::<Result<_, pgrx::spi::Error>>()
+        })
+        .spi("recording access")
+    };
     let out: Vec<_> = order
         .into_iter()
         .map(|i| {
@@ -495,7 +503,7 @@ fn memory_file_search(
             (
                 r.0.clone(),
                 r.1.clone(),
-                r.2.clone(),
+                snippets.get(&r.0).cloned().unwrap_or_default(),
                 (scores[i] * 10_000.0).round() / 10_000.0,
             )
         })
@@ -541,10 +549,7 @@ pub fn write(
     metadata: Value,
 ) -> String {
     let embedding = emb::for_write(&embed_body(Some(title), content));
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let id = spi::one_opt::<String>(
         &format!(
             "INSERT INTO memory.files AS f (user_id, path, title, content, tags, metadata, embedding, embedding_model)

@@ -63,10 +63,7 @@ fn message_append(
     ) as i32;
     // Embedded before the insert, so no lock is held while a provider answers.
     let embedding = embed::for_write(content);
-    let (vector, model) = match &embedding {
-        WriteEmbedding::Vector { model, text } => (Some(text.as_str()), Some(model.as_str())),
-        _ => (None, None),
-    };
+    let (vector, model) = embedding.columns();
     let (id, seq) = Spi::connect_mut(|c| {
         let row = c
             .update(

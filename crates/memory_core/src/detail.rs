@@ -11,6 +11,28 @@ pub const MAX_SLUG_CHARS: usize = 40;
 /// Longest description kept in a placeholder, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
 
+/// Characters per stored chunk of detail content (memory.detail_chunks): a page read touches
+/// one or two chunks of at most 256 KB, wherever it is in the content.
+pub const CHUNK_CHARS: usize = 65_536;
+
+/// `content` cut into chunks of [`CHUNK_CHARS`] characters (the last one shorter; one empty chunk
+/// for empty content, so that every detail has chunk 0).
+pub fn chunks(content: &str) -> Vec<String> {
+    let mut out = Vec::with_capacity(content.len() / CHUNK_CHARS + 1);
+    let mut start = 0;
+    let mut count = 0;
+    for (i, _) in content.char_indices() {
+        if count == CHUNK_CHARS {
+            out.push(content[start..i].to_string());
+            start = i;
+            count = 0;
+        }
+        count += 1;
+    }
+    out.push(content[start..].to_string());
+    out
+}
+
 /// The readable base of a key: the description's first words, lower-cased ASCII letters and
 /// digits joined by `_` (`"npm install log"` → `npm_install_log`). `None` when the description
 /// has no such characters (e.g. only CJK text): the caller then uses a UUID.
@@ -227,6 +249,19 @@ mod tests {
         assert_eq!(one.len(), MAX_SLUG_CHARS);
         assert_eq!(numbered("cmd_log", 1), "cmd_log");
         assert_eq!(numbered("cmd_log", 3), "cmd_log_3");
+    }
+
+    #[test]
+    fn chunking_by_characters() {
+        assert_eq!(chunks(""), vec![""]);
+        assert_eq!(chunks("abc"), vec!["abc"]);
+        let s = "é".repeat(CHUNK_CHARS * 2 + 5);
+        let c = chunks(&s);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].chars().count(), CHUNK_CHARS);
+        assert_eq!(c[2].chars().count(), 5);
+        assert_eq!(c.concat(), s);
+        assert_eq!(chunks(&"x".repeat(CHUNK_CHARS)).len(), 1);
     }
 
     #[test]
