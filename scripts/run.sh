@@ -14,15 +14,17 @@ DB=memory_demo
 psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$RUN_PORT" -U postgres "$@"; }
 
 scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
-# 0.1.0 has no upgrade scripts yet: a demo database made by an older build of it (without the
-# worker's tables) is made again rather than left half-working.
+# 0.1.0 has no upgrade scripts yet: a demo database made by another build of it (its install
+# script differs from the one installed now) is made again rather than left half-working. The
+# database's comment records which install script made it.
+build="memory_ext build $(md5sum "$("$PG_CONFIG" --sharedir)/extension/memory_ext--0.1.0.sql" | cut -d' ' -f1)"
 if [ -n "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ] &&
-   [ "$(psql_run -d "$DB" -tAc "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'memory_ext') > 0 AND to_regclass('memory.worker_jobs') IS NULL")" = t ]; then
-  echo "The demo database was made by an older build of memory_ext: making it again."
+   [ "$(psql_run -d postgres -tAc "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = '$DB'")" != "$build" ]; then
+  echo "The demo database was made by another build of memory_ext: making it again."
   psql_run -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
 fi
 if [ -z "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
-  psql_run -d postgres -c "CREATE DATABASE $DB"
+  psql_run -d postgres -c "CREATE DATABASE $DB" -c "COMMENT ON DATABASE $DB IS '$build'"
 fi
 psql_run -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
 # The background worker serves one database (memory_ext.database): this one. It connects at
