@@ -268,11 +268,19 @@ fn one_line(s: &str, max: usize) -> String {
 /// last assistant message, topic and tags from the most frequent content words, and the best
 /// sentences as bullets.
 pub fn episode_extract(turns: &[Turn], date: &str, refs: &str) -> Episode {
-    let first_user = turns
+    // The title is the user's first real request: greetings ("Hi!") are skipped for the first
+    // user sentence with at least two content words.
+    let user_sentences: Vec<String> = turns
         .iter()
-        .find(|t| t.label == "User")
-        .or(turns.first())
-        .map(|t| sentences(&t.text).into_iter().next().unwrap_or_default())
+        .filter(|t| t.label == "User")
+        .chain(turns.first())
+        .flat_map(|t| sentences(&t.text))
+        .collect();
+    let first_user = user_sentences
+        .iter()
+        .find(|s| words(s).len() >= 2)
+        .or(user_sentences.first())
+        .cloned()
         .unwrap_or_default();
     let last_assistant = turns
         .iter()
@@ -478,6 +486,15 @@ mod tests {
         ];
         let e = episode_extract(&turns, "2026-01-17", "thread_id=t1, run_id=r9");
         assert_eq!(e.title, "Can you fix the failing nightly backup job?");
+        let hi = episode_extract(
+            &[
+                t("User", "Hi! Can you help me plan a trip to Porto?"),
+                t("Assistant", "Sure."),
+            ],
+            "d",
+            "r",
+        );
+        assert_eq!(hi.title, "Can you help me plan a trip to Porto?");
         assert!(e.outcome.starts_with("The backup job failed"));
         assert!(e.tags.contains(&"backup".to_string()), "{:?}", e.tags);
         let md = render_episode(&e);
