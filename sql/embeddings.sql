@@ -96,6 +96,8 @@ BEGIN
         PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
         EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
                        'messages_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
+        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                       'files_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
     END IF;
     RETURN typ;
 END $$;

@@ -333,8 +333,8 @@ CREATE TABLE memory.detail_chunks (
 
 -- Memory files (seed 001 §5): a small virtual file system per tenant, paths unique per user.
 -- Searched by memory_file_search (keyword + meaning); embeddings follow the same backfill as
--- items and messages. No HNSW index: a tenant has thousands of files, not millions, and an
--- exact scan of one tenant's vectors is both exact and fast at that size.
+-- items and messages, and get the same per-model HNSW index (sql/embeddings.sql): an exact scan
+-- of one tenant's 10,000 file vectors took 38-44 ms (each row's vector is detoasted and cast).
 CREATE TABLE memory.files (
     user_id          text        NOT NULL CHECK (user_id <> ''),
     path             text        NOT NULL CHECK (char_length(path) BETWEEN 1 AND 512),

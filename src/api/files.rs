@@ -395,7 +395,10 @@ fn memory_file_search(
     let limit = limit_arg(limit, 100) as usize;
     let user = tenant::resolve(user_id);
     let lexemes = crate::api::query::lexemes(query);
+    // Every query term scores the candidates; only the rarer ones look candidates up (a term in
+    // every file would have the lexical side rank all of them: 55 vs 17 ms at 10,000 files).
     let tsq = crate::api::query::tsquery(&lexemes, &user);
+    let lookup = crate::api::query::tsquery(&lookup_terms(&user, &lexemes), &user);
     let qvec = match crate::embed::embed_text(query) {
         Ok(v) => v,
         Err(e) => {
@@ -425,7 +428,7 @@ fn memory_file_search(
     let sql = format!(
         "WITH lex AS (
              SELECT f.id FROM memory.files f
-             WHERE $2::text IS NOT NULL AND f.user_id = $1 AND f.tsv @@ $2::tsquery AND ($4::text[] IS NULL OR f.tags && $4)
+             WHERE $6::text IS NOT NULL AND f.user_id = $1 AND f.tsv @@ $6::tsquery AND ($4::text[] IS NULL OR f.tags && $4)
              ORDER BY ts_rank_cd(f.tsv, $2::tsquery) DESC LIMIT $5
          ), dense AS ({dense}), pool AS (SELECT id FROM lex UNION SELECT id FROM dense)
          SELECT f.path, f.title, ''::text,
@@ -434,32 +437,35 @@ fn memory_file_search(
          FROM pool p JOIN memory.files f ON f.user_id = $1 AND f.id = p.id"
     );
     type Row = (String, Option<String>, String, f64, Option<f64>);
-    let rows: Vec<Row> = Spi::connect(|c| {
-        c.select(
-            &sql,
-            None,
-            &[
-                user.as_str().into(),
-                tsq.clone().into(),
-                qvec.as_ref()
-                    .map(|(_, v)| crate::embed::vector_text(v))
-                    .into(),
-                tags.into(),
-                SEARCH_PER_SIDE.into(),
-            ],
-        )?
-        .map(|r| {
-            Ok((
-                r.get::<String>(1)?.unwrap_or_default(),
-                r.get::<String>(2)?,
-                r.get::<String>(3)?.unwrap_or_default(),
-                r.get::<f64>(4)?.unwrap_or(0.0),
-                r.get::<f64>(5)?,
-            ))
+    let rows: Vec<Row> = crate::pg::vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            c.select(
+                &sql,
+                None,
+                &[
+                    user.as_str().into(),
+                    tsq.clone().into(),
+                    qvec.as_ref()
+                        .map(|(_, v)| crate::embed::vector_text(v))
+                        .into(),
+                    tags.into(),
+                    SEARCH_PER_SIDE.into(),
+                    lookup.into(),
+                ],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?,
+                    r.get::<String>(3)?.unwrap_or_default(),
+                    r.get::<f64>(4)?.unwrap_or(0.0),
+                    r.get::<f64>(5)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
-        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .spi("searching files");
+        .spi("searching files")
+    });
     let lex: Vec<f64> = rows.iter().map(|r| r.3).collect();
     let sims: Vec<f64> = rows.iter().map(|r| r.4.unwrap_or(f64::NAN)).collect();
     let scores = memory_core::rank::fuse_pair(&lex, &sims);
@@ -509,6 +515,33 @@ fn memory_file_search(
         })
         .collect();
     TableIterator::new(out)
+}
+
+/// The query terms worth a full-text lookup among the tenant's files: `rank::candidate_terms`
+/// over their document frequencies (counted through the full-text index).
+fn lookup_terms(user: &str, lexemes: &[String]) -> Vec<String> {
+    if lexemes.is_empty() {
+        return vec![];
+    }
+    let dfs: Vec<(String, f64)> = Spi::connect(|c| {
+        c.select(
+            "SELECT l, (SELECT count(*) FROM memory.files f
+                        WHERE f.user_id = $1
+                          AND f.tsv @@ (quote_literal(l) || ' & ' || quote_literal(memory.tenant_lexeme($1)))::tsquery)::float8
+             FROM unnest($2::text[]) l",
+            None,
+            &[user.into(), lexemes.to_vec().into()],
+        )?
+        .map(|r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<f64>(2)?.unwrap_or(0.0),
+            ))
+        })
+        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    })
+    .spi("counting file terms");
+    memory_core::rank::candidate_terms(&dfs, memory_core::rank::MAX_LEXICAL_MATCHES)
 }
 
 /// Deletes a file; true when there was one.

@@ -107,8 +107,8 @@ SELECT memory_reembed(10) AS embedded_after_reset;
 SELECT count(*) FILTER (WHERE embedding IS NULL) AS without_vector FROM memory.messages;
 
 RESET ROLE;
--- One registry row and one pair of HNSW indexes per model (memories' index has a copy in each
--- of the 16 partitions of memory.items).
+-- One registry row and three HNSW indexes per model: memories (with a copy in each of the 16
+-- partitions of memory.items: 17), messages and memory files.
 SELECT model_id, dims, index_type FROM memory.embedding_models WHERE model_id IN ('builtin:all-MiniLM-L6-v2', 'openai:mock-4', 'openai:mock-6') ORDER BY model_id;
 SELECT count(*) AS hnsw_indexes FROM pg_indexes WHERE schemaname = 'memory' AND indexdef LIKE '%USING hnsw%'
   AND indexdef LIKE '%''openai:mock-6''%';
