@@ -288,14 +288,16 @@ fn over_threshold(output: &str, threshold: usize) -> (bool, Option<usize>) {
 /// deterministic description is used and a NOTICE says why).
 fn llm_description(command: &str, output: &str) -> Option<String> {
     let cfg = gucs::llm()?;
-    let head: String = output.chars().take(3000).collect();
-    let tail: String = {
-        let n = output.chars().count();
-        if n > 6000 {
-            output.chars().skip(n - 1500).collect()
-        } else {
-            String::new()
-        }
+    // The start and the end of an output say the most (what ran, how it ended); the model sees
+    // up to 4,500 characters of it.
+    let n = output.chars().count();
+    let (head, tail): (String, String) = if n <= 4500 {
+        (output.to_string(), String::new())
+    } else {
+        (
+            output.chars().take(3000).collect(),
+            output.chars().skip(n - 1500).collect(),
+        )
     };
     let user = format!("Command: {command}\n\nOutput (start):\n{head}\n\nOutput (end):\n{tail}");
     let system = "Describe this command output in one line of at most 15 words: what it contains and how the command went. Only output the line.";

@@ -172,6 +172,24 @@ fn summaries_and_episodes_come_from_the_llm_when_configured() {
         .unwrap()
         .ends_with("/orders-migration-plan-run-9.md"));
 
+    // memory_capture: the LLM writes the description; status and key lines stay deterministic.
+    let output: String = (0..300)
+        .map(|i| format!("added package {i}\n"))
+        .chain(std::iter::once(
+            "npm ERR! ERESOLVE REPLY: npm install log with a peer dependency conflict\n"
+                .to_string(),
+        ))
+        .collect();
+    let line: String = c
+        .query_one("SELECT memory_capture('npm ci', $1, 100)", &[&output])
+        .unwrap()
+        .get(0);
+    assert!(
+        line.starts_with("Command 'npm ci' executed. Output stored in [MemoryRef: cmd_npm_ci - npm install log with a peer dependency conflict"),
+        "{line}"
+    );
+    assert!(line.contains("Status: Failed."), "{line}");
+
     // The endpoint down: the deterministic fallbacks, and no error.
     c.batch_execute("SET memory_ext.llm_url = 'http://127.0.0.1:9/v1'")
         .unwrap();
@@ -189,4 +207,12 @@ fn summaries_and_episodes_come_from_the_llm_when_configured() {
         .unwrap()
         .get(0);
     assert_eq!(ep.0["method"], "extractive");
+    let line: String = c
+        .query_one("SELECT memory_capture('npm ci', $1, 100)", &[&output])
+        .unwrap()
+        .get(0);
+    assert!(
+        line.starts_with("Command 'npm ci' executed. Output stored in [MemoryRef: cmd_npm_ci_2 - output of 'npm ci' (301 lines, Failed)]"),
+        "{line}"
+    );
 }
