@@ -30,25 +30,11 @@ struct Msg {
     is_summary: bool,
 }
 
-fn label(role: &str) -> &'static str {
-    match role {
-        "user" => "User",
-        "assistant" => "Assistant",
-        "tool" => "Tool",
-        _ => "System",
-    }
-}
-
 /// The summary text: the LLM's (seed 004's prompt) when configured and answering, else the
 /// extractive one; at most 100 words either way.
 fn summarise(previous: Option<&str>, turns: &[Turn]) -> (String, &'static str) {
     if let Some(cfg) = gucs::llm() {
-        let mut t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS);
-        if t.chars().count() > LLM_TRANSCRIPT_CHARS {
-            // Keep the end: the most recent of the summarised messages matter most.
-            let n = t.chars().count();
-            t = t.chars().skip(n - LLM_TRANSCRIPT_CHARS).collect();
-        }
+        let t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
         match memory_providers::llm::chat(&cfg, summary::COMPACTION_PROMPT, &t, false) {
             Ok(a) if !a.trim().is_empty() => {
                 return (
@@ -127,7 +113,7 @@ fn compact_thread(thread_id: Option<&str>, keep_last: default!(Option<i32>, 10))
     let turns: Vec<Turn> = folded
         .iter()
         .map(|m| Turn {
-            label: label(&m.role).into(),
+            label: summary::role_label(&m.role).into(),
             text: m.content.clone(),
         })
         .collect();

@@ -64,11 +64,7 @@ fn previous(user: &str, thread: &str, run: Option<&str>) -> (Option<RunEpisode>,
 
 fn episode(turns: &[Turn], date: &str, refs: &str) -> (Episode, &'static str) {
     if let Some(cfg) = gucs::llm() {
-        let mut t = summary::transcript(None, turns, MESSAGE_CHARS);
-        if t.chars().count() > LLM_TRANSCRIPT_CHARS {
-            let n = t.chars().count();
-            t = t.chars().skip(n - LLM_TRANSCRIPT_CHARS).collect();
-        }
+        let t = summary::transcript(None, turns, MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
         match memory_providers::llm::chat(&cfg, summary::EPISODE_PROMPT, &t, true) {
             Ok(a) => match summary::parse_episode_answer(&a, date, refs) {
                 Some(e) => return (e, "llm"),
@@ -162,12 +158,7 @@ fn episode_write(
     let turns: Vec<Turn> = rows
         .iter()
         .map(|r| Turn {
-            label: match r.1.as_str() {
-                "user" => "User",
-                "assistant" => "Assistant",
-                _ => "Tool",
-            }
-            .into(),
+            label: summary::role_label(&r.1).into(),
             text: r.2.clone(),
         })
         .collect();
@@ -221,7 +212,14 @@ fn episode_write(
         "kind": "episode", "thread_id": thread, "run_id": run, "from_seq": first_seq,
         "to_seq": last_seq, "memory_id": memory_id, "method": method,
     });
-    files::write(&user, &path, &ep.title, &content, &ep.tags, metadata);
+    files::write(
+        &user,
+        &path,
+        Some(&ep.title),
+        &content,
+        Some(ep.tags.clone()),
+        Some(metadata),
+    );
     let event = if same_run.is_some() {
         "updated"
     } else {

@@ -101,10 +101,11 @@ fn memory_file_write(
     };
     let user = tenant::resolve(user_id);
     // Unchanged content and title: no new embedding, no new updated_at.
-    let same = spi::one_opt::<bool>(
-        "SELECT content = $3 AND title IS NOT DISTINCT FROM $4
-                AND ($5::text[] IS NULL OR tags = $5) AND ($6::jsonb IS NULL OR metadata = $6)
-         FROM memory.files WHERE user_id = $1 AND path = $2",
+    let unchanged = spi::one_opt::<JsonB>(
+        "SELECT jsonb_build_object('path', path, 'id', id, 'event', 'noop', 'chars', char_length(content), 'updated_at', updated_at)
+         FROM memory.files
+         WHERE user_id = $1 AND path = $2 AND content = $3 AND title IS NOT DISTINCT FROM $4
+           AND ($5::text[] IS NULL OR tags = $5) AND ($6::jsonb IS NULL OR metadata = $6)",
         &[
             user.as_str().into(),
             path.into(),
@@ -115,49 +116,11 @@ fn memory_file_write(
         ],
         "comparing a file",
     );
-    if same == Some(true) {
-        let row = spi::one_opt::<JsonB>(
-            "SELECT jsonb_build_object('path', path, 'id', id, 'event', 'noop', 'chars', char_length(content), 'updated_at', updated_at)
-             FROM memory.files WHERE user_id = $1 AND path = $2",
-            &[user.as_str().into(), path.into()],
-            "reading a file",
-        );
-        return row.unwrap_or(JsonB(Value::Null));
+    if let Some(row) = unchanged {
+        return row;
     }
-    let embedding = emb::for_write(&embed_body(title.as_deref(), content));
-    let (vector, model) = embedding.columns();
-    let JsonB(out) = spi::one_opt::<JsonB>(
-        &format!(
-            "INSERT INTO memory.files AS f (user_id, path, title, content, tags, metadata, embedding, embedding_model)
-             VALUES ($1, $2, $3, $4, coalesce($5, '{{}}'), coalesce($6, '{{}}'), $7::{v}, $8)
-             ON CONFLICT (user_id, path) DO UPDATE
-                SET title = EXCLUDED.title, content = EXCLUDED.content,
-                    tags = coalesce($5, f.tags), metadata = coalesce($6, f.metadata),
-                    embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
-                    updated_at = now()
-             RETURNING jsonb_build_object('path', f.path, 'id', f.id,
-                                          'event', CASE WHEN xmax = 0 THEN 'created' ELSE 'updated' END,
-                                          'chars', char_length(f.content), 'updated_at', f.updated_at)",
-            v = crate::pg::vector::unsized_ty()
-        ),
-        &[
-            user.as_str().into(),
-            path.into(),
-            title.into(),
-            content.into(),
-            tags.into(),
-            metadata.map(JsonB).into(),
-            vector.into(),
-            model.into(),
-        ],
-        "writing a file",
-    )
-    .unwrap_or(JsonB(Value::Null));
+    let out = write(&user, path, title.as_deref(), content, tags, metadata);
     let id = out["id"].as_str().unwrap_or_default().to_string();
-    if let WriteEmbedding::Failed { model, error } = &embedding {
-        emb::record_failure(&user, "file", &id, model, error);
-        pgrx::notice!("file stored without an embedding (the backfill will retry): {error}");
-    }
     events::record(Event {
         memory_id: Some(&id),
         ..Event::new(&user, Node::Hotpath, "file_write")
@@ -468,13 +431,9 @@ fn memory_file_search(
     });
     let lex: Vec<f64> = rows.iter().map(|r| r.3).collect();
     let sims: Vec<f64> = rows.iter().map(|r| r.4.unwrap_or(f64::NAN)).collect();
-    let scores = memory_core::rank::fuse_pair(&lex, &sims);
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| {
-        scores[b]
-            .total_cmp(&scores[a])
-            .then(rows[a].0.cmp(&rows[b].0))
-    });
+    // Ties: path order.
+    let (scores, mut order) =
+        memory_core::rank::fused_order(&lex, &sims, |a, b| rows[a].0.cmp(&rows[b].0));
     order.truncate(limit);
     let paths: Vec<String> = order.iter().map(|&i| rows[i].0.clone()).collect();
     // Snippets only for what is returned: ts_headline re-parses the text, ~1 ms per file.
@@ -571,27 +530,30 @@ fn memory_file_delete(path: Option<&str>, user_id: default!(Option<&str>, "NULL"
     }
 }
 
-/// Writes a file for another module (episodes): create or overwrite, like memory_file_write
-/// with no tags/metadata merging. Returns the file's id.
+/// Creates or overwrites a file (memory_file_write after its checks; episodes): `tags` and
+/// `metadata` left `None` keep an existing file's. Returns `{path, id, event, chars, updated_at}`.
 pub fn write(
     user: &str,
     path: &str,
-    title: &str,
+    title: Option<&str>,
     content: &str,
-    tags: &[String],
-    metadata: Value,
-) -> String {
-    let embedding = emb::for_write(&embed_body(Some(title), content));
+    tags: Option<Vec<String>>,
+    metadata: Option<Value>,
+) -> Value {
+    let embedding = emb::for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
-    let id = spi::one_opt::<String>(
+    let JsonB(out) = spi::one_opt::<JsonB>(
         &format!(
             "INSERT INTO memory.files AS f (user_id, path, title, content, tags, metadata, embedding, embedding_model)
-             VALUES ($1, $2, $3, $4, $5, $6, $7::{v}, $8)
+             VALUES ($1, $2, $3, $4, coalesce($5, '{{}}'), coalesce($6, '{{}}'), $7::{v}, $8)
              ON CONFLICT (user_id, path) DO UPDATE
-                SET title = EXCLUDED.title, content = EXCLUDED.content, tags = EXCLUDED.tags,
-                    metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding,
-                    embedding_model = EXCLUDED.embedding_model, updated_at = now()
-             RETURNING id::text",
+                SET title = EXCLUDED.title, content = EXCLUDED.content,
+                    tags = coalesce($5, f.tags), metadata = coalesce($6, f.metadata),
+                    embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+                    updated_at = now()
+             RETURNING jsonb_build_object('path', f.path, 'id', f.id,
+                                          'event', CASE WHEN xmax = 0 THEN 'created' ELSE 'updated' END,
+                                          'chars', char_length(f.content), 'updated_at', f.updated_at)",
             v = crate::pg::vector::unsized_ty()
         ),
         &[
@@ -599,16 +561,18 @@ pub fn write(
             path.into(),
             title.into(),
             content.into(),
-            tags.to_vec().into(),
-            JsonB(metadata).into(),
+            tags.into(),
+            metadata.map(JsonB).into(),
             vector.into(),
             model.into(),
         ],
         "writing a file",
     )
-    .unwrap_or_default();
+    .unwrap_or(JsonB(Value::Null));
     if let WriteEmbedding::Failed { model, error } = &embedding {
-        emb::record_failure(user, "file", &id, model, error);
+        let id = out["id"].as_str().unwrap_or_default();
+        emb::record_failure(user, "file", id, model, error);
+        pgrx::notice!("file stored without an embedding (the backfill will retry): {error}");
     }
-    id
+    out
 }

@@ -215,13 +215,9 @@ fn conversation_search(
     });
     let lex: Vec<f64> = rows.iter().map(|r| r.5).collect();
     let sims: Vec<f64> = rows.iter().map(|r| r.6.unwrap_or(f64::NAN)).collect();
-    let scores = memory_core::rank::fuse_pair(&lex, &sims);
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| {
-        scores[b]
-            .total_cmp(&scores[a])
-            .then(rows[b].1.cmp(&rows[a].1))
-    });
+    // Ties: the later message first.
+    let (scores, mut order) =
+        memory_core::rank::fused_order(&lex, &sims, |a, b| rows[b].1.cmp(&rows[a].1));
     order.truncate(limit);
     TableIterator::new(order.into_iter().map(move |i| {
         let r = rows[i].clone();

@@ -180,6 +180,19 @@ pub fn fuse_pair(lexical: &[f64], similarity: &[f64]) -> Vec<f64> {
     l.iter().zip(&v).map(|(a, b)| 0.5 * a + 0.5 * b).collect()
 }
 
+/// `fuse_pair`'s scores and the candidates' order by them, best first; ties broken by
+/// `tie(a, b)` (an `Ordering` of candidate indexes).
+pub fn fused_order(
+    lexical: &[f64],
+    similarity: &[f64],
+    tie: impl Fn(usize, usize) -> std::cmp::Ordering,
+) -> (Vec<f64>, Vec<usize>) {
+    let scores = fuse_pair(lexical, similarity);
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then_with(|| tie(a, b)));
+    (scores, order)
+}
+
 /// Most memories the lexical side fetches and scores for one query.
 ///
 /// # Why a cap
@@ -256,6 +269,20 @@ mod tests {
             importance: 2,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn fused_order_sorts_by_score_then_tie() {
+        // Scores: 0.5*lex + 0.5*sim, min-max each: [0.5, 0.5, 1.0, 0.0].
+        let (scores, order) = fused_order(&[0.0, 1.0, 1.0, 0.0], &[1.0, 0.0, 1.0, 0.0], |a, b| {
+            b.cmp(&a)
+        });
+        assert_eq!(scores, vec![0.5, 0.5, 1.0, 0.0]);
+        assert_eq!(
+            order,
+            vec![2, 1, 0, 3],
+            "the tie between 0 and 1 goes to the tie-breaker"
+        );
     }
 
     #[test]

@@ -219,7 +219,14 @@ Only output the summary, do NOT include anything else in your output.";
 
 /// The transcript an LLM summarises: one `role: content` paragraph per message, each message
 /// cut to `max_chars` characters so that one huge tool output cannot crowd out the rest.
-pub fn transcript(previous: Option<&str>, turns: &[Turn], max_chars: usize) -> String {
+/// At most `max_total` characters in all: beyond that its start is dropped, since the most
+/// recent messages matter most (and the summarising model has a context of its own).
+pub fn transcript(
+    previous: Option<&str>,
+    turns: &[Turn],
+    max_chars: usize,
+    max_total: usize,
+) -> String {
     let mut s = String::new();
     if let Some(p) = previous {
         s.push_str("Earlier summary: ");
@@ -233,7 +240,21 @@ pub fn transcript(previous: Option<&str>, turns: &[Turn], max_chars: usize) -> S
         s.push_str(text.trim());
         s.push_str("\n\n");
     }
+    let n = s.chars().count();
+    if n > max_total {
+        s = s.chars().skip(n - max_total).collect();
+    }
     s
+}
+
+/// The label a message's role gets in summaries and transcripts.
+pub fn role_label(role: &str) -> &'static str {
+    match role {
+        "user" => "User",
+        "assistant" => "Assistant",
+        "tool" => "Tool",
+        _ => "System",
+    }
 }
 
 /// An episode (seed 001 §8) before rendering.
@@ -515,6 +536,20 @@ mod tests {
             "{line}"
         );
         assert!(line.chars().count() <= 280);
+    }
+
+    #[test]
+    fn transcripts_are_bounded_from_the_start() {
+        let turns = vec![t("User", &"a".repeat(50)), t("Assistant", "the end")];
+        let full = transcript(Some("before"), &turns, 10, 1000);
+        assert_eq!(
+            full,
+            "Earlier summary: before\n\nUser: aaaaaaaaaa\n\nAssistant: the end\n\n"
+        );
+        let cut = transcript(None, &turns, 10, 12);
+        assert_eq!(cut, "t: the end\n\n");
+        assert_eq!(role_label("tool"), "Tool");
+        assert_eq!(role_label("system"), "System");
     }
 
     #[test]
