@@ -139,3 +139,9 @@ CREATE TRIGGER items_term_stats_update AFTER UPDATE ON memory.items
 REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._items_term_stats();
 CREATE TRIGGER items_term_stats_delete AFTER DELETE ON memory.items
 REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._items_term_stats();
+
+-- A memory's BM25 score for a query, from its stored tsvector (src/pg/tsvector.rs): the sum over
+-- `terms` it contains of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * (length(tsv) - 1) / avg_len)).
+-- memory_query computes `idf` and `avg_len` from memory.lexicon and memory.corpus.
+CREATE FUNCTION memory.bm25(tsv tsvector, terms text[], idf float8[], avg_len float8) RETURNS float8
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'bm25_wrapper';

@@ -70,6 +70,7 @@ static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CStrin
 /// Expected dimensions from the HTTP provider; 0 = whatever it returns (checked for
 /// consistency per model). The built-in model is always 384.
 static EMBEDDING_DIMS: GucSetting<i32> = GucSetting::<i32>::new(0);
+static BUILTIN_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
 
 /// Bearer token for the HTTP provider. Superuser-only and hidden from pg_settings/SHOW for
 /// everyone else; never copied into an error or log message.
@@ -231,6 +232,16 @@ pub fn init() {
         120_000,
         GucContext::Userset,
         GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.builtin_threads",
+        c"Threads the built-in model's matrix products use in a backend (0 = the CPUs this server may use, at most 4).",
+        c"Read when a backend first loads the model.",
+        &BUILTIN_THREADS,
+        0,
+        64,
+        GucContext::Suset,
+        GucFlags::default(),
     );
     GucRegistry::define_string_guc(
         c"memory_ext.model_path",
@@ -481,6 +492,14 @@ pub fn embedding_url() -> Option<String> {
 
 pub fn embedding_model() -> Option<String> {
     string(&EMBEDDING_MODEL)
+}
+
+/// `memory_ext.builtin_threads`; 0 = the available CPUs, at most 4.
+pub fn builtin_threads() -> usize {
+    match BUILTIN_THREADS.get() {
+        n if n > 0 => n as usize,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+    }
 }
 
 pub fn embedding_dims() -> usize {

@@ -8,58 +8,58 @@
 -- partial HNSW index (a parameter would hide it behind a generic plan).
 --
 -- $1 user_id, $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
--- $5 candidates per side. BM25 with k1 = 0.9, b = 0.4 (tuned on the LoCoMo dev split).
-WITH stats AS (
-    SELECT c.docs::float8 AS docs, greatest(c.total_len::float8 / greatest(c.docs, 1), 1) AS avglen
-    FROM memory.corpus c WHERE c.user_id = $1
-), qterms AS (
-    SELECT l.lexeme, ln(1 + (s.docs - coalesce(x.df, 0) + 0.5) / (coalesce(x.df, 0) + 0.5)) AS idf
-    FROM unnest($4::text[]) l(lexeme) CROSS JOIN stats s
-    LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme
-), lex AS (
+-- $5 candidates per side, $6 each lexeme's idf in the tenant (aligned with $4), $7 the tenant's
+-- average memory length. A memory's BM25 is memory.bm25 (src/pg/tsvector.rs); a thread's is
+-- computed here over memory.thread_terms, with the same k1 = 0.9, b = 0.4.
+--
+-- Episode hops go through arrays (`= ANY`) so that each hop is one index scan per direction
+-- over memory.relations, whatever the planner guesses about CTE sizes (a guess of "many seeds"
+-- once made it hash-join all of the tenant's edges: 0.9 ms for 40 seeds).
+WITH lex AS (
     SELECT i.id
     FROM memory.items i
     WHERE {lexical} AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
-    ORDER BY (SELECT sum(q.idf * coalesce(array_length(u.positions, 1), 1) * 1.9
-                         / (coalesce(array_length(u.positions, 1), 1) + 0.9 * (0.6 + 0.4 * (length(i.tsv) - 1) / s.avglen)))
-              FROM unnest(i.tsv) u JOIN qterms q ON q.lexeme = u.lexeme CROSS JOIN stats s) DESC NULLS LAST
+    ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
     LIMIT $5
-){dense}, seed AS (
-    SELECT id FROM lex UNION SELECT id FROM dense
-), hop1 AS (
-    SELECT r.to_id AS id FROM memory.relations r JOIN seed s ON r.from_id = s.id
-    WHERE r.user_id = $1 AND r.relation_type = 'follows'
-    UNION
-    SELECT r.from_id FROM memory.relations r JOIN seed s ON r.to_id = s.id
-    WHERE r.user_id = $1 AND r.relation_type = 'follows'
-), hop2 AS (
-    SELECT r.to_id AS id FROM memory.relations r JOIN hop1 h ON r.from_id = h.id
-    WHERE r.user_id = $1 AND r.relation_type = 'follows'
-    UNION
-    SELECT r.from_id FROM memory.relations r JOIN hop1 h ON r.to_id = h.id
-    WHERE r.user_id = $1 AND r.relation_type = 'follows'
+){dense}, seed AS MATERIALIZED (
+    SELECT ARRAY(SELECT id FROM lex UNION SELECT id FROM dense) AS ids
+), hop1 AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT r.to_id FROM memory.relations r
+        WHERE r.user_id = $1 AND r.from_id = ANY((SELECT ids FROM seed)::uuid[]) AND r.relation_type = 'follows'
+        UNION
+        SELECT r.from_id FROM memory.relations r
+        WHERE r.user_id = $1 AND r.to_id = ANY((SELECT ids FROM seed)::uuid[]) AND r.relation_type = 'follows'
+    ) AS ids
+), hop2 AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT r.to_id FROM memory.relations r
+        WHERE r.user_id = $1 AND r.from_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
+        UNION
+        SELECT r.from_id FROM memory.relations r
+        WHERE r.user_id = $1 AND r.to_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
+    ) AS ids
 ), pool AS (
-    SELECT id FROM seed UNION SELECT id FROM hop1 UNION SELECT id FROM hop2
+    SELECT unnest(ids) AS id FROM seed UNION SELECT unnest(ids) FROM hop1 UNION SELECT unnest(ids) FROM hop2
 ), rows AS (
     SELECT i.*
     FROM pool p JOIN memory.items i ON i.user_id = $1 AND i.id = p.id
     WHERE i.state = 'active' {filters}
-), tstats AS MATERIALIZED (  -- once: inlined, it was re-aggregated for every scored term row
+), tstats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avglen FROM memory.thread_corpus WHERE user_id = $1
 ), qtt AS MATERIALIZED (
-    -- The tenant's thread-term rows of the query's lexemes, read once through the lexeme index.
-    -- (Looked up per pool thread instead, the planner read each thread's every term and filtered:
-    -- 18 threads x 600 rows, 4.5 of a 24 ms statement at a million memories.)
+    -- The tenant's thread-term rows of the query's lexemes, read once through the lexeme index:
+    -- a lexeme's rows give its thread document frequency, and every thread's score. (Joined to
+    -- thread_corpus here, the planner walked each thread's every term through the primary key.)
     SELECT thread_id, lexeme, tf FROM memory.thread_terms WHERE user_id = $1 AND lexeme = ANY($4::text[])
-), tbm25 AS MATERIALIZED (  -- once, not once per row of the join below (measured: 335 times, 360 ms)
+), tbm25 AS MATERIALIZED (
     SELECT tt.thread_id,
            sum(ln(1 + (ts.n - d.df + 0.5) / (d.df + 0.5)) * tt.tf * 1.9
                / (tt.tf + 0.9 * (0.6 + 0.4 * tc.len / ts.avglen))) AS score
     FROM qtt tt
-    JOIN memory.thread_corpus tc ON tc.user_id = $1 AND tc.thread_id = tt.thread_id
     JOIN (SELECT lexeme, count(*)::float8 AS df FROM qtt GROUP BY lexeme) d ON d.lexeme = tt.lexeme
+    JOIN memory.thread_corpus tc ON tc.user_id = $1 AND tc.thread_id = tt.thread_id
     CROSS JOIN tstats ts
-    WHERE tt.thread_id IN (SELECT DISTINCT thread_id FROM rows WHERE thread_id IS NOT NULL)
     GROUP BY tt.thread_id
 )
 SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags, r.metadata,
@@ -67,8 +67,9 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        extract(epoch FROM now() - r.updated_at)::float8 / 86400,
        r.thread_id, r.actor_id,
        {similarity},
-       coalesce((SELECT sum(q.idf * coalesce(array_length(u.positions, 1), 1) * 1.9
-                            / (coalesce(array_length(u.positions, 1), 1) + 0.9 * (0.6 + 0.4 * (length(r.tsv) - 1) / s.avglen)))
-                 FROM unnest(r.tsv) u JOIN qterms q ON q.lexeme = u.lexeme CROSS JOIN stats s), 0)::float8,
-       coalesce(t.score, 0)::float8
+       coalesce(memory.bm25(r.tsv, $4::text[], $6::float8[], $7::float8), 0)::float8,
+       coalesce(t.score, 0)::float8,
+       -- Episode edges out of this memory (the ranking keeps those into the pool).
+       ARRAY(SELECT f.to_id::text FROM memory.relations f
+             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'follows')
 FROM rows r LEFT JOIN tbm25 t ON t.thread_id = r.thread_id

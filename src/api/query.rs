@@ -181,30 +181,59 @@ pub fn lexemes(query: &str) -> Vec<String> {
     .unwrap_or_default()
 }
 
-/// The query terms worth a GIN lookup: `memory_core::rank::candidate_terms` over the tenant's
-/// document frequencies.
-fn candidate_terms(user: &str, lex: &[String]) -> Vec<String> {
-    if lex.is_empty() {
-        return vec![];
-    }
-    let dfs: Vec<(String, f64)> = Spi::connect(|c| {
-        c.select(
-            "SELECT l.lexeme, coalesce(x.df, 0)::float8
-             FROM unnest($2::text[]) l(lexeme)
-             LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme",
-            None,
-            &[user.into(), lex.to_vec().into()],
-        )?
-        .map(|r| {
-            Ok((
-                r.get::<String>(1)?.unwrap_or_default(),
-                r.get::<f64>(2)?.unwrap_or(0.0),
-            ))
+/// The query's terms as the tenant's statistics see them, read in one statement.
+struct Terms {
+    /// The query's lexemes (Postgres' english configuration), sorted.
+    lexemes: Vec<String>,
+    /// Each lexeme's BM25 idf in the tenant, aligned with `lexemes`.
+    idf: Vec<f64>,
+    /// The tenant's average memory length, for BM25.
+    avg_len: f64,
+    /// The tsquery over the terms worth a GIN lookup (`memory_core::rank::candidate_terms`);
+    /// `None` when none is.
+    tsquery: Option<String>,
+}
+
+fn terms(user: &str, query: &str) -> Terms {
+    let rows: Vec<(String, f64, f64, f64, String)> = if query.trim().is_empty() {
+        vec![]
+    } else {
+        Spi::connect(|c| {
+            c.select(
+                "SELECT l.lexeme, coalesce(x.df, 0)::float8, coalesce(c.docs, 0)::float8,
+                        coalesce(c.total_len, 0)::float8, memory.tenant_lexeme($1)
+                 FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))) l
+                 LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme
+                 LEFT JOIN memory.corpus c ON c.user_id = $1
+                 ORDER BY l.lexeme",
+                None,
+                &[user.into(), query.into()],
+            )?
+            .map(|r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<f64>(2)?.unwrap_or(0.0),
+                    r.get::<f64>(3)?.unwrap_or(0.0),
+                    r.get::<f64>(4)?.unwrap_or(0.0),
+                    r.get::<String>(5)?.unwrap_or_default(),
+                ))
+            })
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
-        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .spi("reading term frequencies");
-    rank::candidate_terms(&dfs, rank::MAX_LEXICAL_MATCHES)
+        .spi("reading term statistics")
+    };
+    let (docs, total_len) = rows.first().map_or((0.0, 0.0), |r| (r.2, r.3));
+    let dfs: Vec<(String, f64)> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();
+    let lookup = rank::candidate_terms(&dfs, rank::MAX_LEXICAL_MATCHES);
+    Terms {
+        lexemes: dfs.iter().map(|(l, _)| l.clone()).collect(),
+        idf: dfs
+            .iter()
+            .map(|(_, df)| rank::bm25_idf(docs, *df))
+            .collect(),
+        avg_len: rank::bm25_avg_len(docs, total_len),
+        tsquery: rows.first().and_then(|r| tsquery_with(&lookup, &r.4)),
+    }
 }
 
 /// `('a' | 'b') & '<tenant>'` — quoted tsquery text.
@@ -212,15 +241,23 @@ pub fn tsquery(lex: &[String], user: &str) -> Option<String> {
     if lex.is_empty() {
         return None;
     }
-    let q = |s: &str| format!("'{}'", s.replace('\'', "''"));
-    let terms: Vec<String> = lex.iter().map(|l| q(l)).collect();
     let tenant = spi::one_opt::<String>(
         "SELECT memory.tenant_lexeme($1)",
         &[user.into()],
         "tenant lexeme",
     )
     .unwrap_or_default();
-    Some(format!("({}) & {}", terms.join(" | "), q(&tenant)))
+    tsquery_with(lex, &tenant)
+}
+
+/// `tsquery` with the tenant's lexeme already known.
+fn tsquery_with(lex: &[String], tenant: &str) -> Option<String> {
+    if lex.is_empty() {
+        return None;
+    }
+    let q = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let terms: Vec<String> = lex.iter().map(|l| q(l)).collect();
+    Some(format!("({}) & {}", terms.join(" | "), q(tenant)))
 }
 
 /// The pool statement memory_query runs for a request, with its parameters.
@@ -232,9 +269,8 @@ fn build_pool(
     categories: Option<&[String]>,
     top_k: usize,
 ) -> (String, Vec<DatumWithOid<'static>>) {
-    let lex = lexemes(query);
-    let tsq = tsquery(&candidate_terms(user, &lex), user);
-    let tsq_some = tsq.is_some();
+    let terms = terms(user, query);
+    let tsq_some = terms.tsquery.is_some();
     // The query's vector: supplied (taken as the active model's), or embedded. A provider that
     // is down degrades retrieval to keyword-only; it does not fail it.
     let qvec = match supplied {
@@ -254,9 +290,11 @@ fn build_pool(
     let mut args: Vec<DatumWithOid<'static>> = vec![
         user.to_string().into(),
         qvec.as_ref().map(|(_, v)| vector_text(v)).into(),
-        tsq.into(),
-        lex.clone().into(),
+        terms.tsquery.into(),
+        terms.lexemes.into(),
         (rank::per_side(top_k) as i64).into(),
+        terms.idf.into(),
+        terms.avg_len.into(),
     ];
     let filters_sql = filter_sql(filters, categories, &mut args);
     let (dense, similarity) = match &qvec {
@@ -303,6 +341,7 @@ pub fn search(
     struct Row {
         hit: Hit,
         cand: Candidate,
+        follows: Vec<String>,
     }
     let rows: Vec<Row> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
@@ -334,6 +373,7 @@ pub fn search(
                         age_days: r.get::<f64>(10)?.unwrap_or(0.0),
                         actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
                     },
+                    follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
                 });
             }
             Ok::<_, pgrx::spi::Error>(out)
@@ -344,31 +384,21 @@ pub fn search(
         return vec![];
     }
     let ids: Vec<String> = rows.iter().map(|r| r.hit.id.clone()).collect();
-    let follows: Vec<(String, String)> = Spi::connect(|c| {
-        c.select(
-            "SELECT from_id::text, to_id::text FROM memory.relations
-             WHERE user_id = $1 AND relation_type = 'follows'
-               AND from_id = ANY($2::uuid[]) AND to_id = ANY($2::uuid[])",
-            None,
-            &[user.into(), ids.clone().into()],
-        )?
-        .map(|r| {
-            Ok((
-                r.get::<String>(1)?.unwrap_or_default(),
-                r.get::<String>(2)?.unwrap_or_default(),
-            ))
-        })
-        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .spi("reading episode edges");
     let pos: std::collections::HashMap<&str, usize> = ids
         .iter()
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
-    let edges: Vec<(usize, usize)> = follows
+    // Episode edges between pool members (an edge out of the pool is not a neighbour's score).
+    let pos = &pos;
+    let edges: Vec<(usize, usize)> = rows
         .iter()
-        .filter_map(|(a, b)| Some((*pos.get(a.as_str())?, *pos.get(b.as_str())?)))
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.follows
+                .iter()
+                .filter_map(move |b| Some((i, *pos.get(b.as_str())?)))
+        })
         .collect();
     let cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
     let weights = match gucs::rank_weights() {
@@ -577,13 +607,14 @@ fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) ->
         q.top_k,
     );
     vector::with_iterative_scan(|| {
-        Spi::connect(|c| {
+        // EXPLAIN is a utility statement: SPI refuses it read-only.
+        Spi::connect_mut(|c| {
             let how = if measure.unwrap_or(false) {
                 "ANALYZE, COSTS OFF, TIMING ON"
             } else {
                 "COSTS OFF"
             };
-            c.select(&format!("EXPLAIN ({how}) {sql}"), None, &args)?
+            c.update(&format!("EXPLAIN ({how}) {sql}"), None, &args)?
                 .map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
                 .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })

@@ -163,10 +163,29 @@ fn builtin_model() -> Result<Rc<MiniLm>, EmbedError> {
         if let Some(m) = slot.borrow().as_ref().filter(|m| m.path() == dir) {
             return Ok(m.clone());
         }
+        set_builtin_threads();
         let m = Rc::new(with_signals_blocked(|| MiniLm::load(&dir))?);
         *slot.borrow_mut() = Some(m.clone());
         Ok(m)
     })
+}
+
+/// Tells candle how many threads its matrix products use (`memory_ext.builtin_threads`), once per
+/// backend, before the model's first use.
+///
+/// # Why an environment variable
+/// candle reads the count from `RAYON_NUM_THREADS` on every matrix product, and without it
+/// counts physical cores by reading /proc/cpuinfo, again on every product: measured on a short
+/// query (crates/memory_providers/examples/embed_speed.rs), the default took 14.8 ms p50 with
+/// one thread, 11.5 ms with the variable at 2 on this 2-core machine. The rayon pool it starts
+/// reads the same variable. Set before any such thread exists: the backend is single-threaded here.
+fn set_builtin_threads() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+            std::env::set_var("RAYON_NUM_THREADS", gucs::builtin_threads().to_string());
+        }
+    });
 }
 
 /// Runs `f` with every signal blocked in this (the backend's) thread, restoring the mask after,

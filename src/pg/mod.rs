@@ -1,7 +1,8 @@
-//! Postgres glue shared by the API modules: tenancy and row lookups.
+//! Postgres glue shared by the API modules: tenancy, row lookups, pgvector's names, and tsvector reading.
 
 pub mod hints;
 pub mod lookup;
 pub mod spi;
 pub mod tenant;
+pub mod tsvector;
 pub mod vector;

@@ -63,32 +63,32 @@ pub fn literal(s: &str) -> String {
 ///   cheaper than a GIN bitmap over the matching tenth, although the per-row BM25 work makes it
 ///   far dearer (measured in tests/client/tests/memories.rs at 20k memories). Off still allows a
 ///   sequential scan when no index applies; it only stops the planner from preferring one.
+///
+/// One statement sets both (reading the old values first) and one restores them: this runs
+/// around every retrieval, where six statements cost more than the settings themselves.
 pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
-    const SETTINGS: [(&str, &str); 2] = [
-        ("hnsw.iterative_scan", "relaxed_order"),
-        ("enable_seqscan", "off"),
-    ];
-    let old: Vec<Option<String>> = SETTINGS
-        .iter()
-        .map(|(k, _)| {
-            spi::one_opt::<String>(
-                "SELECT current_setting($1, true)",
-                &[(*k).into()],
-                "reading a setting",
-            )
-        })
-        .collect();
-    let set = |k: &str, v: &str| {
-        Spi::run_with_args("SELECT set_config($1, $2, true)", &[k.into(), v.into()])
-            .spi("setting a planner option")
-    };
-    for (k, v) in SETTINGS {
-        set(k, v);
-    }
+    let old: (Option<String>, Option<String>) = Spi::connect(|c| {
+        let rows = c.select(
+            "WITH old AS MATERIALIZED (
+                 SELECT current_setting('hnsw.iterative_scan', true) AS scan,
+                        current_setting('enable_seqscan') AS seqscan)
+             SELECT scan, seqscan, set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                    set_config('enable_seqscan', 'off', true)
+             FROM old",
+            Some(1),
+            &[],
+        )?;
+        let r = rows.first();
+        Ok::<_, pgrx::spi::Error>((r.get::<String>(1)?, r.get::<String>(2)?))
+    })
+    .spi("setting planner options");
     let r = f();
-    for ((k, _), v) in SETTINGS.iter().zip(old) {
-        // An unset pgvector option reads as NULL: "off" is its default.
-        set(k, v.as_deref().filter(|v| !v.is_empty()).unwrap_or("off"));
-    }
+    // An unset pgvector option reads as NULL or empty: "off" is its default.
+    let off = |v: Option<String>| v.filter(|v| !v.is_empty()).unwrap_or_else(|| "off".into());
+    Spi::run_with_args(
+        "SELECT set_config('hnsw.iterative_scan', $1, true), set_config('enable_seqscan', $2, true)",
+        &[off(old.0).into(), off(old.1).into()],
+    )
+    .spi("restoring planner options");
     r
 }

@@ -1,0 +1,32 @@
+//! Times the built-in model on short sentences, one per call (as memory_query embeds a query):
+//! `cargo run --release -p memory_providers --example embed_speed [model dir]`.
+//! Set RAYON_NUM_THREADS / CANDLE_NUM_THREADS to compare thread counts.
+use memory_providers::embed::builtin::MiniLm;
+use std::time::Instant;
+
+fn main() {
+    let dir = std::env::args().nth(1).unwrap_or_else(|| {
+        "/usr/share/postgresql/15/extension/memory_ext/models/all-MiniLM-L6-v2".into()
+    });
+    let m = MiniLm::load(std::path::Path::new(&dir)).expect("model");
+    let sentences = [
+        "What does Melanie do to relax after work?",
+        "Emma recommended the quarterly budget review next month",
+        "Ana is worried about green tea instead of coffee this weekend",
+        "When did Caroline go to the LGBTQ support group?",
+    ];
+    for s in sentences {
+        m.embed(&[s]).expect("embed");
+    }
+    let mut ms = vec![];
+    for i in 0..200 {
+        let t = Instant::now();
+        m.embed(&[sentences[i % sentences.len()]]).expect("embed");
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "single sentence: p50 {:.2} ms, p95 {:.2} ms",
+        ms[100], ms[190]
+    );
+}
