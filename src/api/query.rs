@@ -345,38 +345,40 @@ pub fn search(
     }
     let rows: Vec<Row> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
-            let mut out = vec![];
-            for r in c.select(&sql, None, &args)? {
-                let id = r.get::<String>(1)?.unwrap_or_default();
-                let actor = r.get::<String>(12)?;
-                let similarity = r.get::<f64>(13)?;
-                out.push(Row {
-                    hit: Hit {
-                        id: id.clone(),
-                        category: r.get::<String>(2)?,
-                        text: r.get::<String>(3)?.unwrap_or_default(),
-                        content: r.get::<String>(4)?,
-                        importance: r.get::<i16>(5)?.unwrap_or(2),
-                        tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
-                        metadata: r.get::<JsonB>(8)?.map(|j| j.0).unwrap_or(Value::Null),
-                        updated_at: r.get::<String>(9)?.unwrap_or_default(),
-                        similarity,
-                        score: 0.0,
-                    },
-                    cand: Candidate {
-                        id,
-                        similarity,
-                        bm25: r.get::<f64>(14)?.unwrap_or(0.0),
-                        thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
-                        importance: r.get::<i16>(5)?.unwrap_or(2),
-                        pinned: r.get::<bool>(6)?.unwrap_or(false),
-                        age_days: r.get::<f64>(10)?.unwrap_or(0.0),
-                        actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
-                    },
-                    follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
-                });
-            }
-            Ok::<_, pgrx::spi::Error>(out)
+            spi::with_prepared(c, &sql, &args, |table| {
+                let mut out = vec![];
+                for r in table {
+                    let id = r.get::<String>(1)?.unwrap_or_default();
+                    let actor = r.get::<String>(12)?;
+                    let similarity = r.get::<f64>(13)?;
+                    out.push(Row {
+                        hit: Hit {
+                            id: id.clone(),
+                            category: r.get::<String>(2)?,
+                            text: r.get::<String>(3)?.unwrap_or_default(),
+                            content: r.get::<String>(4)?,
+                            importance: r.get::<i16>(5)?.unwrap_or(2),
+                            tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
+                            metadata: r.get::<JsonB>(8)?.map(|j| j.0).unwrap_or(Value::Null),
+                            updated_at: r.get::<String>(9)?.unwrap_or_default(),
+                            similarity,
+                            score: 0.0,
+                        },
+                        cand: Candidate {
+                            id,
+                            similarity,
+                            bm25: r.get::<f64>(14)?.unwrap_or(0.0),
+                            thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
+                            importance: r.get::<i16>(5)?.unwrap_or(2),
+                            pinned: r.get::<bool>(6)?.unwrap_or(false),
+                            age_days: r.get::<f64>(10)?.unwrap_or(0.0),
+                            actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
+                        },
+                        follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
+                    });
+                }
+                Ok::<_, pgrx::spi::Error>(out)
+            })
         })
         .spi("ranking memories")
     });

@@ -28,3 +28,49 @@ pub fn one_opt<T: FromDatum + IntoDatum>(
     })
     .spi(what)
 }
+
+thread_local! {
+    /// Statements kept prepared in this backend, by their text (see `select_prepared`).
+    static PREPARED: std::cell::RefCell<std::collections::HashMap<String, pgrx::spi::OwnedPreparedStatement>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Most statements kept prepared per backend: memory_query's pool statement has one text per
+/// combination of filters, so a handful in practice; past this the cache starts over.
+const MAX_PREPARED: usize = 32;
+
+/// Runs `query` with `args` through a statement prepared once per backend and kept
+/// (`SPI_keepplan`): the text is parsed and analysed once, not on every call.
+///
+/// # Why, and why still custom plans
+/// memory_query's pool statement is long (a dozen CTEs); parsing and analysing it took ~0.8 ms
+/// of each call (perf, 100k memories). The caller must still plan each execution with its
+/// values (`plan_cache_mode = force_custom_plan`, set by `vector::with_iterative_scan`): a
+/// generic plan picks one strategy for every tenant, and the right one depends on the tenant's
+/// size — an HNSW scan for a large tenant, an exact scan of a small tenant's few rows (which
+/// an HNSW scan would only reach after walking much of a big table's graph). Postgres replans
+/// a kept statement by itself when a table, index or the role behind row-level security changes.
+pub fn with_prepared<R>(
+    c: &pgrx::spi::SpiClient<'_>,
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<R, pgrx::spi::Error>,
+) -> Result<R, pgrx::spi::Error> {
+    let known = PREPARED.with(|p| p.borrow().contains_key(query));
+    if !known {
+        let oids: Vec<PgOid> = args.iter().map(|a| PgOid::from(a.oid())).collect();
+        let stmt = c.prepare(query, &oids)?.keep();
+        PREPARED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() >= MAX_PREPARED {
+                p.clear();
+            }
+            p.insert(query.to_string(), stmt);
+        });
+    }
+    let table = PREPARED.with(|p| match p.borrow().get(query) {
+        Some(stmt) => c.select(stmt, None, args),
+        None => c.select(query, None, args),
+    })?;
+    f(table)
+}

@@ -63,31 +63,44 @@ pub fn literal(s: &str) -> String {
 ///   cheaper than a GIN bitmap over the matching tenth, although the per-row BM25 work makes it
 ///   far dearer (measured in tests/client/tests/memories.rs at 20k memories). Off still allows a
 ///   sequential scan when no index applies; it only stops the planner from preferring one.
+/// * `plan_cache_mode = force_custom_plan`: statements kept prepared (`spi::with_prepared`) are
+///   still planned for each call's values (why: see there).
 ///
 /// One statement sets both (reading the old values first) and one restores them: this runs
 /// around every retrieval, where six statements cost more than the settings themselves.
 pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
-    let old: (Option<String>, Option<String>) = Spi::connect(|c| {
+    let old: (Option<String>, Option<String>, Option<String>) = Spi::connect(|c| {
         let rows = c.select(
             "WITH old AS MATERIALIZED (
                  SELECT current_setting('hnsw.iterative_scan', true) AS scan,
-                        current_setting('enable_seqscan') AS seqscan)
-             SELECT scan, seqscan, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                    set_config('enable_seqscan', 'off', true)
+                        current_setting('enable_seqscan') AS seqscan,
+                        current_setting('plan_cache_mode') AS plans)
+             SELECT scan, seqscan, plans, set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                    set_config('enable_seqscan', 'off', true),
+                    set_config('plan_cache_mode', 'force_custom_plan', true)
              FROM old",
             Some(1),
             &[],
         )?;
         let r = rows.first();
-        Ok::<_, pgrx::spi::Error>((r.get::<String>(1)?, r.get::<String>(2)?))
+        Ok::<_, pgrx::spi::Error>((
+            r.get::<String>(1)?,
+            r.get::<String>(2)?,
+            r.get::<String>(3)?,
+        ))
     })
     .spi("setting planner options");
     let r = f();
     // An unset pgvector option reads as NULL or empty: "off" is its default.
     let off = |v: Option<String>| v.filter(|v| !v.is_empty()).unwrap_or_else(|| "off".into());
     Spi::run_with_args(
-        "SELECT set_config('hnsw.iterative_scan', $1, true), set_config('enable_seqscan', $2, true)",
-        &[off(old.0).into(), off(old.1).into()],
+        "SELECT set_config('hnsw.iterative_scan', $1, true), set_config('enable_seqscan', $2, true),
+                set_config('plan_cache_mode', $3, true)",
+        &[
+            off(old.0).into(),
+            off(old.1).into(),
+            old.2.unwrap_or_else(|| "auto".into()).into(),
+        ],
     )
     .spi("restoring planner options");
     r
