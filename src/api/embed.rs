@@ -248,29 +248,21 @@ pub fn reembed(batch: i32) -> i64 {
         "listing old embedding models",
     )
     .unwrap_or_default();
-    let mut rows = claim(
-        "item",
-        include_str!("../../sql/queries/reembed_items.sql"),
-        &stale,
-        batch,
-    );
-    let left = batch - rows.len() as i32;
-    if left > 0 {
-        rows.extend(claim(
+    // Memories first, then messages, then files, while the batch has room.
+    let mut rows = vec![];
+    for (target, sql) in [
+        ("item", include_str!("../../sql/queries/reembed_items.sql")),
+        (
             "message",
             include_str!("../../sql/queries/reembed_messages.sql"),
-            &stale,
-            left,
-        ));
-    }
-    let left = batch - rows.len() as i32;
-    if left > 0 {
-        rows.extend(claim(
-            "file",
-            include_str!("../../sql/queries/reembed_files.sql"),
-            &stale,
-            left,
-        ));
+        ),
+        ("file", include_str!("../../sql/queries/reembed_files.sql")),
+    ] {
+        let left = batch - rows.len() as i32;
+        if left <= 0 {
+            break;
+        }
+        rows.extend(claim(target, sql, &stale, left));
     }
     if rows.is_empty() {
         return 0;

@@ -360,20 +360,14 @@ fn memory_file_search(
     let lexemes = crate::api::query::lexemes(query);
     // Every query term scores the candidates; only the rarer ones look candidates up (a term in
     // every file would have the lexical side rank all of them: 55 vs 17 ms at 10,000 files).
-    let tsq = crate::api::query::tsquery(&lexemes, &user);
-    let lookup = crate::api::query::tsquery(&lookup_terms(&user, &lexemes), &user);
-    let qvec = match crate::embed::embed_text(query) {
-        Ok(v) => v,
-        Err(e) => {
-            pgrx::notice!("searching files by keyword only: {e}");
-            None
-        }
-    };
+    let tenant = crate::api::query::tenant_lexeme(&user);
+    let tsq = crate::api::query::tsquery(&lexemes, &tenant);
+    let lookup = crate::api::query::tsquery(&lookup_terms(&user, &lexemes), &tenant);
+    let qvec = crate::embed::query_vector(query, "searching files by keyword only");
     let (dense, similarity) = match &qvec {
         Some((m, v)) => {
-            let vt = crate::pg::vector::ty(v.len());
-            let op = crate::pg::vector::cosine_op();
-            let model = crate::pg::vector::literal(&m.id);
+            let crate::pg::vector::Cosine { model, ty: vt, op } =
+                crate::pg::vector::Cosine::of(&m.id, v.len());
             (
                 format!(
                     "SELECT f.id FROM memory.files f

@@ -232,26 +232,23 @@ fn terms(user: &str, query: &str) -> Terms {
             .map(|(_, df)| rank::bm25_idf(docs, *df))
             .collect(),
         avg_len: rank::bm25_avg_len(docs, total_len),
-        tsquery: rows.first().and_then(|r| tsquery_with(&lookup, &r.4)),
+        tsquery: rows.first().and_then(|r| tsquery(&lookup, &r.4)),
     }
 }
 
-/// `('a' | 'b') & '<tenant>'` — quoted tsquery text.
-pub fn tsquery(lex: &[String], user: &str) -> Option<String> {
-    if lex.is_empty() {
-        return None;
-    }
-    let tenant = spi::one_opt::<String>(
+/// The tenant's own lexeme, which every memory's and file's tsvector carries
+/// (`memory.tenant_lexeme`): ANDed into a tsquery, it keeps a GIN lookup inside the tenant.
+pub fn tenant_lexeme(user: &str) -> String {
+    spi::one_opt::<String>(
         "SELECT memory.tenant_lexeme($1)",
         &[user.into()],
         "tenant lexeme",
     )
-    .unwrap_or_default();
-    tsquery_with(lex, &tenant)
+    .unwrap_or_default()
 }
 
-/// `tsquery` with the tenant's lexeme already known.
-fn tsquery_with(lex: &[String], tenant: &str) -> Option<String> {
+/// `('a' | 'b') & '<tenant>'` — quoted tsquery text; `None` without terms.
+pub fn tsquery(lex: &[String], tenant: &str) -> Option<String> {
     if lex.is_empty() {
         return None;
     }
@@ -279,13 +276,7 @@ fn build_pool(
             m.check_supplied(v);
             Some((m, v.to_vec()))
         }
-        None => match embed::embed_text(query) {
-            Ok(v) => v,
-            Err(e) => {
-                pgrx::notice!("searching by keyword only: {e}");
-                None
-            }
-        },
+        None => embed::query_vector(query, "searching by keyword only"),
     };
     let mut args: Vec<DatumWithOid<'static>> = vec![
         user.to_string().into(),
@@ -299,9 +290,7 @@ fn build_pool(
     let filters_sql = filter_sql(filters, categories, &mut args);
     let (dense, similarity) = match &qvec {
         Some((m, v)) => {
-            let vt = vector::ty(v.len());
-            let op = vector::cosine_op();
-            let model = vector::literal(&m.id);
+            let vector::Cosine { model, ty: vt, op } = vector::Cosine::of(&m.id, v.len());
             (
                 format!(
                     ", dense AS (

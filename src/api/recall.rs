@@ -134,19 +134,12 @@ fn conversation_search(
     });
     let user = lookup::owner(Owned::Thread, thread_id);
     let lexemes = crate::api::query::lexemes(query);
-    let tsq = crate::api::query::tsquery(&lexemes, &user);
-    let qvec = match crate::embed::embed_text(query) {
-        Ok(v) => v,
-        Err(e) => {
-            pgrx::notice!("searching by keyword only: {e}");
-            None
-        }
-    };
+    let tsq = crate::api::query::tsquery(&lexemes, &crate::api::query::tenant_lexeme(&user));
+    let qvec = crate::embed::query_vector(query, "searching by keyword only");
     let (dense, similarity) = match &qvec {
         Some((m, v)) => {
-            let vt = crate::pg::vector::ty(v.len());
-            let op = crate::pg::vector::cosine_op();
-            let model = crate::pg::vector::literal(&m.id);
+            let crate::pg::vector::Cosine { model, ty: vt, op } =
+                crate::pg::vector::Cosine::of(&m.id, v.len());
             (
                 format!(
                     ", dense AS (

@@ -111,6 +111,18 @@ pub fn embed_text(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedEr
     Ok(v.pop().map(|v| (m, v)))
 }
 
+/// A search's query vector, or `None` with a NOTICE (`"<what>: <error>"`) when the provider
+/// fails: a provider that is down degrades a search to keyword-only, it does not fail it.
+pub fn query_vector(query: &str, what: &str) -> Option<(ActiveModel, Vec<f32>)> {
+    match embed_text(query) {
+        Ok(v) => v,
+        Err(e) => {
+            pgrx::notice!("{what}: {e}");
+            None
+        }
+    }
+}
+
 fn clip(t: &str) -> &str {
     match t.char_indices().nth(MAX_INPUT_CHARS) {
         Some((i, _)) => &t[..i],

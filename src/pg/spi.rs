@@ -56,21 +56,18 @@ pub fn with_prepared<R>(
     args: &[DatumWithOid<'_>],
     f: impl FnOnce(pgrx::spi::SpiTupleTable<'_>) -> Result<R, pgrx::spi::Error>,
 ) -> Result<R, pgrx::spi::Error> {
-    let known = PREPARED.with(|p| p.borrow().contains_key(query));
-    if !known {
-        let oids: Vec<PgOid> = args.iter().map(|a| PgOid::from(a.oid())).collect();
-        let stmt = c.prepare(query, &oids)?.keep();
-        PREPARED.with(|p| {
-            let mut p = p.borrow_mut();
+    let table = PREPARED.with(|p| {
+        let mut p = p.borrow_mut();
+        if !p.contains_key(query) {
             if p.len() >= MAX_PREPARED {
                 p.clear();
             }
-            p.insert(query.to_string(), stmt);
-        });
-    }
-    let table = PREPARED.with(|p| match p.borrow().get(query) {
-        Some(stmt) => c.select(stmt, None, args),
-        None => c.select(query, None, args),
+            let oids: Vec<PgOid> = args.iter().map(|a| PgOid::from(a.oid())).collect();
+            p.insert(query.to_string(), c.prepare(query, &oids)?.keep());
+        }
+        // Still borrowed while it runs: a statement that re-entered here would fail cleanly
+        // (a borrow error), and memory_query's statements call nothing that does.
+        c.select(&p[query], None, args)
     })?;
     f(table)
 }

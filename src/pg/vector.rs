@@ -46,6 +46,24 @@ pub fn cosine_op() -> String {
     format!("OPERATOR({}.<=>)", schema())
 }
 
+/// What a cosine search over one model's vectors writes into its SQL: the model id as a literal
+/// (for the model's partial HNSW index), the sized vector type and the operator.
+pub struct Cosine {
+    pub model: String,
+    pub ty: String,
+    pub op: String,
+}
+
+impl Cosine {
+    pub fn of(model_id: &str, dims: usize) -> Self {
+        Cosine {
+            model: literal(model_id),
+            ty: ty(dims),
+            op: cosine_op(),
+        }
+    }
+}
+
 /// A SQL string literal (model ids go into query text so that the planner can match the
 /// partial HNSW index of their model; values are never interpolated otherwise).
 pub fn literal(s: &str) -> String {
