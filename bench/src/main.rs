@@ -2,7 +2,8 @@
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`),
 //! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
-//! `checkpoint`, `detail` (detail memory and memory files). Timings are wall clock from the client, through a real driver.
+//! `checkpoint`, `detail` (detail memory and memory files), `latency` (`--items N`: N queries of
+//! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
 
 mod checkpoint;
 mod detail;
@@ -237,6 +238,12 @@ fn main() {
         }
         "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse),
         "query" => query_suite(&a),
+        // The query half of the query suite alone, on data already loaded (for profiling runs):
+        // prints its JSON, writes no result file.
+        "latency" => println!(
+            "{}",
+            serde_json::to_string_pretty(&query::query_latency(&a.dsn, a.items)).unwrap()
+        ),
         "checkpoint" => {
             let (result, md) = checkpoint::run(&a.dsn);
             save(&a.out, "checkpoint", &result, &md);
@@ -294,11 +301,17 @@ fn query_suite(a: &Args) {
     let e1 = query::write_latency(&a.dsn, 100, 1, false);
     let e4 = query::write_latency(&a.dsn, 50, 4, false);
     let raw = query::raw_insert(&a.dsn, 100_000, 300);
+    // The bulk path at this size, and the ceiling pgvector alone sets on it at the size of one
+    // partition's HNSW graph (a tenant's memories are in one of 16).
+    let bulk = query::bulk_write(&a.dsn, 4_000, 2);
+    let part_rows = (total / 16).max(1_000);
+    let raw_bulk = query::raw_bulk_insert(&a.dsn, part_rows, 4_000, 2);
     let result = json!({
         "suite": "query", "items": total, "tenants": query::TENANTS, "bulk_load_per_s": load_rate,
         "query": q, "write_supplied_vectors_1_client": w1, "write_supplied_vectors_4_clients": w4,
         "write_with_embedding_1_client": e1, "write_with_embedding_4_clients": e4,
         "raw_pgvector_insert_1_client": raw, "sql_fill_s": fill_s,
+        "bulk_write_2_clients": bulk, "raw_pgvector_bulk_insert_2_clients": raw_bulk,
     });
     let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let md = format!(
@@ -313,7 +326,9 @@ fn query_suite(a: &Args) {
          | supplied vectors | 1 | {:.0} | {:.2} | {:.2} |\n| supplied vectors | 4 | {:.0} | {:.2} | {:.2} |\n\
          | built-in embedding | 1 | {:.0} | {:.2} | {:.2} |\n| built-in embedding | 4 | {:.0} | {:.2} | {:.2} |\n\
          | reference: raw pgvector INSERT, HNSW-indexed table of 100k (no memory_ext) | 1 | {:.0} | {:.2} | {:.2} |\n\n\
-         Bulk load (memory_write_batch, batches of 500, 2 clients): {}\n{}",
+         | bulk path (memory_write_batch, calls of 500, supplied vectors, dedupe on) at this size | 2 | {:.0} | | |\n\
+         | reference: raw pgvector bulk INSERT (statements of 500) into an HNSW-indexed table of {} rows, one partition's size | 2 | {:.0} | | |\n\n\
+         Bulk load of the first memories (memory_write_batch, batches of 500, 2 clients): {}\n{}",
         query::TENANTS,
         f(&q["raw_pgvector_ms"], "p50"), f(&q["raw_pgvector_ms"], "p95"), f(&q["raw_pgvector_ms"], "p99"),
         f(&q["memory_query_ms"], "p50"), f(&q["memory_query_ms"], "p95"), f(&q["memory_query_ms"], "p99"),
@@ -322,6 +337,7 @@ fn query_suite(a: &Args) {
         f(&w1, "per_s"), f(&w1, "p50_ms"), f(&w1, "p95_ms"), f(&w4, "per_s"), f(&w4, "p50_ms"), f(&w4, "p95_ms"),
         f(&e1, "per_s"), f(&e1, "p50_ms"), f(&e1, "p95_ms"), f(&e4, "per_s"), f(&e4, "p50_ms"), f(&e4, "p95_ms"),
         f(&raw, "per_s"), f(&raw, "p50_ms"), f(&raw, "p95_ms"),
+        f(&bulk, "per_s"), part_rows, f(&raw_bulk, "per_s"),
         load_rate.map_or("already loaded".to_string(), |r| format!("{r:.0} memories/s")),
         fill_s.map_or(String::new(), |s| format!(
             "\nMemories beyond the first {} were inserted by SQL (INSERT ... SELECT with triggers on, HNSW index built afterwards, episode edges added) in {s:.0} s: the query figures need the data, not a million API writes.\n",

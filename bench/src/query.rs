@@ -470,3 +470,104 @@ pub fn raw_insert(dsn: &str, rows: i64, n: usize) -> Value {
     db.batch_execute("DROP TABLE bench_raw").unwrap();
     json!({"rows": rows, "inserts": n, "per_s": rate, "p50_ms": pct(&mut lat, 50.0), "p95_ms": pct(&mut lat, 95.0)})
 }
+
+/// The bulk path at the current size: `n` new memories (supplied vectors, dedupe on) through
+/// memory_write_batch in calls of 500, from `clients` connections. Returns memories/s.
+pub fn bulk_write(dsn: &str, n: usize, clients: usize) -> Value {
+    const BATCH: usize = 500;
+    // Serial numbers past everything written so far, as in write_latency.
+    let base: i64 = connect(dsn)
+        .query_one("SELECT count(*) FROM memory.history", &[])
+        .unwrap()
+        .get(0);
+    let base = 20_000_000 + base as usize * 10;
+    let t0 = Instant::now();
+    let per = n.div_ceil(clients);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let dsn = dsn.to_string();
+            std::thread::spawn(move || {
+                let mut db = connect(&dsn);
+                let mut g = Gen::new(90_000 + c as u64);
+                let mut i = 0;
+                while i < per {
+                    let k = BATCH.min(per - i);
+                    let tenant = g.rng.below(TENANTS);
+                    let reqs: Vec<Value> = (0..k)
+                        .map(|j| g.request(tenant, base + c * 1_000_000 + i + j))
+                        .collect();
+                    db.execute(
+                        "SELECT memory_write_batch($1)",
+                        &[&Json(Value::Array(reqs))],
+                    )
+                    .unwrap();
+                    i += k;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let rate = (per * clients) as f64 / t0.elapsed().as_secs_f64();
+    json!({"clients": clients, "memories": per * clients, "batch": BATCH, "per_s": rate})
+}
+
+/// The ceiling pgvector alone sets on bulk loading: a copy of `rows` of the bench's memories
+/// (the size of one partition's HNSW graph, which is what a memory_write inserts into) with the
+/// same index, and `n` rows inserted in statements of 500 (`INSERT ... SELECT FROM unnest`) from
+/// `clients` connections. No memory_ext code runs. Returns rows/s.
+pub fn raw_bulk_insert(dsn: &str, rows: i64, n: usize, clients: usize) -> Value {
+    const BATCH: usize = 500;
+    connect(dsn)
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS bench_raw_bulk;
+             CREATE TABLE bench_raw_bulk AS SELECT user_id, text, embedding::vector(384) AS embedding
+                 FROM memory.items WHERE embedding IS NOT NULL LIMIT {rows};
+             SET maintenance_work_mem = '2GB';
+             CREATE INDEX ON bench_raw_bulk USING hnsw (embedding vector_cosine_ops);"
+        ))
+        .unwrap();
+    let t0 = Instant::now();
+    let per = n.div_ceil(clients);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let dsn = dsn.to_string();
+            std::thread::spawn(move || {
+                let mut db = connect(&dsn);
+                let mut g = Gen::new(95_000 + c as u64);
+                let mut i = 0;
+                while i < per {
+                    let k = BATCH.min(per - i);
+                    let (mut users, mut texts, mut vecs) = (vec![], vec![], vec![]);
+                    for j in 0..k {
+                        let r = g.request(j % TENANTS, i + j);
+                        users.push(r["user_id"].as_str().unwrap().to_string());
+                        texts.push(r["text"].as_str().unwrap().to_string());
+                        let v: Vec<String> = r["embedding"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.to_string())
+                            .collect();
+                        vecs.push(format!("[{}]", v.join(",")));
+                    }
+                    db.execute(
+                        "INSERT INTO bench_raw_bulk SELECT u, t, v::vector FROM unnest($1::text[], $2::text[], $3::text[]) x(u, t, v)",
+                        &[&users, &texts, &vecs],
+                    )
+                    .unwrap();
+                    i += k;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let rate = (per * clients) as f64 / t0.elapsed().as_secs_f64();
+    connect(dsn)
+        .batch_execute("DROP TABLE bench_raw_bulk")
+        .unwrap();
+    json!({"rows": rows, "clients": clients, "inserted": per * clients, "batch": BATCH, "per_s": rate})
+}

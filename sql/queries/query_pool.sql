@@ -1,35 +1,32 @@
--- memory_query's candidate pool and every signal rank.rs fuses, in one statement.
+-- memory_query's candidate pool and every signal rank.rs fuses, in one statement, from the
+-- seeds sql/queries/query_seed.sql found.
 --
--- src/api/query.rs fills in four template slots (in braces below, never in a comment): "dense",
--- the vector side (a CTE, or an empty one); "lexical", false when no query term is worth a
--- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
--- `i` whose values are parameters; "similarity", the cosine expression. The active model's id,
--- type and operator are written into them as literals so that the planner can use that model's
--- partial HNSW index (a parameter would hide it behind a generic plan).
+-- Every lookup here is by key (episode edges of given ids, memories by id, thread terms of
+-- given lexemes), so src/api/query.rs keeps one generic plan of it per backend (planned once,
+-- not per call); the tenant's partition is chosen when the plan starts (run-time pruning).
 --
--- $1 user_id, $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
--- $5 candidates per side, $6 each lexeme's idf in the tenant (aligned with $4), $7 the tenant's
--- average memory length. A memory's BM25 is memory.bm25 (src/pg/tsvector.rs); a thread's is
--- computed here over memory.thread_terms, with the same k1 = 0.9, b = 0.4.
+-- src/api/query.rs fills in two template slots (in braces, never in a comment): "filters",
+-- extra AND conditions on `i` whose values are parameters, and "similarity", the cosine
+-- expression with the active model's id, type and operator as literals. Its query vector is a
+-- scalar subquery, `(SELECT $3::vector(n))`: an InitPlan, parsed from text once per execution
+-- (as a plain cast in a generic plan, it was parsed again for every row: 384 strtof calls a
+-- row, ~9% of a query's time by perf).
+--
+-- $1 user_id, $2 the seeds' ids, $3 query vector (text form) or NULL, $4 query lexemes, $5 each
+-- lexeme's idf in the tenant (aligned with $4), $6 the tenant's average memory length. A
+-- memory's BM25 is memory.bm25 (src/pg/tsvector.rs); a thread's is computed here over
+-- memory.thread_terms, with the same k1 = 0.9, b = 0.4.
 --
 -- Episode hops go through arrays (`= ANY`) so that each hop is one index scan per direction
 -- over memory.relations, whatever the planner guesses about CTE sizes (a guess of "many seeds"
 -- once made it hash-join all of the tenant's edges: 0.9 ms for 40 seeds).
-WITH lex AS (
-    SELECT i.id
-    FROM memory.items i
-    WHERE {lexical} AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
-    ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
-    LIMIT $5
-){dense}, seed AS MATERIALIZED (
-    SELECT ARRAY(SELECT id FROM lex UNION SELECT id FROM dense) AS ids
-), hop1 AS MATERIALIZED (
+WITH hop1 AS MATERIALIZED (
     SELECT ARRAY(
         SELECT r.to_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.from_id = ANY((SELECT ids FROM seed)::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id = $1 AND r.from_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
         UNION
         SELECT r.from_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.to_id = ANY((SELECT ids FROM seed)::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id = $1 AND r.to_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
     ) AS ids
 ), hop2 AS MATERIALIZED (
     SELECT ARRAY(
@@ -40,13 +37,17 @@ WITH lex AS (
         WHERE r.user_id = $1 AND r.to_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
     ) AS ids
 ), pool AS (
-    SELECT unnest(ids) AS id FROM seed UNION SELECT unnest(ids) FROM hop1 UNION SELECT unnest(ids) FROM hop2
+    SELECT unnest($2::uuid[]) AS id UNION SELECT unnest(ids) FROM hop1 UNION SELECT unnest(ids) FROM hop2
 ), rows AS (
     SELECT i.*
     FROM pool p JOIN memory.items i ON i.user_id = $1 AND i.id = p.id
     WHERE i.state = 'active' {filters}
+), tc AS MATERIALIZED (
+    -- The tenant's threads and their lengths, read once (a generic plan otherwise looks each
+    -- thread up once per matching term row).
+    SELECT thread_id, len FROM memory.thread_corpus WHERE user_id = $1
 ), tstats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avglen FROM memory.thread_corpus WHERE user_id = $1
+    SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avglen FROM tc
 ), qtt AS MATERIALIZED (
     -- The tenant's thread-term rows of the query's lexemes, read once through the lexeme index:
     -- a lexeme's rows give its thread document frequency, and every thread's score. (Joined to
@@ -58,7 +59,7 @@ WITH lex AS (
                / (tt.tf + 0.9 * (0.6 + 0.4 * tc.len / ts.avglen))) AS score
     FROM qtt tt
     JOIN (SELECT lexeme, count(*)::float8 AS df FROM qtt GROUP BY lexeme) d ON d.lexeme = tt.lexeme
-    JOIN memory.thread_corpus tc ON tc.user_id = $1 AND tc.thread_id = tt.thread_id
+    JOIN tc ON tc.thread_id = tt.thread_id
     CROSS JOIN tstats ts
     GROUP BY tt.thread_id
 )
@@ -67,7 +68,7 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        extract(epoch FROM now() - r.updated_at)::float8 / 86400,
        r.thread_id, r.actor_id,
        {similarity},
-       coalesce(memory.bm25(r.tsv, $4::text[], $6::float8[], $7::float8), 0)::float8,
+       coalesce(memory.bm25(r.tsv, $4::text[], $5::float8[], $6::float8), 0)::float8,
        coalesce(t.score, 0)::float8,
        -- Episode edges out of this memory (the ranking keeps those into the pool).
        ARRAY(SELECT f.to_id::text FROM memory.relations f

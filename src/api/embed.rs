@@ -69,11 +69,11 @@ $do$;
 
 /// Makes sure the model's registry row and HNSW indexes exist before a vector of it is stored.
 pub fn ensure_model(model: &ActiveModel, dims: usize) {
-    Spi::run_with_args(
+    crate::pg::spi::run_kept(
         "SELECT memory._ensure_embedding_model($1, $2)",
         &[model.id.as_str().into(), (dims as i32).into()],
-    )
-    .spi("registering an embedding model");
+        "registering an embedding model",
+    );
 }
 
 /// What a write stores: a vector of the active model, or nothing and the reason.

@@ -6,7 +6,6 @@
 //! Recording is one INSERT in the caller's transaction: an event exists exactly when what it
 //! reports was committed. `memory_ext.track_events = off` turns it off.
 
-use crate::error::SpiOk;
 use crate::gucs;
 use pgrx::prelude::*;
 
@@ -67,7 +66,7 @@ pub fn record(e: Event<'_>) {
     if !gucs::track_events() {
         return;
     }
-    Spi::run_with_args(
+    crate::pg::spi::run_kept(
         "INSERT INTO memory.events (user_id, thread_id, node, op, status, memory_id, category, sim)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
@@ -80,8 +79,8 @@ pub fn record(e: Event<'_>) {
             e.category.into(),
             e.sim.into(),
         ],
-    )
-    .spi("recording an event");
+        "recording an event",
+    );
 }
 
 extension_sql_file!(

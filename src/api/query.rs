@@ -199,26 +199,28 @@ fn terms(user: &str, query: &str) -> Terms {
         vec![]
     } else {
         Spi::connect(|c| {
-            c.select(
+            spi::with_prepared(
+                c,
                 "SELECT l.lexeme, coalesce(x.df, 0)::float8, coalesce(c.docs, 0)::float8,
                         coalesce(c.total_len, 0)::float8, memory.tenant_lexeme($1)
                  FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', $2))) l
                  LEFT JOIN memory.lexicon x ON x.user_id = $1 AND x.lexeme = l.lexeme
                  LEFT JOIN memory.corpus c ON c.user_id = $1
                  ORDER BY l.lexeme",
-                None,
                 &[user.into(), query.into()],
-            )?
-            .map(|r| {
-                Ok((
-                    r.get::<String>(1)?.unwrap_or_default(),
-                    r.get::<f64>(2)?.unwrap_or(0.0),
-                    r.get::<f64>(3)?.unwrap_or(0.0),
-                    r.get::<f64>(4)?.unwrap_or(0.0),
-                    r.get::<String>(5)?.unwrap_or_default(),
-                ))
-            })
-            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+                |t| {
+                    t.map(|r| {
+                        Ok((
+                            r.get::<String>(1)?.unwrap_or_default(),
+                            r.get::<f64>(2)?.unwrap_or(0.0),
+                            r.get::<f64>(3)?.unwrap_or(0.0),
+                            r.get::<f64>(4)?.unwrap_or(0.0),
+                            r.get::<String>(5)?.unwrap_or_default(),
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+                },
+            )
         })
         .spi("reading term statistics")
     };
@@ -257,7 +259,41 @@ pub fn tsquery(lex: &[String], tenant: &str) -> Option<String> {
     Some(format!("({}) & {}", terms.join(" | "), q(tenant)))
 }
 
-/// The pool statement memory_query runs for a request, with its parameters.
+/// The two statements memory_query runs for a request: the seeds (custom-planned) and the pool
+/// around them (one generic plan per backend), with what they need.
+struct Statements {
+    /// sql/queries/query_seed.sql with its slots filled, and its parameters.
+    seed_sql: String,
+    seed_args: Vec<DatumWithOid<'static>>,
+    /// The cosine expression of the pool statement (the active model's, or NULL).
+    similarity: String,
+    user: String,
+    vector: Option<String>,
+    terms: Terms,
+    filters: Filters,
+    categories: Option<Vec<String>>,
+}
+
+impl Statements {
+    /// The pool statement and its parameters for the seeds `ids`.
+    fn pool(&self, ids: Vec<pgrx::Uuid>) -> (String, Vec<DatumWithOid<'static>>) {
+        let mut args: Vec<DatumWithOid<'static>> = vec![
+            self.user.clone().into(),
+            ids.into(),
+            self.vector.clone().into(),
+            self.terms.lexemes.clone().into(),
+            self.terms.idf.clone().into(),
+            self.terms.avg_len.into(),
+        ];
+        // The seed statement's conditions again: a neighbour must pass the filters too.
+        let filters = filter_sql(&self.filters, self.categories.as_deref(), &mut args);
+        let sql = include_str!("../../sql/queries/query_pool.sql")
+            .replace("{similarity}", &self.similarity)
+            .replace("{filters}", &filters);
+        (sql, args)
+    }
+}
+
 fn build_pool(
     user: &str,
     query: &str,
@@ -265,7 +301,7 @@ fn build_pool(
     filters: &Filters,
     categories: Option<&[String]>,
     top_k: usize,
-) -> (String, Vec<DatumWithOid<'static>>) {
+) -> Statements {
     let terms = terms(user, query);
     let tsq_some = terms.tsquery.is_some();
     // The query's vector: supplied (taken as the active model's), or embedded. A provider that
@@ -278,16 +314,18 @@ fn build_pool(
         }
         None => embed::query_vector(query, "searching by keyword only"),
     };
-    let mut args: Vec<DatumWithOid<'static>> = vec![
+    let vtext = qvec.as_ref().map(|(_, v)| vector_text(v));
+    let mut seed_args: Vec<DatumWithOid<'static>> = vec![
         user.to_string().into(),
-        qvec.as_ref().map(|(_, v)| vector_text(v)).into(),
-        terms.tsquery.into(),
-        terms.lexemes.into(),
-        (rank::per_side(top_k) as i64).into(),
-        terms.idf.into(),
+        vtext.clone().into(),
+        terms.tsquery.clone().into(),
+        terms.lexemes.clone().into(),
+        (rank::lexical_side(top_k) as i64).into(),
+        terms.idf.clone().into(),
         terms.avg_len.into(),
+        (rank::vector_side(top_k) as i64).into(),
     ];
-    let filters_sql = filter_sql(filters, categories, &mut args);
+    let seed_filters = filter_sql(filters, categories, &mut seed_args);
     let (dense, similarity) = match &qvec {
         Some((m, v)) => {
             let vector::Cosine { model, ty: vt, op } = vector::Cosine::of(&m.id, v.len());
@@ -295,12 +333,12 @@ fn build_pool(
                 format!(
                     ", dense AS (
     SELECT i.id FROM memory.items i
-    WHERE i.user_id = $1 AND i.state = 'active' AND i.embedding_model = {model} {filters_sql}
+    WHERE i.user_id = $1 AND i.state = 'active' AND i.embedding_model = {model} {seed_filters}
     ORDER BY i.embedding::{vt} {op} $2::{vt}
-    LIMIT $5
+    LIMIT $8
 )"
                 ),
-                format!("CASE WHEN r.embedding_model = {model} THEN (1 - (r.embedding::{vt} {op} $2::{vt}))::float8 END"),
+                format!("CASE WHEN r.embedding_model = {model} THEN (1 - (r.embedding::{vt} {op} (SELECT $3::{vt})))::float8 END"),
             )
         }
         None => (
@@ -308,13 +346,31 @@ fn build_pool(
             "NULL::float8".to_string(),
         ),
     };
-    let sql = include_str!("../../sql/queries/query_pool.sql")
+    let seed_sql = include_str!("../../sql/queries/query_seed.sql")
         // No candidate terms: a constant false, so the plan has no lexical scan at all.
         .replace("{lexical}", if tsq_some { "true" } else { "false" })
         .replace("{dense}", &dense)
-        .replace("{similarity}", &similarity)
-        .replace("{filters}", &filters_sql);
-    (sql, args)
+        .replace("{filters}", &seed_filters);
+    Statements {
+        seed_sql,
+        seed_args,
+        similarity,
+        user: user.to_string(),
+        vector: vtext,
+        terms,
+        filters: filters.clone(),
+        categories: categories.map(<[String]>::to_vec),
+    }
+}
+
+/// The seeds' ids (custom plan, inside `vector::with_iterative_scan`).
+fn seeds(
+    c: &pgrx::spi::SpiClient<'_>,
+    st: &Statements,
+) -> Result<Vec<pgrx::Uuid>, pgrx::spi::Error> {
+    spi::with_prepared(c, &st.seed_sql, &st.seed_args, |t| {
+        Ok(t.first().get_one::<Vec<pgrx::Uuid>>()?.unwrap_or_default())
+    })
 }
 
 /// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
@@ -326,7 +382,7 @@ pub fn search(
     categories: Option<&[String]>,
     top_k: usize,
 ) -> Vec<Hit> {
-    let (sql, args) = build_pool(user, query, supplied, filters, categories, top_k);
+    let st = build_pool(user, query, supplied, filters, categories, top_k);
     struct Row {
         hit: Hit,
         cand: Candidate,
@@ -334,39 +390,47 @@ pub fn search(
     }
     let rows: Vec<Row> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
-            spi::with_prepared(c, &sql, &args, |table| {
-                let mut out = vec![];
-                for r in table {
-                    let id = r.get::<String>(1)?.unwrap_or_default();
-                    let actor = r.get::<String>(12)?;
-                    let similarity = r.get::<f64>(13)?;
-                    out.push(Row {
-                        hit: Hit {
-                            id: id.clone(),
-                            category: r.get::<String>(2)?,
-                            text: r.get::<String>(3)?.unwrap_or_default(),
-                            content: r.get::<String>(4)?,
-                            importance: r.get::<i16>(5)?.unwrap_or(2),
-                            tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
-                            metadata: r.get::<JsonB>(8)?.map(|j| j.0).unwrap_or(Value::Null),
-                            updated_at: r.get::<String>(9)?.unwrap_or_default(),
-                            similarity,
-                            score: 0.0,
-                        },
-                        cand: Candidate {
-                            id,
-                            similarity,
-                            bm25: r.get::<f64>(14)?.unwrap_or(0.0),
-                            thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
-                            importance: r.get::<i16>(5)?.unwrap_or(2),
-                            pinned: r.get::<bool>(6)?.unwrap_or(false),
-                            age_days: r.get::<f64>(10)?.unwrap_or(0.0),
-                            actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
-                        },
-                        follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
-                    });
-                }
-                Ok::<_, pgrx::spi::Error>(out)
+            let ids = seeds(c, &st)?;
+            if ids.is_empty() {
+                return Ok(vec![]);
+            }
+            let (sql, args) = st.pool(ids);
+            spi::with_generic_plan(|| {
+                spi::with_prepared(c, &sql, &args, |table| {
+                    let mut out = vec![];
+                    for r in table {
+                        let id = r.get::<String>(1)?.unwrap_or_default();
+                        let actor = r.get::<String>(12)?;
+                        let similarity = r.get::<f64>(13)?;
+                        out.push(Row {
+                            hit: Hit {
+                                id: id.clone(),
+                                category: r.get::<String>(2)?,
+                                text: r.get::<String>(3)?.unwrap_or_default(),
+                                content: r.get::<String>(4)?,
+                                importance: r.get::<i16>(5)?.unwrap_or(2),
+                                tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
+                                metadata: r.get::<JsonB>(8)?.map(|j| j.0).unwrap_or(Value::Null),
+                                updated_at: r.get::<String>(9)?.unwrap_or_default(),
+                                similarity,
+                                score: 0.0,
+                            },
+                            cand: Candidate {
+                                id,
+                                similarity,
+                                bm25: r.get::<f64>(14)?.unwrap_or(0.0),
+                                thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
+                                thread_id: r.get::<String>(11)?,
+                                importance: r.get::<i16>(5)?.unwrap_or(2),
+                                pinned: r.get::<bool>(6)?.unwrap_or(false),
+                                age_days: r.get::<f64>(10)?.unwrap_or(0.0),
+                                actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
+                            },
+                            follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
+                        });
+                    }
+                    Ok::<_, pgrx::spi::Error>(out)
+                })
             })
         })
         .spi("ranking memories")
@@ -494,12 +558,15 @@ fn touch(user: &str, ids: &[String]) {
     if ids.is_empty() {
         return;
     }
-    Spi::run_with_args(
-        "UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1
-         WHERE user_id = $1 AND id = ANY($2::uuid[])",
-        &[user.into(), ids.to_vec().into()],
-    )
-    .spi("recording access");
+    // Parsed once per backend, planned per call (`spi::with_custom_plan` says why).
+    spi::with_custom_plan(|| {
+        spi::run_kept(
+            "UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1
+             WHERE user_id = $1 AND id = ANY($2::uuid[])",
+            &[user.into(), ids.to_vec().into()],
+            "recording access",
+        )
+    });
 }
 
 /// The whole of memory_query once the request is parsed.
@@ -580,16 +647,20 @@ fn memory_query(request: Option<JsonB>) -> JsonB {
     JsonB(run_query(&q))
 }
 
-/// The plan of the statement memory_query runs for `request` (EXPLAIN, text format; with
-/// `measure`, EXPLAIN ANALYZE: it runs the statement): for DBAs, and for the tests that prove the
-/// indexes are used.
+/// Name of the SQL-level prepared statement `query_plan` explains the pool statement through.
+const PLAN_STATEMENT: &str = "memory_ext_query_plan";
+
+/// The plans of the two statements memory_query runs for `request` (EXPLAIN, text format; with
+/// `measure`, EXPLAIN ANALYZE: it runs them): the seeds as planned for this call, then the pool
+/// statement's generic plan, as memory_query keeps it. For DBAs, and for the tests that prove
+/// the indexes are used.
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
 fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) -> String {
     let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
     let q = request::parse_query(v).or_raise();
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
-    let (sql, args) = build_pool(
+    let st = build_pool(
         &user,
         &q.query,
         q.embedding.as_deref(),
@@ -597,17 +668,76 @@ fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) ->
         categories.as_deref(),
         q.top_k,
     );
+    let how = if measure.unwrap_or(false) {
+        "ANALYZE, COSTS OFF, TIMING ON"
+    } else {
+        "COSTS OFF"
+    };
+    let lines = |t: pgrx::spi::SpiTupleTable<'_>| {
+        t.map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    };
     vector::with_iterative_scan(|| {
-        // EXPLAIN is a utility statement: SPI refuses it read-only.
+        // EXPLAIN, PREPARE and DEALLOCATE are utility statements: SPI refuses them read-only.
         Spi::connect_mut(|c| {
-            let how = if measure.unwrap_or(false) {
-                "ANALYZE, COSTS OFF, TIMING ON"
-            } else {
-                "COSTS OFF"
-            };
-            c.update(&format!("EXPLAIN ({how}) {sql}"), None, &args)?
-                .map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
-                .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+            let mut out =
+                vec!["-- seeds (sql/queries/query_seed.sql, planned for each call)".to_string()];
+            out.extend(lines(c.update(
+                &format!("EXPLAIN ({how}) {}", st.seed_sql),
+                None,
+                &st.seed_args,
+            )?)?);
+            let ids = seeds(c, &st)?;
+            let (sql, args) = st.pool(ids);
+            // A generic plan is what EXPLAIN EXECUTE of a prepared statement shows under
+            // force_generic_plan (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)). EXECUTE's
+            // arguments cannot be SPI parameters: they go in as literals of their types.
+            let n = args.len();
+            let exprs: Vec<String> = (1..=n)
+                .map(|i| {
+                    format!("quote_nullable(${i}) || '::' || format_type(pg_typeof(${i}), NULL)")
+                })
+                .collect();
+            let row = c
+                .select(&format!("SELECT {}", exprs.join(", ")), None, &args)?
+                .first();
+            let literals = (1..=n)
+                .map(|i| row.get::<String>(i).map(Option::unwrap_or_default))
+                .collect::<Result<Vec<_>, _>>()?;
+            let types: Vec<&str> = literals
+                .iter()
+                .map(|l| l.rsplit_once("::").map_or("", |t| t.1))
+                .collect();
+            if !c
+                .select(
+                    "SELECT 1 FROM pg_prepared_statements WHERE name = $1",
+                    None,
+                    &[PLAN_STATEMENT.into()],
+                )?
+                .is_empty()
+            {
+                c.update(&format!("DEALLOCATE {PLAN_STATEMENT}"), None, &[])?;
+            }
+            c.update(
+                &format!("PREPARE {PLAN_STATEMENT} ({}) AS {sql}", types.join(", ")),
+                None,
+                &[],
+            )?;
+            out.push("-- pool (sql/queries/query_pool.sql, one generic plan per backend)".into());
+            let pool = spi::with_generic_plan(|| {
+                c.update(
+                    &format!(
+                        "EXPLAIN ({how}) EXECUTE {PLAN_STATEMENT}({})",
+                        literals.join(", ")
+                    ),
+                    None,
+                    &[],
+                )
+                .and_then(lines)
+            });
+            c.update(&format!("DEALLOCATE {PLAN_STATEMENT}"), None, &[])?;
+            out.extend(pool?);
+            Ok::<_, pgrx::spi::Error>(out)
         })
         .spi("explaining a query")
     })

@@ -112,7 +112,7 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> (Option<ActiveModel>, Vec<Prepared>) 
 fn thread_revision(user: &str, thread: Option<&str>) -> Value {
     match thread {
         None => Value::Null,
-        Some(t) => spi::one_opt::<i64>(
+        Some(t) => spi::one_kept::<i64>(
             "SELECT revision FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
             &[user.into(), t.into()],
             "reading a revision",
@@ -134,8 +134,8 @@ fn neighbours(user: &str, model: &ActiveModel, v: &[f32]) -> Vec<Neighbour> {
     );
     vector::with_iterative_scan(|| {
         Spi::connect(|c| {
-            c.select(&q, None, &[user.into(), vector_text(v).into()])?
-                .map(|r| {
+            spi::with_prepared(c, &q, &[user.into(), vector_text(v).into()], |t| {
+                t.map(|r| {
                     Ok(Neighbour {
                         id: r.get::<String>(1)?.unwrap_or_default(),
                         similarity: r.get::<f32>(2)?.unwrap_or(0.0),
@@ -143,13 +143,14 @@ fn neighbours(user: &str, model: &ActiveModel, v: &[f32]) -> Vec<Neighbour> {
                     })
                 })
                 .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+            })
         })
         .spi("finding neighbours")
     })
 }
 
 fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
-    Spi::run_with_args(
+    spi::run_kept(
         "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
          VALUES ($1, $2::uuid, $3::uuid, $4, $5)
          ON CONFLICT (user_id, from_id, to_id, relation_type) DO NOTHING",
@@ -160,8 +161,8 @@ fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
             kind.into(),
             strength.into(),
         ],
-    )
-    .spi("linking memories");
+        "linking memories",
+    );
 }
 
 /// Writes one prepared request; the response of API.md.
@@ -230,17 +231,19 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
     }
 
     // Exact duplicate: refresh it, change nothing else.
-    if let Some(id) = spi::one_opt::<String>(
-        "UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1
+    if let Some(id) = spi::with_custom_plan(|| {
+        spi::one_kept::<String>(
+            "UPDATE memory.items SET last_accessed_at = now(), access_count = access_count + 1
          WHERE user_id = $1 AND state = 'active'
            AND content_hash = md5(lower(regexp_replace(btrim($2), '\\s+', ' ', 'g')))
            AND id = (SELECT id FROM memory.items WHERE user_id = $1 AND state = 'active'
                        AND content_hash = md5(lower(regexp_replace(btrim($2), '\\s+', ' ', 'g')))
                      ORDER BY created_at LIMIT 1)
          RETURNING id::text",
-        &[user.as_str().into(), text.as_str().into()],
-        "checking for an exact duplicate",
-    ) {
+            &[user.as_str().into(), text.as_str().into()],
+            "checking for an exact duplicate",
+        )
+    }) {
         events::record(Event {
             thread: req.thread_id.as_deref(),
             status: "skipped",
@@ -297,14 +300,14 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
         (id, "updated")
     } else {
         let previous = req.thread_id.as_deref().and_then(|t| {
-            spi::one_opt::<String>(
+            spi::one_kept::<String>(
                 "SELECT id::text FROM memory.items WHERE user_id = $1 AND thread_id = $2 AND state = 'active'
                  ORDER BY created_at DESC, id DESC LIMIT 1",
                 &[user.as_str().into(), t.into()],
                 "finding the thread's last memory",
             )
         });
-        let id = spi::one_opt::<String>(
+        let id = spi::one_kept::<String>(
             &sql(include_str!("../../sql/queries/write_insert.sql")),
             &[
                 user.as_str().into(),

@@ -5,9 +5,7 @@
 //! does not include, and an unqualified `vector` or `<=>` would then fail to resolve (or resolve
 //! to something else). The schema is looked up once per backend.
 
-use crate::error::SpiOk;
 use crate::pg::spi;
-use pgrx::prelude::*;
 use std::cell::RefCell;
 
 thread_local! {
@@ -70,8 +68,8 @@ pub fn literal(s: &str) -> String {
     pgrx::spi::quote_literal(s)
 }
 
-/// Runs `f` with the planner settings our retrieval statements are written for, restoring the
-/// caller's values afterwards (they are transaction-local, and the caller's transaction goes on):
+/// Runs `f` with the planner settings our retrieval statements are written for; the caller's
+/// values come back afterwards (the caller's transaction goes on):
 ///
 /// * `hnsw.iterative_scan = relaxed_order` (pgvector >= 0.8): a tenant filter on an HNSW scan
 ///   must not starve the scan of results.
@@ -84,42 +82,14 @@ pub fn literal(s: &str) -> String {
 /// * `plan_cache_mode = force_custom_plan`: statements kept prepared (`spi::with_prepared`) are
 ///   still planned for each call's values (why: see there).
 ///
-/// One statement sets both (reading the old values first) and one restores them: this runs
-/// around every retrieval, where six statements cost more than the settings themselves.
+/// Set through Postgres' GUC stack (`spi::with_settings`), not by `set_config()` statements.
 pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
-    let old: (Option<String>, Option<String>, Option<String>) = Spi::connect(|c| {
-        let rows = c.select(
-            "WITH old AS MATERIALIZED (
-                 SELECT current_setting('hnsw.iterative_scan', true) AS scan,
-                        current_setting('enable_seqscan') AS seqscan,
-                        current_setting('plan_cache_mode') AS plans)
-             SELECT scan, seqscan, plans, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                    set_config('enable_seqscan', 'off', true),
-                    set_config('plan_cache_mode', 'force_custom_plan', true)
-             FROM old",
-            Some(1),
-            &[],
-        )?;
-        let r = rows.first();
-        Ok::<_, pgrx::spi::Error>((
-            r.get::<String>(1)?,
-            r.get::<String>(2)?,
-            r.get::<String>(3)?,
-        ))
-    })
-    .spi("setting planner options");
-    let r = f();
-    // An unset pgvector option reads as NULL or empty: "off" is its default.
-    let off = |v: Option<String>| v.filter(|v| !v.is_empty()).unwrap_or_else(|| "off".into());
-    Spi::run_with_args(
-        "SELECT set_config('hnsw.iterative_scan', $1, true), set_config('enable_seqscan', $2, true),
-                set_config('plan_cache_mode', $3, true)",
+    spi::with_settings(
         &[
-            off(old.0).into(),
-            off(old.1).into(),
-            old.2.unwrap_or_else(|| "auto".into()).into(),
+            (c"hnsw.iterative_scan", c"relaxed_order"),
+            (c"enable_seqscan", c"off"),
+            (c"plan_cache_mode", c"force_custom_plan"),
         ],
+        f,
     )
-    .spi("restoring planner options");
-    r
 }

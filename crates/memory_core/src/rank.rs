@@ -27,6 +27,8 @@ pub struct Weights {
     pub hop1: f64,
     pub hop2: f64,
     pub thread: f64,
+    /// The best vector similarity among the pool's memories of the same thread.
+    pub thread_vector: f64,
     pub actor: f64,
     pub importance: f64,
     pub pinned: f64,
@@ -41,6 +43,7 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     hop1: 0.3,
     hop2: 0.1,
     thread: 0.3,
+    thread_vector: 0.0,
     actor: 0.15,
     importance: 0.05,
     pinned: 0.05,
@@ -71,6 +74,7 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "hop1" => w.hop1 = x,
             "hop2" => w.hop2 = x,
             "thread" => w.thread = x,
+            "thread_vector" => w.thread_vector = x,
             "actor" => w.actor = x,
             "importance" => w.importance = x,
             "pinned" => w.pinned = x,
@@ -91,6 +95,8 @@ pub struct Candidate {
     pub similarity: Option<f64>,
     pub bm25: f64,
     pub thread_bm25: f64,
+    /// The thread the memory belongs to, if any (memories of one thread share thread signals).
+    pub thread_id: Option<String>,
     pub importance: i16,
     pub pinned: bool,
     pub age_days: f64,
@@ -137,6 +143,13 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
         }
     }
     let thread = minmax(&pool.iter().map(|c| c.thread_bm25).collect::<Vec<_>>());
+    let mut best_in_thread: HashMap<&str, f64> = HashMap::new();
+    for (c, v) in pool.iter().zip(&vec) {
+        if let Some(t) = c.thread_id.as_deref() {
+            let e = best_in_thread.entry(t).or_insert(0.0);
+            *e = e.max(*v);
+        }
+    }
     let mut scored: Vec<(usize, f64)> = (0..n)
         .map(|i| {
             let mut s = base[i];
@@ -151,6 +164,12 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
             }
             let c = &pool[i];
             s += w.thread * thread[i];
+            s += w.thread_vector
+                * c.thread_id
+                    .as_deref()
+                    .and_then(|t| best_in_thread.get(t))
+                    .copied()
+                    .unwrap_or(0.0);
             s += w.actor * f64::from(u8::from(c.actor_named));
             s += w.importance * (f64::from(c.importance.clamp(1, 5)) - 1.0) / 4.0;
             s += w.pinned * f64::from(u8::from(c.pinned));
@@ -218,28 +237,44 @@ pub fn bm25_term(idf: f64, tf: f64, len: f64, avg_len: f64) -> f64 {
 
 /// Most memories the lexical side fetches and scores for one query.
 ///
-/// # Why a cap
-/// A term in a tenth of a large tenant's memories would have the lexical side fetch and score
-/// thousands of rows for an idf near zero (measured: 3,800 matches, 97 ms of a 103 ms query at
-/// 20k memories), and pushes the planner from the full-text index to walking all of the
-/// tenant's rows. Rare terms carry the lexical signal anyway, and every query term still counts
-/// in the BM25 of every candidate either side finds. LoCoMo-sized tenants (a few hundred
-/// memories) stay under the cap with every term.
-pub const MAX_LEXICAL_MATCHES: f64 = 1000.0;
+/// # Why a cap, and why 300
+/// Every match costs a heap fetch (a memory is ~2 KB, a third of a page): at a million
+/// memories, 530 matches of one term took 2.3-2.8 ms of a query. A term in a tenth of a large
+/// tenant's memories would have the lexical side fetch and score thousands of rows for an idf
+/// near zero (measured: 3,800 matches, 97 ms of a 103 ms query at 20k memories), and pushes the
+/// planner from the full-text index to walking all of the tenant's rows. Rare terms carry the
+/// lexical signal, and every query term still counts in the BM25 of every candidate either side
+/// finds (the vector side and episode hops fill the pool). On the LoCoMo dev split the cap made
+/// no difference from 1,000 down to 150 (tR@5 0.707, sR@10 0.949 at 1,000, 300 and 150, top 100;
+/// tR@5 0.709 for a top 5 at each); 300 keeps twice the smallest cap measured flat.
+pub const MAX_LEXICAL_MATCHES: f64 = 300.0;
 
-/// Candidates each side (vector, BM25) contributes to the pool for a request of `top_k`,
-/// before episode neighbours are added: two per result, at least 10, at most 50.
+/// Candidates the lexical (BM25) side contributes to the pool for a request of `top_k`, before
+/// episode neighbours are added: two per result, at least 10, at most 50.
 ///
 /// # Why these bounds
-/// The pool is where the time goes: the HNSW side walks further for every extra row (a
-/// tenant's rows are a fraction of its partition's graph), and every pool row and its episode
-/// neighbours are fetched and scored. At a million memories, 10 rows a side instead of 20 cut
-/// the pool statement by ~18% (p50 22.0 -> 18.1 ms in an A/B of the same queries), and on the
-/// LoCoMo dev split a top-5 request kept its recall (tR@5 0.709 with 10 a side, 0.705 with 20:
-/// `EVAL_TOP_K=5 make eval`): episode hops widen the pool anyway. 50 a side holds sR@10 0.95
-/// for a top 100.
-pub fn per_side(top_k: usize) -> usize {
+/// Every pool row and its episode neighbours are fetched and scored. At a million memories,
+/// 10 rows a side instead of 20 cut the pool statement by ~18% (p50 22.0 -> 18.1 ms in an A/B of
+/// the same queries), and on the LoCoMo dev split a top-5 request kept its recall (tR@5 0.709
+/// with 10 a side, 0.705 with 20: `EVAL_TOP_K=5 make eval`): episode hops widen the pool anyway.
+/// 50 a side holds sR@10 0.95 for a top 100. The lexical side is cheap once it has its matches
+/// (at most `MAX_LEXICAL_MATCHES`, all scored anyway), so it keeps two per result.
+pub fn lexical_side(top_k: usize) -> usize {
     (2 * top_k).clamp(10, 50)
+}
+
+/// Candidates the vector (HNSW) side contributes for a request of `top_k`: one per result, at
+/// least 5, at most 50.
+///
+/// # Why one per result
+/// The HNSW walk is the dearest part of a query and grows with the rows it must return: a
+/// tenant's rows are a fraction of its partition's graph, so each extra row means walking past
+/// others' rows (at a million memories, 10 rows instead of 5 took memory_query from p50/p95
+/// 7.4/9.8 to 8.5/11.9 ms in interleaved runs). On the LoCoMo dev split it cost nothing
+/// measurable: tR@5 of a top-5 request 0.709 with 10 vector candidates, 0.707 with 5 (0.708
+/// with 7); a top 10 scored tR@10 0.784 with 20 or with 10; a top 100 still takes 50.
+pub fn vector_side(top_k: usize) -> usize {
+    top_k.clamp(5, 50)
 }
 
 /// The query terms worth a full-text index lookup, given each term's document frequency in the
@@ -431,10 +466,14 @@ mod tests {
 
     #[test]
     fn pool_grows_with_top_k_within_bounds() {
-        assert_eq!(per_side(1), 10);
-        assert_eq!(per_side(5), 10);
-        assert_eq!(per_side(10), 20);
-        assert_eq!(per_side(25), 50);
-        assert_eq!(per_side(100), 50);
+        assert_eq!(lexical_side(1), 10);
+        assert_eq!(lexical_side(5), 10);
+        assert_eq!(lexical_side(10), 20);
+        assert_eq!(lexical_side(25), 50);
+        assert_eq!(lexical_side(100), 50);
+        assert_eq!(vector_side(1), 5);
+        assert_eq!(vector_side(5), 5);
+        assert_eq!(vector_side(10), 10);
+        assert_eq!(vector_side(100), 50);
     }
 }

@@ -1,0 +1,28 @@
+-- memory_query's seeds: the best memories by BM25 and by vector similarity, as one array of ids.
+-- sql/queries/query_pool.sql then widens them along episodes and gathers every signal.
+--
+-- # Why a statement of its own
+-- This is the part whose right plan depends on the call's values: an HNSW walk for a large
+-- tenant, an exact scan of a small tenant's few rows, a GIN lookup only through the query's
+-- rarer terms. It is planned for every call (custom plan); the pool statement, whose lookups
+-- are all by key, keeps one generic plan per backend. Planning both as one statement cost
+-- ~1.25 ms a call at a million memories (pg_stat_statements), this one alone ~0.3 ms.
+--
+-- src/api/query.rs fills in the template slots (in braces, never in a comment): "dense", the
+-- vector side (a CTE, or an empty one); "lexical", false when no query term is worth a
+-- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
+-- `i` whose values are parameters. The active model's id, type and operator are written in as
+-- literals so that the planner can use that model's partial HNSW index.
+--
+-- $1 user_id, $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
+-- $5 BM25 candidates, $6 each lexeme's idf in the tenant (aligned with $4), $7 the tenant's
+-- average memory length, $8 vector candidates. A memory's BM25 is memory.bm25
+-- (src/pg/tsvector.rs).
+WITH lex AS (
+    SELECT i.id
+    FROM memory.items i
+    WHERE {lexical} AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
+    ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
+    LIMIT $5
+){dense}
+SELECT ARRAY(SELECT id FROM lex UNION SELECT id FROM dense)
