@@ -230,6 +230,28 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
     );
     db.batch_execute("SET hnsw.iterative_scan = relaxed_order")
         .unwrap();
+    // Warm-up: n/2 rounds of other queries (another seed), untimed, so that the figures are a
+    // running server's rather than the first touches of pages after a load or a restart (those
+    // gave tails of 40-100 ms to both memory_query and the raw query).
+    let mut w = Gen::new(8);
+    for _ in 0..n / 2 {
+        let user = format!("bench-{}", w.rng.below(TENANTS));
+        let (text, topic) = w.sentence();
+        let v = w.vector(topic);
+        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+            .unwrap();
+        let vtext = format!(
+            "[{}]",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        db.query(&raw_sql, &[&user, &vtext]).unwrap();
+        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
+        db.query_one("SELECT memory_query($1)", &[&Json(req)])
+            .unwrap();
+    }
     let (mut mq, mut raw, mut e2e) = (vec![], vec![], vec![]);
     for i in 0..n + 20 {
         let tenant = g.rng.below(TENANTS);

@@ -420,7 +420,6 @@ pub fn search(
                                 similarity,
                                 bm25: r.get::<f64>(14)?.unwrap_or(0.0),
                                 thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
-                                thread_id: r.get::<String>(11)?,
                                 importance: r.get::<i16>(5)?.unwrap_or(2),
                                 pinned: r.get::<bool>(6)?.unwrap_or(false),
                                 age_days: r.get::<f64>(10)?.unwrap_or(0.0),

@@ -27,8 +27,6 @@ pub struct Weights {
     pub hop1: f64,
     pub hop2: f64,
     pub thread: f64,
-    /// The best vector similarity among the pool's memories of the same thread.
-    pub thread_vector: f64,
     pub actor: f64,
     pub importance: f64,
     pub pinned: f64,
@@ -43,7 +41,6 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     hop1: 0.3,
     hop2: 0.1,
     thread: 0.3,
-    thread_vector: 0.0,
     actor: 0.15,
     importance: 0.05,
     pinned: 0.05,
@@ -74,7 +71,6 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "hop1" => w.hop1 = x,
             "hop2" => w.hop2 = x,
             "thread" => w.thread = x,
-            "thread_vector" => w.thread_vector = x,
             "actor" => w.actor = x,
             "importance" => w.importance = x,
             "pinned" => w.pinned = x,
@@ -95,8 +91,6 @@ pub struct Candidate {
     pub similarity: Option<f64>,
     pub bm25: f64,
     pub thread_bm25: f64,
-    /// The thread the memory belongs to, if any (memories of one thread share thread signals).
-    pub thread_id: Option<String>,
     pub importance: i16,
     pub pinned: bool,
     pub age_days: f64,
@@ -143,13 +137,6 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
         }
     }
     let thread = minmax(&pool.iter().map(|c| c.thread_bm25).collect::<Vec<_>>());
-    let mut best_in_thread: HashMap<&str, f64> = HashMap::new();
-    for (c, v) in pool.iter().zip(&vec) {
-        if let Some(t) = c.thread_id.as_deref() {
-            let e = best_in_thread.entry(t).or_insert(0.0);
-            *e = e.max(*v);
-        }
-    }
     let mut scored: Vec<(usize, f64)> = (0..n)
         .map(|i| {
             let mut s = base[i];
@@ -164,12 +151,6 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
             }
             let c = &pool[i];
             s += w.thread * thread[i];
-            s += w.thread_vector
-                * c.thread_id
-                    .as_deref()
-                    .and_then(|t| best_in_thread.get(t))
-                    .copied()
-                    .unwrap_or(0.0);
             s += w.actor * f64::from(u8::from(c.actor_named));
             s += w.importance * (f64::from(c.importance.clamp(1, 5)) - 1.0) / 4.0;
             s += w.pinned * f64::from(u8::from(c.pinned));
