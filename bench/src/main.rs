@@ -332,7 +332,7 @@ fn query_suite(a: &Args) {
          | memory_write | clients | writes/s | p50 ms | p95 ms |\n|---|---|---|---|---|\n\
          | supplied vectors | 1 | {:.0} | {:.2} | {:.2} |\n| supplied vectors | 4 | {:.0} | {:.2} | {:.2} |\n\
          | built-in embedding | 1 | {:.0} | {:.2} | {:.2} |\n| built-in embedding | 4 | {:.0} | {:.2} | {:.2} |\n\
-         | reference: raw pgvector INSERT, HNSW-indexed table of 100k (no memory_ext) | 1 | {:.0} | {:.2} | {:.2} |\n\n\
+         | reference: raw pgvector INSERT, HNSW-indexed table of 100k (no memory_ext) | 1 | {:.0} | {:.2} | {:.2} |\n\
          | bulk path (memory_write_batch, calls of 500, supplied vectors, dedupe on) at this size | 2 | {:.0} | | |\n\
          | reference: raw pgvector bulk INSERT (statements of 500) into an HNSW-indexed table of {} rows, one partition's size | 2 | {:.0} | | |\n\n\
          Bulk load of the first memories (memory_write_batch, batches of 500, 2 clients): {}\n{}",

@@ -466,6 +466,17 @@ fn plans_use_the_indexes_at_20k_memories() {
         !p.contains("items_updated_idx"),
         "no walk over the tenant's rows:\n{p}"
     );
+    // The pool statement's generic plan fetches memories by primary key, in the tenant's
+    // partition only (picked when the plan starts), and episode edges through their index.
+    let pool = p.split("-- pool").nth(1).unwrap_or_default();
+    assert!(
+        pool.contains("items_pkey") && pool.contains("Subplans Removed: 15"),
+        "pool by primary key, one partition:\n{p}"
+    );
+    assert!(
+        !pool.contains("Seq Scan"),
+        "no sequential scan in the pool:\n{p}"
+    );
     // A term in every memory: no lexical scan at all, rather than a walk over all 20k rows.
     let p = plan(&mut adm, "note");
     assert!(p.contains("Index Scan using items_emb_"), "HNSW:\n{p}");
