@@ -270,8 +270,8 @@ fn ask(db: &mut Client, l: &Loaded, weights: &str) -> (Scores, BTreeMap<i64, Sco
     let mut rows = vec![];
     let mut by_cat: BTreeMap<i64, Vec<Scores>> = BTreeMap::new();
     let t0 = std::time::Instant::now();
-    // EVAL_TOP_K: ask for fewer results (the pool shrinks with top_k: rank::lexical_side, rank::vector_side), to check
-    // that recall@5 holds for the top-5 requests agents make.
+    // EVAL_TOP_K: ask for fewer results (the pool shrinks with top_k: rank::lexical_side and
+    // rank::vector_side), to check that recall@5 holds for the top-5 requests agents make.
     let top_k: usize = std::env::var("EVAL_TOP_K")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -332,12 +332,9 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool) {
         l.turns_written,
         l.questions.len()
     );
-    // EVAL_WEIGHTS: a memory_ext.rank_weights value for the first row instead of the defaults
-    // (to try a change of weights before making it the default).
-    let first = std::env::var("EVAL_WEIGHTS").unwrap_or_default();
     let configs: Vec<(&str, &str)> = if ablation {
         vec![
-            ("memory_query (all components)", first.as_str()),
+            ("memory_query (all components)", ""),
             ("  without vector similarity", r#"{"vector": 0}"#),
             ("  without BM25", r#"{"lexical": 0}"#),
             (
@@ -364,7 +361,7 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool) {
             ),
         ]
     } else {
-        vec![("memory_query (all components)", first.as_str())]
+        vec![("memory_query (all components)", "")]
     };
     // EVAL_WEIGHTS replaces the main configuration's weights (for tuning loops with --reuse).
     let tuned = std::env::var("EVAL_WEIGHTS").unwrap_or_default();

@@ -164,6 +164,37 @@ impl Gen {
     }
 }
 
+/// pgvector's text form of a vector, `[x,y,...]`.
+pub fn vector_literal(v: &[f32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// The text form of a generated request's `embedding` (as `Gen::request` made it).
+fn embedding_literal(r: &Value) -> String {
+    let parts: Vec<String> = r["embedding"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// Runs `f(connection, client number)` on `clients` connections at once and waits for all.
+fn on_clients(dsn: &str, clients: usize, f: impl Fn(&mut Client, usize) + Send + Sync + 'static) {
+    let f = std::sync::Arc::new(f);
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let (dsn, f) = (dsn.to_string(), f.clone());
+            std::thread::spawn(move || f(&mut connect(&dsn), c))
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
 pub fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let i = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize - 1;
@@ -240,13 +271,7 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
         let v = w.vector(topic);
         db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
             .unwrap();
-        let vtext = format!(
-            "[{}]",
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        let vtext = vector_literal(&v);
         db.query(&raw_sql, &[&user, &vtext]).unwrap();
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
         db.query_one("SELECT memory_query($1)", &[&Json(req)])
@@ -260,13 +285,7 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
         let user = format!("bench-{tenant}");
         db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
             .unwrap();
-        let vtext = format!(
-            "[{}]",
-            v.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        let vtext = vector_literal(&v);
         let t = Instant::now();
         let rows = db.query(&raw_sql, &[&user, &vtext]).unwrap();
         let raw_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -470,19 +489,13 @@ pub fn raw_insert(dsn: &str, rows: i64, n: usize) -> Value {
     let t0 = Instant::now();
     for i in 0..n {
         let r = g.request(i % TENANTS, i);
-        let v: Vec<String> = r["embedding"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_string())
-            .collect();
         let t = Instant::now();
         db.execute(
             "INSERT INTO bench_raw VALUES ($1, $2, $3::text::vector)",
             &[
                 &r["user_id"].as_str().unwrap(),
                 &r["text"].as_str().unwrap(),
-                &format!("[{}]", v.join(",")),
+                &embedding_literal(&r),
             ],
         )
         .unwrap();
@@ -503,34 +516,22 @@ pub fn bulk_write(dsn: &str, n: usize, clients: usize) -> Value {
         .unwrap()
         .get(0);
     let base = 20_000_000 + base as usize * 10;
-    let t0 = Instant::now();
     let per = n.div_ceil(clients);
-    let handles: Vec<_> = (0..clients)
-        .map(|c| {
-            let dsn = dsn.to_string();
-            std::thread::spawn(move || {
-                let mut db = connect(&dsn);
-                let mut g = Gen::new(90_000 + c as u64);
-                let mut i = 0;
-                while i < per {
-                    let k = BATCH.min(per - i);
-                    let tenant = g.rng.below(TENANTS);
-                    let reqs: Vec<Value> = (0..k)
-                        .map(|j| g.request(tenant, base + c * 1_000_000 + i + j))
-                        .collect();
-                    db.execute(
-                        "SELECT memory_write_batch($1)",
-                        &[&Json(Value::Array(reqs))],
-                    )
-                    .unwrap();
-                    i += k;
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    let t0 = Instant::now();
+    on_clients(dsn, clients, move |db, c| {
+        let mut g = Gen::new(90_000 + c as u64);
+        for i in (0..per).step_by(BATCH) {
+            let tenant = g.rng.below(TENANTS);
+            let reqs: Vec<Value> = (i..(i + BATCH).min(per))
+                .map(|j| g.request(tenant, base + c * 1_000_000 + j))
+                .collect();
+            db.execute(
+                "SELECT memory_write_batch($1)",
+                &[&Json(Value::Array(reqs))],
+            )
+            .unwrap();
+        }
+    });
     let rate = (per * clients) as f64 / t0.elapsed().as_secs_f64();
     json!({"clients": clients, "memories": per * clients, "batch": BATCH, "per_s": rate})
 }
@@ -550,43 +551,25 @@ pub fn raw_bulk_insert(dsn: &str, rows: i64, n: usize, clients: usize) -> Value 
              CREATE INDEX ON bench_raw_bulk USING hnsw (embedding vector_cosine_ops);"
         ))
         .unwrap();
-    let t0 = Instant::now();
     let per = n.div_ceil(clients);
-    let handles: Vec<_> = (0..clients)
-        .map(|c| {
-            let dsn = dsn.to_string();
-            std::thread::spawn(move || {
-                let mut db = connect(&dsn);
-                let mut g = Gen::new(95_000 + c as u64);
-                let mut i = 0;
-                while i < per {
-                    let k = BATCH.min(per - i);
-                    let (mut users, mut texts, mut vecs) = (vec![], vec![], vec![]);
-                    for j in 0..k {
-                        let r = g.request(j % TENANTS, i + j);
-                        users.push(r["user_id"].as_str().unwrap().to_string());
-                        texts.push(r["text"].as_str().unwrap().to_string());
-                        let v: Vec<String> = r["embedding"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|x| x.to_string())
-                            .collect();
-                        vecs.push(format!("[{}]", v.join(",")));
-                    }
-                    db.execute(
-                        "INSERT INTO bench_raw_bulk SELECT u, t, v::vector FROM unnest($1::text[], $2::text[], $3::text[]) x(u, t, v)",
-                        &[&users, &texts, &vecs],
-                    )
-                    .unwrap();
-                    i += k;
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    let t0 = Instant::now();
+    on_clients(dsn, clients, move |db, c| {
+        let mut g = Gen::new(95_000 + c as u64);
+        for i in (0..per).step_by(BATCH) {
+            let (mut users, mut texts, mut vecs) = (vec![], vec![], vec![]);
+            for j in i..(i + BATCH).min(per) {
+                let r = g.request(j % TENANTS, j);
+                users.push(r["user_id"].as_str().unwrap().to_string());
+                texts.push(r["text"].as_str().unwrap().to_string());
+                vecs.push(embedding_literal(&r));
+            }
+            db.execute(
+                "INSERT INTO bench_raw_bulk SELECT u, t, v::vector FROM unnest($1::text[], $2::text[], $3::text[]) x(u, t, v)",
+                &[&users, &texts, &vecs],
+            )
+            .unwrap();
+        }
+    });
     let rate = (per * clients) as f64 / t0.elapsed().as_secs_f64();
     connect(dsn)
         .batch_execute("DROP TABLE bench_raw_bulk")

@@ -18,15 +18,18 @@ pub fn one_opt<T: FromDatum + IntoDatum>(
     args: &[DatumWithOid<'_>],
     what: &str,
 ) -> Option<T> {
-    Spi::connect_mut(|c| {
-        let rows = c.update(query, None, args)?;
-        if rows.is_empty() {
-            Ok(None)
-        } else {
-            rows.first().get_one::<T>()
-        }
-    })
-    .spi(what)
+    Spi::connect_mut(|c| first(c.update(query, None, args)?)).spi(what)
+}
+
+/// The first column of the first row, `None` for no row.
+fn first<T: FromDatum + IntoDatum>(
+    rows: pgrx::spi::SpiTupleTable<'_>,
+) -> Result<Option<T>, pgrx::spi::Error> {
+    if rows.is_empty() {
+        Ok(None)
+    } else {
+        rows.first().get_one::<T>()
+    }
 }
 
 thread_local! {
@@ -99,12 +102,7 @@ pub fn one_kept<T: FromDatum + IntoDatum>(
 ) -> Option<T> {
     Spi::connect_mut(|c| {
         let plan = kept(c, query, args, true)?;
-        let rows = c.update(&*plan, None, args)?;
-        if rows.is_empty() {
-            Ok(None)
-        } else {
-            rows.first().get_one::<T>()
-        }
+        first(c.update(&*plan, None, args)?)
     })
     .spi(what)
 }
