@@ -116,3 +116,29 @@ fn missing_model_names_the_fix() {
     use memory_core::SqlError;
     assert!(e.hint().unwrap().contains("make deps"));
 }
+
+#[test]
+fn long_calls_keep_input_order_across_batches() {
+    // More inputs than one forward pass takes, longest first, so that grouping by length
+    // reorders them across batches: every answer must still be its own input's vector.
+    let texts: Vec<String> = (0..70)
+        .map(|i| {
+            format!(
+                "note {i}: {}",
+                "the garden plan needs more water ".repeat(70 - i)
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let got = model().embed(&refs).unwrap();
+    assert_eq!(got.len(), texts.len());
+    for (t, v) in refs.iter().zip(&got) {
+        let single = &model().embed(&[t]).unwrap()[0];
+        let worst = single
+            .iter()
+            .zip(v)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-5, "{t:?}: in a long call vs alone {worst}");
+    }
+}

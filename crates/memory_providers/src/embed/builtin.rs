@@ -78,10 +78,21 @@ impl MiniLm {
     }
 
     /// One vector per input, in order.
+    ///
+    /// Inputs go through the model shortest first: a forward pass pads every input to the
+    /// longest of its batch, so batches of similar lengths waste little on padding. On 640
+    /// LoCoMo turns (174 characters on average, 417 at most) that took 17.9 s in input order
+    /// and 10.5 s sorted (`embed_speed --texts`). Byte length stands in for token count: close
+    /// enough to group inputs, and free.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(self.embed_batch(chunk)?);
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
+                out[i] = v;
+            }
         }
         Ok(out)
     }
