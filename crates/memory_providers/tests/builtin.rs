@@ -59,11 +59,7 @@ fn matches_the_numpy_reference() {
             .map(|x| x.as_f64().unwrap() as f32)
             .collect();
         assert_eq!(v.len(), DIMS);
-        let worst = v
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
+        let worst = max_diff(v, &want);
         eprintln!(
             "{worst:.2e} max |rust - numpy| for {:?}",
             text.chars().take(40).collect::<String>()
@@ -71,14 +67,23 @@ fn matches_the_numpy_reference() {
         assert!(worst < 1e-4, "{text:?}: max difference {worst}");
     }
     // One at a time gives the same vectors as the batch (padding does not leak in).
-    for (t, v) in texts.iter().zip(&got) {
-        let single = &model().embed(&[t]).unwrap()[0];
-        let worst = single
-            .iter()
-            .zip(v)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 1e-5, "{t:?}: batch vs single {worst}");
+    assert_each_as_alone(&texts, &got);
+}
+
+/// Largest difference between two vectors, dimension by dimension.
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max)
+}
+
+/// Each of `got` (one call's answers for `texts`) is what embedding its input alone gives.
+fn assert_each_as_alone(texts: &[&str], got: &[Vec<f32>]) {
+    assert_eq!(got.len(), texts.len());
+    for (t, v) in texts.iter().zip(got) {
+        let worst = max_diff(&model().embed(&[t]).unwrap()[0], v);
+        assert!(worst < 1e-5, "{t:?}: in one call vs alone {worst}");
     }
 }
 
@@ -131,14 +136,5 @@ fn long_calls_keep_input_order_across_batches() {
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let got = model().embed(&refs).unwrap();
-    assert_eq!(got.len(), texts.len());
-    for (t, v) in refs.iter().zip(&got) {
-        let single = &model().embed(&[t]).unwrap()[0];
-        let worst = single
-            .iter()
-            .zip(v)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 1e-5, "{t:?}: in a long call vs alone {worst}");
-    }
+    assert_each_as_alone(&refs, &got);
 }
