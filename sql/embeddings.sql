@@ -51,20 +51,51 @@ CREATE INDEX messages_embedding_model_idx ON memory.messages (embedding_model);
 CREATE FUNCTION memory._max_embedding_models() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 16 $$;
 
--- Registers a model and creates its partial HNSW indexes, once. Returns the index type
+-- Creates a registered model's partial HNSW indexes (when it has an index type). A trigger on
+-- the registry, so that the indexes follow the registry wherever its rows come from: the first
+-- write of a model (memory._ensure_embedding_model) or a restore. pg_dump does not dump these
+-- indexes (they were made at run time, not by the extension's script), but it dumps the
+-- registry (sql/backup.sql); restoring its rows brings every index back.
+--
+-- SECURITY DEFINER because index creation needs the tables' owner. Sound because it creates
+-- exactly the indexes described above for a row already admitted into the registry, quoted
+-- with format(%I/%L).
+CREATE FUNCTION memory._embedding_model_indexes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    vschema text;
+    suffix  text := left(md5(NEW.model_id), 12);
+    typ     text := NEW.index_type;
+BEGIN
+    IF typ IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'vector';
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'items_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'messages_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'files_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER embedding_models_indexes AFTER INSERT ON memory.embedding_models FOR EACH ROW
+EXECUTE FUNCTION memory._embedding_model_indexes();
+
+-- Registers a model, once (its indexes come with the row, above). Returns the index type
 -- ('vector', 'halfvec', or NULL for "too many dimensions to index").
 --
--- SECURITY DEFINER because index creation needs the tables' owner while the first write of a
--- model may come from any role. Sound because it creates exactly the two indexes described
--- above, from validated arguments, quoted with format(%I/%L), and refuses more than
--- memory._max_embedding_models() models.
+-- SECURITY DEFINER because the registry is the owner's; not executable by PUBLIC: which model
+-- a database stores vectors of is the operator's choice (memory_ext.embedding_* settings are
+-- superuser-only), and the extension calls this as its owner from the write path
+-- (src/pg/owner.rs). It refuses more than memory._max_embedding_models() models.
 CREATE FUNCTION memory._ensure_embedding_model(p_model text, p_dims integer) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     known  memory.embedding_models;
     typ    text;
-    vschema text;
-    suffix text := left(md5(p_model), 12);
 BEGIN
     SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
     IF NOT FOUND THEN
@@ -88,16 +119,6 @@ BEGIN
     END IF;
     typ := CASE WHEN p_dims <= 2000 THEN 'vector' WHEN p_dims <= 4000 THEN 'halfvec' END;
     INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
-    IF typ IS NOT NULL THEN
-        SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-        WHERE e.extname = 'vector';
-        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                       'items_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
-        PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
-        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                       'messages_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
-        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                       'files_emb_' || suffix, vschema, typ, p_dims, vschema, typ || '_cosine_ops', p_model);
-    END IF;
     RETURN typ;
 END $$;
+REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;

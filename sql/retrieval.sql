@@ -113,6 +113,9 @@ DECLARE
     t text[];
     v tsvector[];
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;  -- the statistics are restored with the memories (sql/triggers.sql)
+    END IF;
     IF TG_OP = 'INSERT' THEN
         SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v FROM new_rows;
         IF u IS NOT NULL THEN PERFORM memory._apply_term_stats(u, t, v, 1); END IF;

@@ -13,7 +13,9 @@
 -- to a role of their choosing.
 --
 -- What ordinary roles may not do: edit the audit trail (history, change_log are read-only
--- to them; triggers write them) or set a thread's revision (only triggers advance it).
+-- to them; triggers write them), set a thread's revision (only triggers advance it), write the
+-- consolidation budget, or run the SECURITY DEFINER helpers (none is executable by PUBLIC; the
+-- trigger functions cannot be called directly at all).
 
 DO $$
 DECLARE
@@ -38,9 +40,13 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
-    memory.consolidation_fingerprints, memory.consolidation_usage, memory.consolidation_seen,
     memory.details, memory.detail_chunks, memory.files
 TO PUBLIC;
+
+-- Consolidation's bookkeeping enforces the operator's budget (memory_ext.consolidation_max_llm_calls
+-- per tenant per day) and its pacing: a tenant that could delete it would get more LLM calls.
+-- Readable by the tenant; written by the extension as its owner (src/pg/owner.rs).
+GRANT SELECT ON memory.consolidation_fingerprints, memory.consolidation_usage, memory.consolidation_seen TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

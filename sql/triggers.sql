@@ -18,10 +18,22 @@
 -- committed value: revisions are assigned in commit order, and a rolled-back writer's bump
 -- rolls back with it.
 --
--- Transaction-local hints our functions may set before writing (set_config(..., true)):
---   memory.reason  'forget' | 'ttl' | 'merge' | 'purge' | 'restore': which event a change is
---   memory.actor   who made the change (default: the role that ran the statement)
---   memory.meta    a JSON object merged into the history/change_log meta
+-- Hints the extension's own functions set around the statement they label, read through
+-- memory._hint(name) (src/pg/hints.rs; plain SQL cannot set them):
+--   reason  'forget' | 'ttl' | 'merge' | 'purge' | 'restore': which event a change is
+--   meta    a JSON object merged into the history/change_log meta
+
+-- Whether this session is restoring a dump. pg_dump's scripts and pg_restore start every
+-- session with `SET row_security = off` and `SET check_function_bodies = false`; an
+-- application has no reason to set either, and a role that row-level security applies to cannot
+-- write these tables at all with row_security off (it gets an error instead). The rows a
+-- restore loads already carry their bookkeeping — revisions, change log, history, statistics
+-- and message numbers are restored with them — so the triggers below leave them as they are
+-- instead of counting them a second time (docs: "Backup and restore" in README.md).
+CREATE FUNCTION memory._restoring() RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT current_setting('row_security') = 'off' AND current_setting('check_function_bodies') = 'off'
+$$;
 
 -- The role that issued the statement, seen from inside a SECURITY DEFINER function (where
 -- current_user is the owner): SET ROLE if one is active, else the session user.
@@ -30,14 +42,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE WHEN current_setting('role') <> 'none' THEN current_setting('role') ELSE session_user::text END
 $$;
 
-CREATE FUNCTION memory._hint(name text) RETURNS text
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT nullif(current_setting('memory.' || name, true), '')
-$$;
-
+-- Who made a change, for history rows: the role that issued the statement. Not a hint: an
+-- audit trail names who acted, not who a session says acted.
 CREATE FUNCTION memory._actor() RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT coalesce(memory._hint('actor'), memory._invoker())
+    SELECT memory._invoker()
 $$;
 
 CREATE FUNCTION memory._hint_meta() RETURNS jsonb
@@ -97,6 +106,9 @@ DECLARE
     change text;
     meta   jsonb;
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP = 'INSERT' THEN
         hist := 'ADD';
         change := 'created';
@@ -177,6 +189,9 @@ EXECUTE FUNCTION memory._items_audit();
 CREATE FUNCTION memory._relations_audit() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
     INSERT INTO memory.history (user_id, entity, memory_id, event, new_ref, actor, meta)
     VALUES (NEW.user_id, 'item', NEW.from_id::text, 'LINK', NEW.to_id::text, memory._actor(),
             jsonb_build_object('relation_type', NEW.relation_type, 'strength', NEW.strength) || memory._hint_meta());
@@ -201,6 +216,9 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     b memory.blocks := coalesce(NEW, OLD);
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
     INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
     VALUES (b.user_id, 'block', b.id::text,
             CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
@@ -237,6 +255,9 @@ EXECUTE FUNCTION memory._blocks_audit();
 CREATE FUNCTION memory._messages_before_insert() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NEW;  -- numbered already, and the thread's last_seq is restored with it
+    END IF;
     INSERT INTO memory.threads AS t (user_id, thread_id, last_seq)
     VALUES (NEW.user_id, NEW.thread_id, coalesce(NEW.seq, 1))
     ON CONFLICT (user_id, thread_id)
@@ -267,12 +288,32 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     m memory.messages := coalesce(NEW, OLD);
 BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
     PERFORM memory._bump_revision(m.user_id, m.thread_id, m.id::text,
         CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
     RETURN NULL;
 END $$;
+
+-- Refuses, before anything else happens, a message that row-level security will refuse.
+-- The policy's check runs only after the BEFORE triggers, and messages_before_insert (SECURITY
+-- DEFINER) upserts the thread row: for another tenant's thread that took the thread's lock
+-- first (a tenant inserting a huge message into another tenant's thread held that thread for
+-- seconds). This trigger runs as the writer and fires first (triggers fire in name order).
+CREATE FUNCTION memory._messages_admit() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF row_security_active('memory.messages') AND NEW.user_id IS DISTINCT FROM memory.current_tenant() THEN
+        RAISE EXCEPTION 'new row violates row-level security policy for table "messages"'
+            USING ERRCODE = '42501', HINT = 'a session writes only its own tenant''s messages';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER messages_admit BEFORE INSERT ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._messages_admit();
 
 CREATE TRIGGER messages_before_insert BEFORE INSERT ON memory.messages FOR EACH ROW
 EXECUTE FUNCTION memory._messages_before_insert();
@@ -288,6 +329,25 @@ WHEN ((OLD.role, OLD.content, OLD.tool_calls, OLD.tool_call_id, OLD.name, OLD.is
 EXECUTE FUNCTION memory._messages_audit();
 CREATE TRIGGER messages_audit_delete AFTER DELETE ON memory.messages FOR EACH ROW
 EXECUTE FUNCTION memory._messages_audit();
+
+-------------------------------------------------------------------------------- threads
+
+-- A thread cannot be deleted out from under its data: deleting it would cascade to its messages
+-- and change log with no history row, and leave its memories pointing at a thread that no
+-- longer exists. Its messages and memories go first (each of those deletions is audited); an
+-- empty thread can go. SECURITY DEFINER: the check must see every row of the thread.
+CREATE FUNCTION memory._threads_guard() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM memory.messages m WHERE m.user_id = OLD.user_id AND m.thread_id = OLD.thread_id)
+       OR EXISTS (SELECT 1 FROM memory.items i WHERE i.user_id = OLD.user_id AND i.thread_id = OLD.thread_id) THEN
+        RAISE EXCEPTION 'thread "%" still has messages or memories', OLD.thread_id
+            USING ERRCODE = '23503', HINT = 'delete its messages and memories first';
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER threads_guard BEFORE DELETE ON memory.threads FOR EACH ROW
+EXECUTE FUNCTION memory._threads_guard();
 
 -------------------------------------------------------------------------------- housekeeping
 

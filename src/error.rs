@@ -66,3 +66,18 @@ impl<T> SpiOk<T> for Result<T, pgrx::spi::Error> {
         })
     }
 }
+
+/// Keeps Rust backtraces out of every error a client receives.
+///
+/// pgrx attaches the backtrace its panic hook captured to the ERROR's DETAIL, and every
+/// `raise` above travels as a panic: with `RUST_BACKTRACE=1` in the server's environment, each
+/// SQL error would carry build paths and symbol names to the client. `RUST_LIB_BACKTRACE`
+/// takes precedence over `RUST_BACKTRACE` for `Backtrace::capture`, so this turns capturing off
+/// whatever the environment says (a panic message on the server's own stderr still may print
+/// one).
+pub fn no_backtraces() {
+    // Called from _PG_init, before this library has started any thread of its own (the
+    // built-in model's threads start on first use), so nothing reads the environment
+    // concurrently.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
+}

@@ -7,7 +7,9 @@
 use memory_core::tokens::Encoding;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_sys, PostgresGucEnum};
-use std::ffi::CString;
+use pgrx::pg_guard;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Where the current tenant comes from.
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -215,14 +217,20 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
-    GucRegistry::define_string_guc(
-        c"memory_ext.embedding_api_key",
-        c"API key for the HTTP embedding provider (superuser-only, never shown).",
-        c"",
-        &EMBEDDING_API_KEY,
-        GucContext::Suset,
-        GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
-    );
+    // SAFETY: the hooks are #[pg_guard]ed and follow the GUC hook contracts (secret_check).
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"memory_ext.embedding_api_key",
+            c"API key for the HTTP embedding provider (superuser-only, never shown).",
+            c"",
+            &EMBEDDING_API_KEY,
+            GucContext::Suset,
+            GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+            Some(secret_check),
+            Some(embedding_api_key_assign),
+            None,
+        );
+    }
     GucRegistry::define_int_guc(
         c"memory_ext.http_timeout_ms",
         c"Per-attempt timeout of HTTP calls to embedding and LLM providers.",
@@ -313,14 +321,20 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
-    GucRegistry::define_string_guc(
-        c"memory_ext.llm_api_key",
-        c"API key for the LLM endpoint (superuser-only, never shown).",
-        c"",
-        &LLM_API_KEY,
-        GucContext::Suset,
-        GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
-    );
+    // SAFETY: as for memory_ext.embedding_api_key.
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"memory_ext.llm_api_key",
+            c"API key for the LLM endpoint (superuser-only, never shown).",
+            c"",
+            &LLM_API_KEY,
+            GucContext::Suset,
+            GucFlags::SUPERUSER_ONLY | GucFlags::NO_SHOW_ALL,
+            Some(secret_check),
+            Some(llm_api_key_assign),
+            None,
+        );
+    }
     GucRegistry::define_int_guc(
         c"memory_ext.consolidation_max_llm_calls",
         c"LLM prompts consolidation may send per tenant per day.",
@@ -476,6 +490,71 @@ pub fn token_encoding() -> Encoding {
     }
 }
 
+/// What `SHOW`, `pg_settings` and the server log see of a secret setting that has a value.
+const SECRET_MASK: &CStr = c"********";
+
+/// The real values of the two secret settings, kept by their assign hooks (`extra` of the
+/// GUC machinery, which owns and frees them); the settings' visible values are the mask.
+static EMBEDDING_API_KEY_VALUE: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+static LLM_API_KEY_VALUE: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Check hook of a secret setting: moves the value into `extra` and shows the mask instead.
+///
+/// # Why
+/// On `ALTER SYSTEM` + reload Postgres logs `parameter "memory_ext.llm_api_key" changed to
+/// "sk-..."` with the setting's visible value, whatever its flags: the only way to keep the key
+/// out of the log is for the visible value not to be the key.
+#[pg_guard]
+unsafe extern "C-unwind" fn secret_check(
+    newval: *mut *mut c_char,
+    extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: the GUC machinery passes valid pointers; *newval is NULL or a malloc'd C string
+    // it owns (PostgreSQL 15 allocates GUC strings with malloc and frees them with free), which a
+    // check hook may replace with another malloc'd one; extra must be malloc'd too and becomes
+    // the machinery's to free.
+    unsafe {
+        let v = *newval;
+        if v.is_null() || *v == 0 || CStr::from_ptr(v) == SECRET_MASK {
+            return true;
+        }
+        let secret = libc::strdup(v);
+        if secret.is_null() {
+            return false;
+        }
+        *extra = secret as *mut c_void;
+        let mask = libc::strdup(SECRET_MASK.as_ptr());
+        if mask.is_null() {
+            return false;
+        }
+        libc::free(v as *mut c_void);
+        *newval = mask;
+    }
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn embedding_api_key_assign(_newval: *const c_char, extra: *mut c_void) {
+    EMBEDDING_API_KEY_VALUE.store(extra as *mut c_char, Ordering::SeqCst);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn llm_api_key_assign(_newval: *const c_char, extra: *mut c_void) {
+    LLM_API_KEY_VALUE.store(extra as *mut c_char, Ordering::SeqCst);
+}
+
+fn secret(value: &AtomicPtr<c_char>) -> Option<String> {
+    let p = value.load(Ordering::SeqCst);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the pointer is the current value's extra, kept alive by the GUC machinery until
+    // the assign hook replaces it; read on the backend's thread only.
+    let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    Some(s).filter(|s| !s.is_empty())
+}
+
 fn string(g: &GucSetting<Option<CString>>) -> Option<String> {
     g.get()
         .and_then(|c| c.into_string().ok())
@@ -507,7 +586,7 @@ pub fn embedding_dims() -> usize {
 }
 
 pub fn embedding_api_key() -> Option<String> {
-    string(&EMBEDDING_API_KEY)
+    secret(&EMBEDDING_API_KEY_VALUE)
 }
 
 pub fn http_timeout_ms() -> u64 {
@@ -555,7 +634,7 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
     Some(memory_providers::llm::LlmConfig {
         url: string(&LLM_URL)?,
         model: string(&LLM_MODEL)?,
-        api_key: string(&LLM_API_KEY),
+        api_key: secret(&LLM_API_KEY_VALUE),
         timeout_ms: http_timeout_ms(),
     })
 }

@@ -6,6 +6,7 @@
 //! `crates/memory_core`. DDL is in `sql/`.
 
 use pgrx::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 mod api;
 mod embed;
@@ -38,6 +39,11 @@ extension_sql_file!(
     requires = ["schema"]
 );
 extension_sql_file!("../sql/worker.sql", name = "worker", requires = ["schema"]);
+extension_sql_file!(
+    "../sql/backup.sql",
+    name = "backup",
+    requires = ["schema", "embeddings", "retrieval", "lifecycle", "worker"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this
@@ -45,8 +51,23 @@ extension_sql_file!("../sql/security.sql", name = "security", finalize);
 #[pg_schema]
 mod memory {}
 
+/// Whether `_PG_init` has run in this process.
+///
+/// # Why a guard
+/// Postgres calls `_PG_init` again when the library file was replaced on disk after this
+/// process loaded it (a reinstall while a server runs): it sees a new inode, asks `dlopen`
+/// for the same path, gets back the copy already mapped, and initialises it a second time.
+/// The second run would redefine every setting (an ERROR in the middle of whatever statement
+/// loaded the function) and register hooks twice; the library is already initialised, so it
+/// has nothing to do.
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    if INITIALISED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    error::no_backtraces();
     gucs::init();
     worker::register();
 }

@@ -4,6 +4,7 @@
 use crate::error::{OrRaise, SpiOk};
 use crate::pg::{spi, tenant};
 use memory_core::validate;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
@@ -38,7 +39,7 @@ fn memory_history(
                 r.get::<String>(2)?,
                 r.get::<String>(3)?,
                 r.get::<String>(4)?,
-                r.get::<JsonB>(5)?.unwrap_or(JsonB(serde_json::json!({}))),
+                r.get::<Json>(5)?.map(|j| JsonB(j.0)).unwrap_or(JsonB(serde_json::json!({}))),
                 r.get::<TimestampWithTimeZone>(6)?.unwrap_or_else(|| {
                     crate::error::raise(memory_core::SqlState::NoDataFound, "no timestamp", None)
                 }),
@@ -56,11 +57,11 @@ fn memory_history(
 #[pg_extern(stable, parallel_restricted)]
 fn memory_export(user_id: Option<&str>) -> JsonB {
     let user = tenant::resolve(user_id);
-    let doc = spi::one_opt::<JsonB>(
+    let doc = spi::one_opt::<Json>(
         include_str!("../../sql/queries/export.sql"),
         &[user.as_str().into()],
         "exporting",
     )
-    .unwrap_or(JsonB(serde_json::json!({})));
+    .map_or_else(|| JsonB(serde_json::json!({})), |j| JsonB(j.0));
     doc
 }

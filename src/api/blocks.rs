@@ -12,6 +12,7 @@ use crate::pg::{spi, tenant};
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::validate;
 use memory_core::SqlState;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::json;
@@ -127,7 +128,7 @@ fn memory_agent(
         )
         .spi("creating default blocks");
     }
-    let blocks = Spi::get_one_with_args::<JsonB>(
+    let blocks = Spi::get_one_with_args::<Json>(
         "SELECT coalesce(jsonb_agg(jsonb_build_object('label', label, 'version', version,
                                                       'chars', char_length(value))
                                    ORDER BY label <> 'persona', label <> 'human', created_at, label), '[]')
@@ -247,7 +248,7 @@ pub fn compile_for(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> St
             t.get::<String>(2)?,
             t.get::<i64>(3)?.unwrap_or(0),
             t.get::<i64>(4)?.unwrap_or(0),
-            t.get::<JsonB>(5)?.map(|j| j.0).unwrap_or_else(|| json!([])),
+            t.get::<Json>(5)?.map(|j| j.0).unwrap_or_else(|| json!([])),
         ))
     })
     .spi("compiling blocks");
@@ -297,7 +298,7 @@ mod tests {
     fn agent_is_created_once() {
         setup();
         let again =
-            Spi::get_one::<pgrx::JsonB>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
+            Spi::get_one::<Json>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
                 .unwrap()
                 .unwrap();
         assert_eq!(again.0["created"], false);
@@ -311,7 +312,7 @@ mod tests {
     #[pg_test]
     fn edits_bump_version_and_write_history() {
         setup();
-        let r = Spi::get_one::<pgrx::JsonB>("SELECT block_append('a1', 'human', 'Likes tea')")
+        let r = Spi::get_one::<Json>("SELECT block_append('a1', 'human', 'Likes tea')")
             .unwrap()
             .unwrap();
         assert_eq!(r.0["version"], 2);

@@ -4,6 +4,7 @@
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::pg::tenant;
 use memory_core::{validate, SqlState};
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -21,8 +22,8 @@ fn bad(field: &str, reason: &str) -> ! {
 /// allowlists map an agent to its category names. Optional `"user_id"` (else the current tenant).
 /// Replaces the tenant's previous configuration atomically; returns the counts.
 #[pg_extern(volatile, parallel_unsafe)]
-fn memory_configure(config: Option<JsonB>) -> JsonB {
-    let JsonB(cfg) = validate::required("config", config.as_ref()).or_raise();
+fn memory_configure(config: Option<Json>) -> JsonB {
+    let Json(cfg) = validate::required("config", config.as_ref()).or_raise();
     let obj = cfg
         .as_object()
         .unwrap_or_else(|| bad("config", "must be a JSON object"));

@@ -14,6 +14,7 @@ use crate::gucs;
 use crate::pg::{hints, spi, tenant, vector};
 use memory_core::consolidate::{self as rules, Side};
 use memory_core::validate;
+use crate::pg::owner::as_owner;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -137,13 +138,15 @@ fn mark_examined(user: &str, ids: &[String]) {
     if ids.is_empty() {
         return;
     }
-    Spi::run_with_args(
-        "INSERT INTO memory.consolidation_seen AS s (user_id, id)
-         SELECT $1, unnest($2::uuid[])
-         ON CONFLICT (user_id, id) DO UPDATE SET seen_at = now()",
-        &[user.into(), ids.to_vec().into()],
-    )
-    .spi("marking candidates examined");
+    as_owner(|| {
+        Spi::run_with_args(
+            "INSERT INTO memory.consolidation_seen AS s (user_id, id)
+             SELECT $1, unnest($2::uuid[])
+             ON CONFLICT (user_id, id) DO UPDATE SET seen_at = now()",
+            &[user.into(), ids.to_vec().into()],
+        )
+        .spi("marking candidates examined")
+    });
 }
 
 fn items(user: &str, ids: &[String]) -> BTreeMap<String, Item> {
@@ -356,31 +359,36 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
                 ..Event::new(user, Node::Worker, "link")
             });
         }
-        Spi::run_with_args(
-            "INSERT INTO memory.consolidation_fingerprints (user_id, id_a, id_b, score, verdict)
-             VALUES ($1, $2::uuid, $3::uuid, $4::numeric(3,2), $5)
-             ON CONFLICT (user_id, id_a, id_b, score) DO UPDATE SET verdict = EXCLUDED.verdict, checked_at = now()",
-            &[
-                user.into(),
-                p.a.as_str().into(),
-                p.b.as_str().into(),
-                round2(p.score).into(),
-                if same { "same" } else { "different" }.into(),
-            ],
-        )
-        .spi("recording a fingerprint");
+        as_owner(|| {
+            Spi::run_with_args(
+                "INSERT INTO memory.consolidation_fingerprints (user_id, id_a, id_b, score, verdict)
+                 VALUES ($1, $2::uuid, $3::uuid, $4::numeric(3,2), $5)
+                 ON CONFLICT (user_id, id_a, id_b, score) DO UPDATE SET verdict = EXCLUDED.verdict, checked_at = now()",
+                &[
+                    user.into(),
+                    p.a.as_str().into(),
+                    p.b.as_str().into(),
+                    round2(p.score).into(),
+                    if same { "same" } else { "different" }.into(),
+                ],
+            )
+            .spi("recording a fingerprint")
+        });
     }
     let examined: Vec<String> = candidates
         .into_iter()
         .filter(|id| !undecided.contains(id))
         .collect();
     mark_examined(user, &examined);
-    Spi::run_with_args(
-        "INSERT INTO memory.consolidation_usage AS u (user_id, pairs, llm_calls) VALUES ($1, $2, $3)
-         ON CONFLICT (user_id, day) DO UPDATE SET pairs = u.pairs + EXCLUDED.pairs, llm_calls = u.llm_calls + EXCLUDED.llm_calls",
-        &[user.into(), (c.pairs_checked as i32).into(), (c.llm_calls as i32).into()],
-    )
-    .spi("recording consolidation usage");
+    // The budget bookkeeping is the operator's, not the tenant's (src/pg/owner.rs).
+    as_owner(|| {
+        Spi::run_with_args(
+            "INSERT INTO memory.consolidation_usage AS u (user_id, pairs, llm_calls) VALUES ($1, $2, $3)
+             ON CONFLICT (user_id, day) DO UPDATE SET pairs = u.pairs + EXCLUDED.pairs, llm_calls = u.llm_calls + EXCLUDED.llm_calls",
+            &[user.into(), (c.pairs_checked as i32).into(), (c.llm_calls as i32).into()],
+        )
+        .spi("recording consolidation usage")
+    });
     c
 }
 

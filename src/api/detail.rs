@@ -15,6 +15,7 @@ use crate::pg::{spi, tenant};
 use memory_core::detail as rules;
 use memory_core::validate;
 use memory_core::SqlState;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -29,10 +30,10 @@ pub struct Stored {
     pub id: String,
 }
 
-fn object(arg: &str, v: Option<JsonB>) -> Value {
+fn object(arg: &str, v: Option<Json>) -> Value {
     match v {
         None => json!({}),
-        Some(JsonB(o @ Value::Object(_))) => o,
+        Some(Json(o @ Value::Object(_))) => o,
         Some(_) => raise(
             SqlState::InvalidParameterValue,
             format!("{arg} must be a JSON object"),
@@ -178,7 +179,7 @@ fn ref_store(
     kind: Option<&str>,
     user_id: Option<&str>,
     thread_id: Option<&str>,
-    metadata: Option<JsonB>,
+    metadata: Option<Json>,
 ) -> JsonB {
     let content = validate::text("content", content).or_raise();
     let description = validate::text("description", description).or_raise();

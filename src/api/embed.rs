@@ -67,13 +67,25 @@ $do$;
     requires = [embed_array, embed_batch_arrays]
 );
 
-/// Makes sure the model's registry row and HNSW indexes exist before a vector of it is stored.
-pub fn ensure_model(model: &ActiveModel, dims: usize) {
-    crate::pg::spi::run_kept(
-        "SELECT memory._ensure_embedding_model($1, $2)",
-        &[model.id.as_str().into(), (dims as i32).into()],
-        "registering an embedding model",
-    );
+/// Makes sure the model's registry row and HNSW indexes exist before a vector of it is stored
+/// (as the extension owner: the registry is not the tenants', see src/pg/owner.rs). `Err` when
+/// the registry is full: the caller stores the row without a vector and records why, so a
+/// full registry never loses a write.
+pub fn ensure_model(model: &ActiveModel, dims: usize) -> Result<(), String> {
+    let registered = crate::pg::owner::as_owner(|| {
+        spi::one_kept::<bool>(
+            "SELECT memory._ensure_embedding_model($1, $2)",
+            &[model.id.as_str().into(), (dims as i32).into()],
+            "registering an embedding model",
+        )
+    });
+    if registered == Some(false) {
+        return Err(format!(
+            "too many embedding models: \"{}\" is not registered (delete unused rows from memory.embedding_models)",
+            model.id
+        ));
+    }
+    Ok(())
 }
 
 /// What a write stores: a vector of the active model, or nothing and the reason.
@@ -113,13 +125,16 @@ pub fn for_write(text: &str) -> WriteEmbedding {
         .unwrap_or_else(|_| "unconfigured".into());
     match embed::embed(&[text]) {
         Ok((model, mut vs)) => match vs.pop() {
-            Some(v) => {
-                ensure_model(&model, v.len());
-                WriteEmbedding::Vector {
+            Some(v) => match ensure_model(&model, v.len()) {
+                Ok(()) => WriteEmbedding::Vector {
                     model: model.id,
                     text: vector_text(&v),
-                }
-            }
+                },
+                Err(error) => WriteEmbedding::Failed {
+                    model: model.id,
+                    error,
+                },
+            },
             None => WriteEmbedding::Failed {
                 model: model_id,
                 error: "provider returned no vector".into(),
@@ -179,9 +194,16 @@ fn claim(target: &'static str, query: &str, stale: &[String], limit: i32) -> Vec
     .spi("claiming rows to embed")
 }
 
-fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
+/// Stores the vectors of `rows`; with the registry full, records the failure of each row
+/// instead (retried with backoff like an outage). Returns how many rows got a vector.
+fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize {
     if let Some(first) = vectors.first() {
-        ensure_model(model, first.len());
+        if let Err(e) = ensure_model(model, first.len()) {
+            for r in rows {
+                record_failure(&r.user, r.target, &r.id, &model.id, &e);
+            }
+            return 0;
+        }
     }
     for target in ["item", "message", "file"] {
         let (users, ids, vecs): (Vec<String>, Vec<String>, Vec<String>) = rows
@@ -225,6 +247,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) {
         )
         .spi("clearing embedding failures");
     }
+    rows.len()
 }
 
 /// Re-embeds up to `batch` rows (memories first, then messages, then memory files) that have no vector, or one of a
@@ -271,8 +294,7 @@ pub fn reembed(batch: i32) -> i64 {
     match embed::embed(&bodies) {
         Ok((m, vectors)) => {
             let refs: Vec<&Claimed> = rows.iter().collect();
-            store(&refs, &vectors, &m);
-            rows.len() as i64
+            store(&refs, &vectors, &m) as i64
         }
         Err(batch_error) if provider_down(&batch_error) => {
             // Trying each row alone would only repeat the outage once per row (up to one
@@ -290,17 +312,14 @@ pub fn reembed(batch: i32) -> i64 {
                 // A cancel or a worker shutdown stops here rather than after the last row.
                 pgrx::check_for_interrupts!();
                 match embed::embed(&[r.body.as_str()]) {
-                    Ok((m, vectors)) => {
-                        store(&[r], &vectors, &m);
-                        done += 1;
-                    }
+                    Ok((m, vectors)) => done += store(&[r], &vectors, &m),
                     Err(e) => {
                         let e = if rows.len() == 1 { &batch_error } else { &e };
                         record_failure(&r.user, r.target, &r.id, &model.id, &e.to_string())
                     }
                 }
             }
-            done
+            done as i64
         }
     }
 }

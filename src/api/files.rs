@@ -12,6 +12,7 @@ use crate::pg::{spi, tenant};
 use memory_core::files as rules;
 use memory_core::validate;
 use memory_core::SqlState;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::Value;
@@ -31,7 +32,7 @@ fn embed_body(title: Option<&str>, content: &str) -> String {
     }
 }
 
-fn path_arg(path: Option<&str>) -> &str {
+fn path_arg(path: Option<&str>) -> String {
     rules::path(path).or_raise()
 }
 
@@ -74,10 +75,10 @@ fn memory_file_write(
     content: Option<&str>,
     title: default!(Option<&str>, "NULL"),
     tags: default!(Option<Vec<Option<String>>>, "NULL"),
-    metadata: default!(Option<JsonB>, "NULL"),
+    metadata: default!(Option<Json>, "NULL"),
     user_id: default!(Option<&str>, "NULL"),
 ) -> JsonB {
-    let path = path_arg(path);
+    let path = &path_arg(path);
     let content = validate::text("content", content).or_raise();
     let title = match title {
         Some(t) if t.trim().is_empty() => None,
@@ -92,7 +93,7 @@ fn memory_file_write(
     let tags = tags_arg(tags);
     let metadata = match metadata {
         None => None,
-        Some(JsonB(m @ Value::Object(_))) => Some(m),
+        Some(Json(m @ Value::Object(_))) => Some(m),
         Some(_) => raise(
             SqlState::InvalidParameterValue,
             "metadata must be a JSON object",
@@ -101,7 +102,7 @@ fn memory_file_write(
     };
     let user = tenant::resolve(user_id);
     // Unchanged content and title: no new embedding, no new updated_at.
-    let unchanged = spi::one_opt::<JsonB>(
+    let unchanged = spi::one_opt::<Json>(
         "SELECT jsonb_build_object('path', path, 'id', id, 'event', 'noop', 'chars', char_length(content), 'updated_at', updated_at)
          FROM memory.files
          WHERE user_id = $1 AND path = $2 AND content = $3 AND title IS NOT DISTINCT FROM $4
@@ -116,8 +117,8 @@ fn memory_file_write(
         ],
         "comparing a file",
     );
-    if let Some(row) = unchanged {
-        return row;
+    if let Some(Json(row)) = unchanged {
+        return JsonB(row);
     }
     let out = write(&user, path, title.as_deref(), content, tags, metadata);
     let id = out["id"].as_str().unwrap_or_default().to_string();
@@ -132,9 +133,9 @@ fn memory_file_write(
 /// (the last one is the time of this read). P0002 when there is no such file.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_file_read(path: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> JsonB {
-    let path = path_arg(path);
+    let path = &path_arg(path);
     let user = tenant::resolve(user_id);
-    spi::one_opt::<JsonB>(
+    spi::one_opt::<Json>(
         "UPDATE memory.files SET last_accessed_at = now() WHERE user_id = $1 AND path = $2
          RETURNING jsonb_build_object('path', path, 'title', title, 'content', content, 'tags', tags,
                                       'metadata', metadata, 'created_at', created_at,
@@ -142,6 +143,7 @@ fn memory_file_read(path: Option<&str>, user_id: default!(Option<&str>, "NULL"))
         &[user.as_str().into(), path.into()],
         "reading a file",
     )
+    .map(|j| JsonB(j.0))
     .unwrap_or_else(|| {
         raise(
             SqlState::NoDataFound,
@@ -207,7 +209,7 @@ fn memory_file_edit(
     new: Option<&str>,
     user_id: default!(Option<&str>, "NULL"),
 ) -> JsonB {
-    let path = path_arg(path);
+    let path = &path_arg(path);
     let old = validate::text("old", old).or_raise();
     let new = validate::text("new", new).or_raise();
     let user = tenant::resolve(user_id);
@@ -237,7 +239,7 @@ fn memory_file_edit(
     let edited = rules::replace_once(path, &content, old, new).or_raise();
     let embedding = emb::for_write(&embed_body(title.as_deref(), &edited));
     let (vector, model) = embedding.columns();
-    let JsonB(out) = spi::one_opt::<JsonB>(
+    let Json(out) = spi::one_opt::<Json>(
         &format!(
             "UPDATE memory.files SET content = $3, embedding = $4::{v}, embedding_model = $5, updated_at = now()
              WHERE user_id = $1 AND path = $2
@@ -253,7 +255,7 @@ fn memory_file_edit(
         ],
         "editing a file",
     )
-    .unwrap_or(JsonB(Value::Null));
+    .unwrap_or(Json(Value::Null));
     let id = out["id"].as_str().unwrap_or_default().to_string();
     if let WriteEmbedding::Failed { model, error } = &embedding {
         emb::record_failure(&user, "file", &id, model, error);
@@ -378,7 +380,7 @@ fn memory_file_search(
             )
         }
         None => (
-            "SELECT NULL::uuid WHERE false".into(),
+            "SELECT NULL::uuid AS id WHERE false".into(),
             "NULL::float8".into(),
         ),
     };
@@ -500,7 +502,7 @@ fn lookup_terms(user: &str, lexemes: &[String]) -> Vec<String> {
 /// Deletes a file; true when there was one.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_file_delete(path: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> bool {
-    let path = path_arg(path);
+    let path = &path_arg(path);
     let user = tenant::resolve(user_id);
     let id = spi::one_opt::<String>(
         "DELETE FROM memory.files WHERE user_id = $1 AND path = $2 RETURNING id::text",
@@ -536,7 +538,7 @@ pub fn write(
 ) -> Value {
     let embedding = emb::for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
-    let JsonB(out) = spi::one_opt::<JsonB>(
+    let Json(out) = spi::one_opt::<Json>(
         &format!(
             "INSERT INTO memory.files AS f (user_id, path, title, content, tags, metadata, embedding, embedding_model)
              VALUES ($1, $2, $3, $4, coalesce($5, '{{}}'), coalesce($6, '{{}}'), $7::{v}, $8)
@@ -562,7 +564,7 @@ pub fn write(
         ],
         "writing a file",
     )
-    .unwrap_or(JsonB(Value::Null));
+    .unwrap_or(Json(Value::Null));
     if let WriteEmbedding::Failed { model, error } = &embedding {
         let id = out["id"].as_str().unwrap_or_default();
         emb::record_failure(user, "file", id, model, error);

@@ -9,6 +9,7 @@ use crate::pg::{hints, spi, tenant};
 use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::validate;
 use memory_core::SqlState;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
@@ -23,16 +24,17 @@ fn transition(id: Option<pgrx::Uuid>, reason: &str, sql: &str, extra: Option<i32
         args.push(gucs::track_events().into());
     }
     let changed = hints::with_reason(reason, || {
-        spi::one_opt::<JsonB>(sql, &args, "changing a memory's state")
+        spi::one_opt::<Json>(sql, &args, "changing a memory's state")
     });
     changed
         .or_else(|| {
-            spi::one_opt::<JsonB>(
+            spi::one_opt::<Json>(
                 include_str!("../../sql/queries/item_state.sql"),
                 &[id.as_str().into(), user.into()],
                 "reading a memory's state",
             )
         })
+        .map(|j| JsonB(j.0))
         .unwrap_or_else(|| {
             raise(
                 SqlState::NoDataFound,
@@ -138,6 +140,13 @@ fn memory_purge() -> i64 {
 
 /// The purge for one tenant or (`None`) all: (memories purged, fingerprints pruned).
 pub fn purge(user: Option<String>) -> (i64, i64) {
+    // As the owner: the statement also prunes the consolidation bookkeeping, which tenants may
+    // read but not write (src/pg/owner.rs); `user` is the resolved tenant, so it still touches
+    // only that tenant's rows.
+    crate::pg::owner::as_owner(|| purge_rows(user))
+}
+
+fn purge_rows(user: Option<String>) -> (i64, i64) {
     hints::with_reason("purge", || {
         Spi::connect_mut(|c| {
             let r = c.update(

@@ -19,6 +19,7 @@ use memory_core::request::{self, Filters, QueryRequest, ReturnMode};
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::datum::DatumWithOid;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -410,7 +411,7 @@ pub fn search(
                                 content: r.get::<String>(4)?,
                                 importance: r.get::<i16>(5)?.unwrap_or(2),
                                 tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
-                                metadata: r.get::<JsonB>(8)?.map(|j| j.0).unwrap_or(Value::Null),
+                                metadata: r.get::<Json>(8)?.map(|j| j.0).unwrap_or(Value::Null),
                                 updated_at: r.get::<String>(9)?.unwrap_or_default(),
                                 similarity,
                                 score: 0.0,
@@ -640,8 +641,8 @@ pub fn run_query(q: &QueryRequest) -> Value {
 
 /// The single retrieval tool (seed 003 §6).
 #[pg_extern(volatile, parallel_unsafe)]
-fn memory_query(request: Option<JsonB>) -> JsonB {
-    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+fn memory_query(request: Option<Json>) -> JsonB {
+    let Json(v) = validate::required("request", request.as_ref()).or_raise();
     let q = request::parse_query(v).or_raise();
     JsonB(run_query(&q))
 }
@@ -654,8 +655,8 @@ const PLAN_STATEMENT: &str = "memory_ext_query_plan";
 /// statement's generic plan, as memory_query keeps it. For DBAs, and for the tests that prove
 /// the indexes are used.
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
-fn query_plan(request: Option<JsonB>, measure: default!(Option<bool>, false)) -> String {
-    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+fn query_plan(request: Option<Json>, measure: default!(Option<bool>, false)) -> String {
+    let Json(v) = validate::required("request", request.as_ref()).or_raise();
     let q = request::parse_query(v).or_raise();
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
@@ -750,7 +751,7 @@ fn memory_search(
     query: Option<&str>,
     user_id: default!(Option<&str>, "NULL"),
     top_k: default!(Option<i32>, 5),
-    filters: default!(Option<JsonB>, "'{}'"),
+    filters: default!(Option<Json>, "'{}'"),
 ) -> TableIterator<
     'static,
     (

@@ -11,6 +11,7 @@ use crate::pg::tenant;
 use memory_core::tokens::{self, Encoding, Usage};
 use memory_core::validate;
 use memory_core::SqlState;
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::json;
@@ -24,7 +25,7 @@ fn message_append(
     role: Option<&str>,
     content: Option<&str>,
     user_id: default!(Option<&str>, "NULL"),
-    tool_calls: default!(Option<JsonB>, "NULL"),
+    tool_calls: default!(Option<Json>, "NULL"),
     tool_call_id: default!(Option<&str>, "NULL"),
     name: default!(Option<&str>, "NULL"),
 ) -> JsonB {
@@ -35,7 +36,7 @@ fn message_append(
     let name = validate::optional_id("name", name).or_raise();
     let tool_calls_text = match &tool_calls {
         None => None,
-        Some(JsonB(v)) if v.is_array() => Some(v.to_string()),
+        Some(Json(v)) if v.is_array() => Some(v.to_string()),
         Some(_) => raise(
             SqlState::InvalidParameterValue,
             "tool_calls must be a JSON array",
@@ -242,7 +243,7 @@ fn message_token_count(
     role: Option<&str>,
     content: Option<&str>,
     name: Option<&str>,
-    tool_calls: Option<JsonB>,
+    tool_calls: Option<Json>,
 ) -> i32 {
     let tc = tool_calls.map(|j| j.0.to_string());
     tokens::message_tokens(
@@ -331,12 +332,12 @@ mod tests {
     #[pg_test]
     fn append_numbers_messages_and_counts_tokens() {
         Spi::run("SET memory_ext.user_id = 'u1'").unwrap();
-        let a = Spi::get_one::<JsonB>("SELECT message_append('t1', 'user', 'hello world')")
+        let a = Spi::get_one::<Json>("SELECT message_append('t1', 'user', 'hello world')")
             .unwrap()
             .unwrap();
         assert_eq!(a.0["seq"], 1);
         assert_eq!(a.0["tokens"], 6); // 3 framing + "user" + "hello world"
-        let b = Spi::get_one::<JsonB>("SELECT message_append('t1', 'assistant', 'hi')")
+        let b = Spi::get_one::<Json>("SELECT message_append('t1', 'assistant', 'hi')")
             .unwrap()
             .unwrap();
         assert_eq!(b.0["seq"], 2);

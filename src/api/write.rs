@@ -13,6 +13,7 @@ use crate::pg::{spi, tenant, vector};
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, WriteRequest};
 use memory_core::{text, validate, SqlState};
+use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -171,14 +172,19 @@ fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
         req,
         user,
         text,
-        vector: vec,
-        failure,
+        vector: mut vec,
+        mut failure,
     } = p;
-    let (vec_text, model_id) = match (&vec, model) {
-        (Some(v), Some(m)) => {
-            emb::ensure_model(m, v.len());
-            (Some(vector_text(v)), Some(m.id.clone()))
+    // A full model registry stores the memory without a vector (found by keyword meanwhile)
+    // and leaves it to the backfill, like a provider outage: the write is never lost.
+    if let (Some(v), Some(m)) = (&vec, model) {
+        if let Err(e) = emb::ensure_model(m, v.len()) {
+            failure = Some((m.id.clone(), e));
+            vec = None;
         }
+    }
+    let (vec_text, model_id) = match (&vec, model) {
+        (Some(v), Some(m)) => (Some(vector_text(v)), Some(m.id.clone())),
         _ => (None, None),
     };
     let tags: Option<Vec<String>> = req.tags.clone();
@@ -385,8 +391,8 @@ pub fn write_json(v: &Value) -> Value {
 
 /// Stores a memory: `{"id", "event": "created"|"updated"|"noop", "revision", "related": [...]}`.
 #[pg_extern(volatile, parallel_unsafe)]
-fn memory_write(request: Option<JsonB>) -> JsonB {
-    let JsonB(v) = validate::required("request", request.as_ref()).or_raise();
+fn memory_write(request: Option<Json>) -> JsonB {
+    let Json(v) = validate::required("request", request.as_ref()).or_raise();
     let req = request::parse_write(v).or_raise();
     let (model, mut prepared) = prepare_all(vec![req]);
     let p = prepared
@@ -403,8 +409,8 @@ const MAX_BATCH: usize = 10_000;
 /// then written in order, each seeing the ones before it, so the result equals one-by-one
 /// writes. Returns the array of responses. All or nothing.
 #[pg_extern(volatile, parallel_unsafe)]
-fn memory_write_batch(requests: Option<JsonB>) -> JsonB {
-    let JsonB(v) = validate::required("requests", requests.as_ref()).or_raise();
+fn memory_write_batch(requests: Option<Json>) -> JsonB {
+    let Json(v) = validate::required("requests", requests.as_ref()).or_raise();
     let Value::Array(items) = v else {
         raise(
             SqlState::InvalidParameterValue,

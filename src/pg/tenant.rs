@@ -7,16 +7,67 @@ use crate::gucs::{self, TenantSource};
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 /// The current tenant: `memory_ext.user_id`, or the current role's name when
 /// `memory_ext.tenant_source = 'role'`. `None` when no tenant is set.
 pub fn current() -> Option<String> {
     match gucs::tenant_source() {
-        TenantSource::Setting => gucs::user_id(),
+        TenantSource::Setting => gucs::user_id().inspect(|u| check_claim(u)),
         TenantSource::Role => Some(current_role_name()),
     }
 }
+
+thread_local! {
+    /// The last claim found allowed: (tenant, current user, local transaction id). A tenant
+    /// is checked once per transaction and role, not once per row a policy looks at.
+    static ALLOWED: std::cell::RefCell<Option<(String, pg_sys::Oid, u32)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A tenant that is a role in role mode (`ALTER ROLE ra SET memory_ext.tenant_source = 'role'`,
+/// for all databases or this one) belongs to that role: the setting cannot claim it for anyone
+/// else. The role itself, roles it is granted to, and superusers may still name it.
+///
+/// # Why
+/// Per-role role mode is what the docs suggest for one role per tenant. Without this check,
+/// another role still in setting mode ran `SET memory_ext.user_id = 'ra'` and read and wrote
+/// everything of `ra`: the role's own setting protected only that role's sessions.
+fn check_claim(tenant: &str) {
+    // SAFETY: GetUserId and MyProc are the backend's own state, valid inside a transaction.
+    let (me, lxid) = unsafe { (pg_sys::GetUserId(), (*pg_sys::MyProc).lxid) };
+    let cached = ALLOWED.with_borrow(|a| {
+        a.as_ref()
+            .is_some_and(|(t, u, x)| t == tenant && *u == me && *x == lxid)
+    });
+    if cached {
+        return;
+    }
+    let name = CString::new(tenant).unwrap_or_default();
+    // SAFETY: a NUL-terminated copy of the name; missing_ok = true returns InvalidOid instead
+    // of raising; is_member_of_role reads the role cache.
+    let foreign_role = unsafe {
+        let role = pg_sys::get_role_oid(name.as_ptr(), true);
+        role != pg_sys::InvalidOid && !pg_sys::is_member_of_role(me, role)
+    };
+    if foreign_role
+        && Spi::get_one_with_args::<bool>(
+            include_str!("../../sql/queries/tenant_role_mode.sql"),
+            &[tenant.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    {
+        raise(
+            SqlState::InsufficientPrivilege,
+            format!("tenant \"{tenant}\" is a role in role mode: only that role can act for it"),
+            Some("connect as that role, or use another memory_ext.user_id".into()),
+        );
+    }
+    ALLOWED.set(Some((tenant.to_string(), me, lxid)));
+}
+
 
 fn current_role_name() -> String {
     // SAFETY: GetUserId() is the session's current effective role, always a valid OID inside a

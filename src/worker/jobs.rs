@@ -72,13 +72,14 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
     })
 }
 
-/// Runs one job with its bookkeeping: started (and the request cleared) in one transaction,
-/// the job in its own, the outcome in a third, so that a failed job still leaves its error.
+/// Runs one job with its bookkeeping: started in one transaction, the job in its own, the
+/// outcome (which answers the request, if any) in a third, so that a failed job still leaves
+/// its error and a run cut short leaves its request for the next worker.
 pub fn run_job(job: &str, body: impl FnOnce() -> Result<Value, String>) -> Result<Value, String> {
     let name = job.to_string();
     let _ = txn::run("memory_ext worker: job bookkeeping", move || {
         Spi::run_with_args(
-            "UPDATE memory.worker_jobs SET last_started_at = now(), requested_at = NULL WHERE job = $1",
+            include_str!("../../sql/queries/worker_job_start.sql"),
             &[name.as_str().into()],
         )
         .spi("marking a job started")
@@ -100,14 +101,7 @@ pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stam
     let name = job.to_string();
     let recorded = txn::run("memory_ext worker: job bookkeeping", move || {
         Spi::run_with_args(
-            "UPDATE memory.worker_jobs SET
-                 last_started_at = CASE WHEN $5 THEN now() - make_interval(secs => $2 / 1000) ELSE last_started_at END,
-                 last_finished_at = now(), last_duration_ms = $2, runs = runs + 1,
-                 last_counts = coalesce($3, last_counts),
-                 last_error = coalesce($4, last_error),
-                 last_error_at = CASE WHEN $4 IS NULL THEN last_error_at ELSE now() END,
-                 failures = failures + ($4 IS NOT NULL)::int
-             WHERE job = $1",
+            include_str!("../../sql/queries/worker_job_finish.sql"),
             &[
                 name.as_str().into(),
                 ms.into(),
@@ -121,6 +115,23 @@ pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stam
     if let Err(e) = recorded {
         pgrx::log!("memory_ext worker: could not record the outcome of {job}: {e}");
     }
+}
+
+/// Records as failures the job runs that began and never finished (the worker was killed or
+/// the server stopped mid-run); called once per worker process. Returns those jobs.
+pub fn close_interrupted() -> Result<Vec<String>, String> {
+    txn::run("memory_ext worker: interrupted runs", || {
+        Spi::connect_mut(|c| {
+            c.update(
+                include_str!("../../sql/queries/worker_job_interrupted.sql"),
+                None,
+                &[],
+            )?
+            .map(|r| Ok(r.get::<String>(1)?.unwrap_or_default()))
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+        .spi("recording interrupted job runs")
+    })
 }
 
 /// Memories soft-deleted per TTL transaction. Each costs about what a memory_write does

@@ -169,6 +169,8 @@ struct Worker {
     waiting_logged: bool,
     /// The memory_ext.worker_jobs value whose unknown names were logged.
     unknown_logged: String,
+    /// Runs cut short by this worker's predecessor have been recorded.
+    interrupted_closed: bool,
     /// The last error logged per job: the same error is not logged again every tick.
     last_error: HashMap<&'static str, String>,
 }
@@ -187,6 +189,17 @@ impl Worker {
             Err(e) => return self.report("worker", Err(e)),
         };
         self.waiting_logged = false;
+        if !self.interrupted_closed {
+            match jobs::close_interrupted() {
+                Ok(cut) => {
+                    for job in cut {
+                        pgrx::log!("{WORKER_TYPE}: the last {job} run was cut short; recorded as a failure");
+                    }
+                    self.interrupted_closed = true;
+                }
+                Err(e) => return self.report("worker", Err(e)),
+            }
+        }
         let setting = gucs::worker_jobs();
         let (on, unknown) = schedule::parse_jobs(&setting);
         if !unknown.is_empty() && setting != self.unknown_logged {

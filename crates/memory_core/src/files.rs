@@ -66,6 +66,9 @@ fn check_segments(arg: &'static str, p: &str) -> Result<(), FileError> {
     if p.chars().any(char::is_control) {
         return bad("contains control characters");
     }
+    if p.chars().any(is_bidi_control) {
+        return bad("contains bidirectional control characters");
+    }
     if p.starts_with('/') || p.starts_with('\\') || p.get(1..3) == Some(":\\") {
         return bad("absolute paths are not allowed");
     }
@@ -80,8 +83,25 @@ fn check_segments(arg: &'static str, p: &str) -> Result<(), FileError> {
     Ok(())
 }
 
-/// A file path: required, non-empty, relative, clean.
-pub fn path(v: Option<&str>) -> Result<&str, FileError> {
+/// Unicode's bidirectional formatting characters (embeddings, overrides, isolates, marks): in
+/// a path they make one name display as another (`U+202E` reverses what follows).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A path in Unicode normalisation form C.
+///
+/// # Why
+/// `notes/café.md` typed on one keyboard (é as one code point) and pasted from another (e +
+/// combining accent) list identically but were two files. Every path is stored and looked up
+/// in NFC, the form most input produces, so both spellings name the same file.
+fn nfc(p: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    p.nfc().collect()
+}
+
+/// A file path: required, non-empty, relative, clean, in NFC.
+pub fn path(v: Option<&str>) -> Result<String, FileError> {
     let p = v.ok_or(FileError::Null { arg: "path" })?;
     if p.is_empty() {
         return Err(FileError::Path {
@@ -98,7 +118,7 @@ pub fn path(v: Option<&str>) -> Result<&str, FileError> {
         });
     }
     check_segments("path", p)?;
-    Ok(p)
+    Ok(nfc(p))
 }
 
 /// A directory prefix for `_ls` / `_grep`: NULL or empty means every file; otherwise a clean
@@ -110,7 +130,7 @@ pub fn prefix(v: Option<&str>) -> Result<String, FileError> {
         Some(p) => {
             let trimmed = p.strip_suffix('/').unwrap_or(p);
             check_segments("prefix", trimmed)?;
-            Ok(format!("{trimmed}/"))
+            Ok(format!("{}/", nfc(trimmed)))
         }
     }
 }
@@ -154,9 +174,9 @@ mod tests {
     fn paths() {
         assert_eq!(
             path(Some("episodes/2026-01-17/run.md")),
-            Ok("episodes/2026-01-17/run.md")
+            Ok("episodes/2026-01-17/run.md".to_string())
         );
-        assert_eq!(path(Some("notes.md")), Ok("notes.md"));
+        assert_eq!(path(Some("notes.md")), Ok("notes.md".to_string()));
         for bad in [
             "",
             "/etc/passwd",
@@ -231,5 +251,22 @@ mod tests {
         );
         assert_eq!(default_title("  \n"), None);
         assert_eq!(default_title("#\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod unicode_tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_nfc_and_bidi_controls_are_refused() {
+        let composed = path(Some("notes/caf\u{e9}.md")).unwrap();
+        let decomposed = path(Some("notes/cafe\u{301}.md")).unwrap();
+        assert_eq!(composed, decomposed);
+        assert_eq!(prefix(Some("cafe\u{301}")).unwrap(), "caf\u{e9}/");
+        for p in ["notes/\u{202E}dm.exe", "a\u{2066}b.md", "x\u{200F}.md"] {
+            let e = path(Some(p)).unwrap_err();
+            assert!(e.to_string().contains("bidirectional"), "{e}");
+        }
     }
 }

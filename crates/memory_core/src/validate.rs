@@ -179,3 +179,39 @@ mod tests {
         assert_eq!(range("limit", 5, 1, 100), Ok(5));
     }
 }
+
+/// Parses the text form of a jsonb argument (`arg` names it in the error). serde_json's depth
+/// limit (128 levels) is kept on purpose: it bounds the recursion of everything that walks the
+/// value afterwards. jsonb itself stores deeper documents and numbers beyond f64 (`1e400`);
+/// both are refused here with a message that says which.
+pub fn json_text(arg: &'static str, text: &str) -> Result<serde_json::Value, ArgError> {
+    serde_json::from_str(text).map_err(|e| {
+        let why = e.to_string();
+        let reason = if why.contains("recursion limit") {
+            "JSON nested more than 128 levels deep".to_string()
+        } else if why.contains("number out of range") {
+            "JSON number out of range (numbers must fit a 64-bit float)".to_string()
+        } else {
+            format!("invalid JSON: {why}")
+        };
+        ArgError::Invalid { arg, reason }
+    })
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn deep_and_huge_json_are_argument_errors() {
+        let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        let e = json_text("request", &deep).unwrap_err();
+        assert_eq!(e.to_string(), "request: JSON nested more than 128 levels deep");
+        assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue);
+        let e = json_text("request", r#"{"metadata": {"n": 1e400}}"#).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(json_text("request", r#"{"n": 1e300}"#).is_ok());
+        let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(json_text("request", &ok).is_ok());
+    }
+}

@@ -1,0 +1,76 @@
+//! `jsonb` arguments and values read into `serde_json`, with a SQL error instead of a panic.
+//!
+//! pgrx's own `JsonB` parses with `expect`: a document nested deeper than serde_json's 128
+//! levels, or a number outside f64 (`1e400`), which jsonb stores happily, panicked and reached
+//! the client as an internal error (XX000). [`Json`] is the same `jsonb` in SQL and the same
+//! `serde_json::Value` in Rust, and answers those inputs with 22023 and a message that says
+//! what is wrong.
+
+use crate::error::OrRaise;
+use memory_core::validate;
+use pgrx::callconv::{Arg, ArgAbi};
+use pgrx::nullable::Nullable;
+use pgrx::pgrx_sql_entity_graph::metadata::{
+    ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable,
+};
+use pgrx::prelude::*;
+use serde_json::Value;
+
+/// A `jsonb` value as `serde_json::Value`.
+#[derive(Debug, Clone)]
+pub struct Json(pub Value);
+
+impl FromDatum for Json {
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _typoid: pg_sys::Oid,
+    ) -> Option<Json> {
+        if is_null {
+            return None;
+        }
+        // SAFETY: the caller hands us a non-null jsonb datum (this type's SQL type is jsonb);
+        // jsonb_out detoasts it itself and returns a palloc'd, NUL-terminated string, which
+        // lives until the memory context is reset (we copy what we need out of it at once).
+        let text = unsafe {
+            pgrx::direct_function_call::<&std::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])
+        };
+        let text = text.map(|t| t.to_string_lossy()).unwrap_or_default();
+        Some(Json(validate::json_text("jsonb argument", &text).or_raise()))
+    }
+}
+
+impl IntoDatum for Json {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        pgrx::JsonB(self.0).into_datum()
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+// SAFETY: the SQL type is jsonb, which FromDatum above reads and IntoDatum produces.
+unsafe impl SqlTranslatable for Json {
+    const TYPE_IDENT: &'static str = "memory_ext::pg::json::Json";
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+        Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
+}
+
+// SAFETY: reads the argument through FromDatum, as pgrx does for its own JsonB.
+unsafe impl<'fcx> ArgAbi<'fcx> for Json {
+    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        // SAFETY: the argument is a jsonb datum of this call.
+        unsafe { arg.unbox_arg_using_from_datum() }
+            .unwrap_or_else(|| panic!("argument {index} must not be null"))
+    }
+
+    unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {
+        // SAFETY: as above.
+        unsafe { arg.unbox_arg_using_from_datum() }.into()
+    }
+}
