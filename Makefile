@@ -8,7 +8,6 @@ RUN_PGDATA  ?= /var/tmp/memory_ext/run-$(RUN_PORT)
 TEST_PGDATA ?= /var/tmp/memory_ext/test-$(TEST_PORT)
 export PG_CONFIG RUN_PORT TEST_PORT RUN_PGDATA TEST_PGDATA
 
-SUDO := $(if $(filter 0,$(shell id -u)),,--sudo)
 
 .PHONY: all deps build install run stop test bench eval test-core lint clean-run help
 
@@ -20,7 +19,7 @@ help:
 	@echo "make install  build and install the extension into the system Postgres 15"
 	@echo "make run      start a local server on 127.0.0.1:$(RUN_PORT) with the extension and a demo"
 	@echo "make stop     stop that server"
-	@echo "make test     every test layer (lint, core, pgrx, regress, client)"
+	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, upgrade, worker)"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
 	@echo "make clean-run  stop the local server and delete its data"
@@ -32,7 +31,7 @@ build: deps
 	cargo build
 
 install: deps
-	cargo pgrx install --pg-config $(PG_CONFIG) $(SUDO)
+	scripts/install.sh
 
 run: install
 	scripts/run.sh

@@ -18,10 +18,9 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 suites=${*:-embed query lifecycle checkpoint detail}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
-sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
 echo "==> release build + install (benchmarks measure optimised code)"
-scripts/cluster.sh stop "$BENCH_PGDATA"   # never overwrite a loaded memory_ext.so in place
-cargo pgrx install --release --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+scripts/cluster.sh stop "$BENCH_PGDATA"   # its own server restarts onto the new build (the install is by rename)
+scripts/install.sh --release >/dev/null
 cargo build -q --release -p memory_ext_bench -p memory_ext_standin
 [ "${BENCH_FRESH:-0}" = 1 ] && scripts/cluster.sh destroy "$BENCH_PGDATA"
 target/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &

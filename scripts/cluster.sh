@@ -15,9 +15,14 @@ PGBIN=$("$PG_CONFIG" --bindir)
 cmd=${1:?usage: cluster.sh start|stop|destroy DIR [PORT]}
 dir=${2:?data directory}
 
-# A Rust backtrace setting in the caller's shell would put backtraces into every SQL error's
-# DETAIL: the server runs without it.
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env -u RUST_BACKTRACE "$@"; else env -u RUST_BACKTRACE "$@"; fi; }
+# The server's environment: the caller's less its Rust backtrace settings, plus CLUSTER_ENV
+# (space-separated NAME=value; the tests start their server with RUST_BACKTRACE=1 to check that
+# no backtrace reaches a client even then).
+read -r -a extra_env <<< "${CLUSTER_ENV:-}"
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "${extra_env[@]}" "$@"
+  else env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "${extra_env[@]}" "$@"; fi
+}
 running() { [ -f "$dir/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
 
 case "$cmd" in

@@ -14,8 +14,7 @@ DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 ablation=--ablation; [ "${EVAL_ABLATION:-1}" = 0 ] && ablation=
 [ -f "$DATA" ] || { echo "no such data file: $DATA (make eval DATA=path/to/locomo.json)" >&2; exit 2; }
 
-sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
-cargo pgrx install --release --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+scripts/install.sh --release >/dev/null
 cargo build -q --release -p memory_ext_bench
 scripts/cluster.sh destroy "$EVAL_PGDATA"
 trap 'scripts/cluster.sh destroy "$EVAL_PGDATA"' EXIT

@@ -6,10 +6,16 @@
 #   4. pg_regress golden files                     (the user-visible SQL contract)
 #   5. client tests through real drivers: Rust postgres (tenancy with real roles, concurrency),
 #      Python psycopg, and psql running the README's tour
-#   6. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
+#   6. backups: pg_dump / pg_restore round trips (custom and plain format) lose and double
+#      nothing (tests/python/test_backup.py), the worker runs on a restored database, and a
+#      library installed under a running server leaves it and its worker alive
+#   7. upgrades from every release (tests/upgrade/run.sh): data intact, the API and the regress
+#      suite pass on the upgraded database, its catalog equals a fresh install's
+#   8. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
-# Layers 4-6 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
-# Usage: scripts/test.sh [layer ...]   layers: lint core pgrx regress client worker (default: all)
+# Layers 4-8 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+# Usage: scripts/test.sh [layer ...]
+#   layers: lint core pgrx regress client backup upgrade worker (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +27,7 @@ STANDIN_PORT=${STANDIN_PORT:-55480}
 TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
 OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
-layers=${*:-lint core pgrx regress client worker}
+layers=${*:-lint core pgrx regress client backup upgrade worker}
 
 step() { printf '\n==> %s\n' "$*"; }
 want() { [[ " $layers " == *" $1 "* ]]; }
@@ -44,14 +50,14 @@ if want pgrx; then
   pgdata=$(mktemp -d)
   [ "$(id -u)" = 0 ] && chown postgres:postgres "$pgdata"
   runas=(); [ "$(id -u)" = 0 ] && runas=(--runas postgres)
-  cargo pgrx test pg15 -p memory_ext "${runas[@]}" --pgdata "$pgdata"
+  # Its build is installed by rename (scripts/cargo-pgrx), like every other install here.
+  CARGO_PGRX=$PWD/scripts/cargo-pgrx cargo pgrx test pg15 -p memory_ext "${runas[@]}" --pgdata "$pgdata"
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want worker; then
-  step "install memory_ext into $("$PG_CONFIG" --pkglibdir)"
-  sudo=(); [ "$(id -u)" = 0 ] || sudo=(--sudo)
-  cargo pgrx install --pg-config "$PG_CONFIG" "${sudo[@]}" >/dev/null
+if want regress || want client || want backup || want upgrade || want worker; then
+  step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
+  scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
   scripts/cluster.sh destroy "$TEST_DIR"
   step "HTTP stand-in on 127.0.0.1:$STANDIN_PORT"
@@ -59,7 +65,9 @@ if want regress || want client || want worker; then
   target/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
   standin_pid=$!
   trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"' EXIT
-  scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
+  # With a Rust backtrace setting in its environment, as a careless service file might give it:
+  # the tests check that no backtrace reaches a client anyway.
+  CLUSTER_ENV="RUST_BACKTRACE=1" scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
 fi
 
 if want regress; then
@@ -92,6 +100,27 @@ if want client; then
   [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
   psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
   echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"
+fi
+
+if want backup; then
+  step "backups: pg_dump / pg_restore round trips (tests/python/test_backup.py)"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_backup" -c "CREATE DATABASE memory_ext_backup"
+  psql_test -d memory_ext_backup -c "CREATE EXTENSION memory_ext CASCADE"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_backup" \
+  MEMORY_EXT_PGBIN="$PGBIN" python3 tests/python/test_backup.py
+  step "backups: the worker runs on a restored database"
+  psql_test -d postgres -c "ALTER SYSTEM SET memory_ext.database = 'memory_ext_backup_restored_custom'" \
+    -c "ALTER SYSTEM SET memory_ext.worker_naptime = '1s'"
+  CLUSTER_ENV="RUST_BACKTRACE=1" scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
+  TEST_PORT=$TEST_PORT tests/backup/worker_on_restored.sh
+  psql_test -d postgres -c "ALTER SYSTEM RESET memory_ext.database" -c "ALTER SYSTEM RESET memory_ext.worker_naptime"
+  step "live install: a rebuilt library installed under a running server (tests/backup/live_install.sh)"
+  tests/backup/live_install.sh
+fi
+
+if want upgrade; then
+  step "upgrades from every release (tests/upgrade/run.sh)"
+  TEST_DIR="$TEST_DIR" TEST_PORT="$TEST_PORT" tests/upgrade/run.sh
 fi
 
 if want worker; then

@@ -84,18 +84,20 @@ END $$;
 CREATE TRIGGER embedding_models_indexes AFTER INSERT ON memory.embedding_models FOR EACH ROW
 EXECUTE FUNCTION memory._embedding_model_indexes();
 
--- Registers a model, once (its indexes come with the row, above). Returns the index type
--- ('vector', 'halfvec', or NULL for "too many dimensions to index").
+-- Registers a model, once (its indexes come with the row, above). True when the model is
+-- registered (now or before); false when the registry is full and it is not: the write path
+-- then stores its row without a vector and records why (retried by the backfill), so a full
+-- registry never loses a write.
 --
 -- SECURITY DEFINER because the registry is the owner's; not executable by PUBLIC: which model
 -- a database stores vectors of is the operator's choice (memory_ext.embedding_* settings are
 -- superuser-only), and the extension calls this as its owner from the write path
 -- (src/pg/owner.rs). It refuses more than memory._max_embedding_models() models.
-CREATE FUNCTION memory._ensure_embedding_model(p_model text, p_dims integer) RETURNS text
+CREATE FUNCTION memory._ensure_embedding_model(p_model text, p_dims integer) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    known  memory.embedding_models;
-    typ    text;
+    known memory.embedding_models;
+    typ   text;
 BEGIN
     SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
     IF NOT FOUND THEN
@@ -108,17 +110,16 @@ BEGIN
             RAISE EXCEPTION 'embedding model "%" returned % dimensions; its stored vectors have %', p_model, p_dims, known.dims
                 USING ERRCODE = '58000', HINT = 'a model must always return the same number of dimensions: check memory_ext.embedding_dims and the endpoint';
         END IF;
-        RETURN known.index_type;
+        RETURN true;
     END IF;
     IF p_model IS NULL OR p_model = '' OR length(p_model) > 200 OR p_dims IS NULL OR p_dims NOT BETWEEN 1 AND 16000 THEN
         RAISE EXCEPTION 'invalid embedding model "%" with % dimensions', p_model, p_dims USING ERRCODE = '22023';
     END IF;
     IF (SELECT count(*) FROM memory.embedding_models) >= memory._max_embedding_models() THEN
-        RAISE EXCEPTION 'too many embedding models (%): not registering "%"', memory._max_embedding_models(), p_model
-            USING ERRCODE = '54000', HINT = 'delete unused rows from memory.embedding_models (and their indexes) first';
+        RETURN false;
     END IF;
     typ := CASE WHEN p_dims <= 2000 THEN 'vector' WHEN p_dims <= 4000 THEN 'halfvec' END;
     INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
-    RETURN typ;
+    RETURN true;
 END $$;
 REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;

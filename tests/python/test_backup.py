@@ -1,0 +1,159 @@
+"""Backups of a memory_ext database: pg_dump and pg_restore round trips lose and double nothing.
+
+Run by `scripts/test.sh backup` against the throwaway test server:
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=memory_ext_backup" \
+    MEMORY_EXT_PGBIN=/usr/lib/postgresql/15/bin python3 tests/python/test_backup.py
+
+The source database gets every kind of row through the API (tests/data/rows.sql, plus a second
+tenant, the built-in model's vectors and the worker's bookkeeping). It is then dumped
+  * in custom format by a superuser, restored with pg_restore;
+  * in plain format by a superuser, restored with psql;
+  * in custom format by an ordinary backup role (LOGIN, BYPASSRLS, pg_read_all_data: no
+    superuser), restored with pg_restore by a superuser (creating memory_ext needs one);
+and each restored database must hold exactly the source's rows, table by table (every table
+of schema memory, compared as multisets both ways, which is EXCEPT ALL in both directions),
+have the same indexes (the per-model HNSW indexes are made at run time and are not in the
+dump), and answer memory_query and memory_search exactly as the source does.
+"""
+
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import psycopg
+
+DSN = os.environ["MEMORY_EXT_TEST_DSN"]
+PGBIN = os.environ.get("MEMORY_EXT_PGBIN", "/usr/lib/postgresql/15/bin")
+PARAMS = dict(p.split("=", 1) for p in DSN.split())
+SOURCE = PARAMS["dbname"]
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def connect(db, **kw):
+    return psycopg.connect(f"host={PARAMS['host']} port={PARAMS['port']} user=postgres dbname={db}", autocommit=True, **kw)
+
+
+def pg(tool, *args, user="postgres", stdin=None):
+    cmd = [os.path.join(PGBIN, tool), "-h", PARAMS["host"], "-p", PARAMS["port"], "-U", user, *args]
+    r = subprocess.run(cmd, input=stdin, capture_output=True)
+    if r.returncode != 0 or (tool == "pg_restore" and r.stderr):
+        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
+    return r.stdout
+
+
+def fill():
+    """Every kind of row, for two tenants, with vectors from the built-in model."""
+    sql = open(os.path.join(ROOT, "tests", "data", "rows.sql")).read()
+    with connect(SOURCE) as c:
+        for stmt in sql.split(";\n"):
+            stmt = "\n".join(l for l in stmt.splitlines() if not l.startswith("\\") and not l.startswith("--"))
+            if stmt.strip():
+                c.execute(stmt)
+        c.execute("SET memory_ext.user_id = 'backup-other'")
+        c.execute("""SELECT memory_write_batch('[{"text": "Bo keeps bees on the roof."},
+                                                   {"text": "Bo sells honey at the Saturday market.", "thread_id": "bo-t"}]')""")
+        c.execute("SELECT message_append('bo-t', 'user', 'How much honey did we sell?')")
+        c.execute("RESET memory_ext.user_id")
+        c.execute("SELECT memory_worker_run('ttl_sweep')")
+        c.execute("SELECT memory_ttl_sweep()")
+        c.execute("SELECT memory_purge()")
+        counts = c.execute("""SELECT (SELECT count(*) FROM memory.items), (SELECT count(*) FROM memory.history),
+                                     (SELECT count(*) FROM memory.embedding_models),
+                                     (SELECT count(*) FROM memory.items WHERE embedding IS NOT NULL)""").fetchone()
+    assert counts[0] >= 6 and counts[1] >= 6 and counts[2] >= 1 and counts[3] >= 6, counts
+    return counts
+
+
+def tables(db):
+    with connect(db) as c:
+        return [r[0] for r in c.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = 'memory'::regnamespace AND relkind = 'r' ORDER BY relname")]
+
+
+def rows(db, table):
+    with connect(db) as c:
+        return Counter(r[0] for r in c.execute(f"SELECT t::text FROM memory.{table} t"))
+
+
+def indexes(db):
+    with connect(db) as c:
+        return sorted(r[0] for r in c.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'memory' ORDER BY 1"))
+
+
+def answers(db):
+    """What the API answers; run after the row comparison (retrieval updates access counts)."""
+    with connect(db) as c:
+        c.execute("SET memory_ext.user_id = 'upgrade-user'")
+        q = c.execute("""SELECT memory_query('{"query": "What does Ana like to drink?", "top_k": 3, "return": "full"}')""").fetchone()[0]
+        s = c.execute("SELECT array_agg(text ORDER BY score DESC, text) FROM memory_search('Porto trip', top_k => 3)").fetchone()[0]
+        b = c.execute("SELECT label, value, version FROM memory.blocks WHERE agent_id = 'up-agent' ORDER BY label").fetchall()
+        c.execute("SET memory_ext.user_id = 'backup-other'")
+        o = c.execute("""SELECT memory_query('{"query": "honey sales", "top_k": 2}')""").fetchone()[0]
+    for item in q["items"] + o["items"]:
+        item.pop("score", None)  # floats: compared below by order, which is what a user sees
+    return q, s, b, o
+
+
+def compare(source, restored, label):
+    st, rt = tables(source), tables(restored)
+    assert st == rt, f"{label}: tables differ: {set(st) ^ set(rt)}"
+    total = 0
+    for t in st:
+        a, b = rows(source, t), rows(restored, t)
+        missing, extra = a - b, b - a
+        assert not missing and not extra, (
+            f"{label}: memory.{t}: {sum(missing.values())} rows missing, {sum(extra.values())} extra; "
+            f"e.g. {list(missing)[:1]} {list(extra)[:1]}")
+        total += sum(a.values())
+    si, ri = indexes(source), indexes(restored)
+    assert si == ri, f"{label}: indexes differ: {sorted(set(si) ^ set(ri))[:5]}"
+    hnsw = sum("USING hnsw" in i for i in ri)
+    assert hnsw >= 3, f"{label}: per-model HNSW indexes not rebuilt ({hnsw})"
+    print(f"{label}: {len(st)} tables, {total} rows equal both ways; {len(ri)} indexes equal, {hnsw} HNSW")
+
+
+def recreate(db):
+    with connect("postgres") as c:
+        c.execute(f"DROP DATABASE IF EXISTS {db}")
+        c.execute(f"CREATE DATABASE {db}")
+
+
+def main():
+    counts = fill()
+    print(f"source: {counts[0]} memories, {counts[1]} history rows, {counts[2]} model(s), {counts[3]} vectors")
+
+    dumps = {}
+    dumps["custom"] = pg("pg_dump", "-Fc", SOURCE)
+    dumps["plain"] = pg("pg_dump", "-Fp", SOURCE)
+    with connect(SOURCE) as c:
+        c.execute("DROP ROLE IF EXISTS memory_backup")
+        c.execute("CREATE ROLE memory_backup LOGIN BYPASSRLS IN ROLE pg_read_all_data")
+    dumps["role"] = pg("pg_dump", "-Fc", SOURCE, user="memory_backup")
+
+    restored = {}
+    for kind, dump in dumps.items():
+        db = f"{SOURCE}_restored_{kind}"
+        recreate(db)
+        if kind == "plain":
+            pg("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", db, stdin=dump)
+        else:
+            pg("pg_restore", "-d", db, stdin=dump)
+        compare(SOURCE, db, f"{kind} dump")
+        restored[kind] = db
+
+    expected = answers(SOURCE)
+    for kind, db in restored.items():
+        got = answers(db)
+        assert got == expected, f"{kind} dump: the API answers differently:\n{got}\n!=\n{expected}"
+    print(f"memory_query, memory_search and blocks answer identically on {len(restored)} restored databases")
+    print("backup: 3 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)

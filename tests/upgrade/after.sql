@@ -1,0 +1,18 @@
+-- The API on a database upgraded from the previous release, over the data it wrote
+-- (tests/upgrade/data.sql): old rows are found, and new writes carry on where they left off.
+\set ON_ERROR_STOP on
+SET memory_ext.user_id = 'upgrade-user';
+-- Old memories are found, by meaning and by keyword.
+SELECT (memory_query('{"query": "What does Ana drink?", "top_k": 1}') -> 'items' -> 0 ->> 'text') LIKE 'Ana prefers green tea%' AS old_memory_found;
+SELECT count(*) > 0 AS keyword_found FROM memory_search('Porto');
+-- New messages continue the old thread's numbering; its revision keeps counting.
+SELECT (message_append('up-thread', 'user', 'Is May a good month?') ->> 'seq')::int = 4 AS seq_continues;
+SELECT memory_write('{"text": "Ana wants a hotel near the river.", "thread_id": "up-thread"}') ->> 'event' AS new_write;
+SELECT block_replace('up-agent', 'human', 'Ana', 'Ana Silva') ->> 'label' AS block_edit;
+SELECT compile_core_blocks('up-agent') LIKE '%Ana Silva%' AS compiled;
+SELECT (checkpoint_load('upgrade-user', 'up-thread') ->> 'step')::int AS checkpoint_step;
+SELECT left(memory_ref_get((SELECT key FROM memory.details LIMIT 1), "offset" => 0, "limit" => 8) ->> 'content', 8) AS detail_page;
+SELECT (memory_file_read('projects/porto.md') ->> 'content') LIKE '%900 EUR%' AS file_read;
+SELECT count(*) >= 1 AS history_kept FROM memory_history((SELECT id FROM memory.items WHERE text LIKE 'The trip%'));
+SELECT jsonb_typeof(memory_export('upgrade-user')) AS export;
+SELECT job IS NOT NULL AS worker_run_requested FROM (SELECT memory_worker_run('purge') AS job) r;

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Upgrade test (make test, layer "upgrade"): every released version upgrades to this one with
+# its users' data intact, and an upgraded schema is the same as a fresh install's.
+#
+# For each release (RELEASES below: version and the commit it was built from, also tagged
+# v<version>):
+#   1. build that release from its commit (a git worktree under target/, same target directory,
+#      so only memory_ext itself recompiles) and install its library and install script;
+#   2. restart the test server (it preloads memory_ext) and create the extension at that version
+#      in a new database; write data through that release's API (tests/data/rows.sql);
+#   3. install this tree's build, restart, ALTER EXTENSION memory_ext UPDATE;
+#   4. every row of every table that existed before is unchanged (a hash per table over the
+#      columns it had), and the API works on it (tests/upgrade/after.sql);
+#   5. an empty database created at that version and updated has the catalog of a fresh
+#      install (tests/upgrade/catalog.sql, compared with diff), and the whole regress suite passes
+#      on it.
+# Expects the throwaway server of scripts/test.sh: PGDATA and PORT in the environment.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+: "${TEST_DIR:?}" "${TEST_PORT:?}"
+OUT=$PWD/.run/upgrade; mkdir -p "$OUT"
+# version=commit of every release; the current version is Cargo.toml's.
+RELEASES=("0.1.0=6e87ca2")
+current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+psql_t() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
+restart() { scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Hash per table (columns it has now, in name order) of database $1 -> stdout. $2: column list
+# file to use (the old release's columns), written when absent.
+table_hashes() {
+  local db=$1 cols=$2
+  if [ ! -s "$cols" ]; then
+    psql_t -d "$db" -At -c "SELECT c.relname || ' ' || string_agg(quote_ident(a.attname), ',' ORDER BY a.attname)
+        FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'p')
+        GROUP BY c.relname ORDER BY c.relname" > "$cols"
+  fi
+  while read -r table columns; do
+    printf '%s ' "$table"
+    psql_t -d "$db" -At -c "SELECT count(*) || ' ' || coalesce(md5(string_agg(r, E'\n' ORDER BY r)), '-')
+        FROM (SELECT ROW($columns)::text AS r FROM memory.$table) t"
+  done < "$cols"
+}
+
+for release in "${RELEASES[@]}"; do
+  version=${release%%=*}; commit=${release#*=}
+  commit=$(git rev-parse --verify -q "v$version^{commit}" || git rev-parse --verify "$commit^{commit}")
+  echo "--- upgrade from $version ($commit) to $current"
+  tree=target/release-trees/$version
+  if [ ! -d "$tree" ]; then
+    git worktree prune
+    git worktree add --detach "$tree" "$commit" >/dev/null
+  fi
+  stage=$PWD/target/install-stage-$version
+  rm -rf "$stage"
+  (cd "$tree" && CARGO_TARGET_DIR=$OLDPWD/target cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
+  libdir=$("$PG_CONFIG" --pkglibdir); extdir=$("$PG_CONFIG" --sharedir)/extension
+  tmp="$libdir/.memory_ext.so.new.$$"
+  as_root install -m 755 "$(find "$stage" -name memory_ext.so -print -quit)" "$tmp" && as_root mv -f "$tmp" "$libdir/memory_ext.so"
+  as_root install -m 644 "$(find "$stage" -name "memory_ext--$version.sql" -print -quit)" "$extdir/memory_ext--$version.sql"
+  restart
+
+  db=memory_ext_upgrade_data
+  psql_t -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+  psql_t -d "$db" -c "CREATE EXTENSION vector" -c "CREATE EXTENSION memory_ext VERSION '$version'"
+  psql_t -d "$db" -f tests/data/rows.sql > "$OUT/data-$version.out"
+  rm -f "$OUT/columns-$version"
+  table_hashes "$db" "$OUT/columns-$version" > "$OUT/before-$version"
+
+  scripts/install.sh >/dev/null
+  restart
+  psql_t -d "$db" -c "ALTER EXTENSION memory_ext UPDATE"
+  got=$(psql_t -d "$db" -At -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'")
+  [ "$got" = "$current" ] || { echo "upgrade: extension is at $got, not $current" >&2; exit 1; }
+  table_hashes "$db" "$OUT/columns-$version" > "$OUT/after-$version"
+  if ! diff -u "$OUT/before-$version" "$OUT/after-$version"; then
+    echo "upgrade from $version changed stored rows (above)" >&2; exit 1
+  fi
+  echo "rows of $(wc -l < "$OUT/before-$version") tables unchanged by the upgrade"
+  psql_t -d "$db" -At -f tests/upgrade/after.sql > "$OUT/after-api-$version.out"
+  if grep -qx 'f' "$OUT/after-api-$version.out"; then
+    echo "upgrade: an API check failed on the upgraded database:" >&2; cat "$OUT/after-api-$version.out" >&2; exit 1
+  fi
+  echo "API checks on the upgraded data: $(grep -c '' "$OUT/after-api-$version.out") answers, none false"
+
+  # Same schema as a fresh install.
+  psql_t -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fresh" -c "CREATE DATABASE memory_ext_fresh" \
+         -c "DROP DATABASE IF EXISTS memory_ext_regress" -c "CREATE DATABASE memory_ext_regress"
+  psql_t -d memory_ext_fresh -c "CREATE EXTENSION memory_ext CASCADE"
+  psql_t -d memory_ext_regress -c "CREATE EXTENSION vector" -c "CREATE EXTENSION memory_ext VERSION '$version'" \
+         -c "ALTER EXTENSION memory_ext UPDATE"
+  psql_t -d memory_ext_fresh -f tests/upgrade/catalog.sql > "$OUT/catalog-fresh"
+  psql_t -d memory_ext_regress -f tests/upgrade/catalog.sql > "$OUT/catalog-upgraded-$version"
+  if ! diff -u "$OUT/catalog-fresh" "$OUT/catalog-upgraded-$version"; then
+    echo "upgrade from $version: the upgraded schema differs from a fresh install (above)" >&2; exit 1
+  fi
+  echo "catalog of an upgraded install = a fresh install's ($(grep -c '' "$OUT/catalog-fresh") lines)"
+
+  # The whole regress suite on the upgraded database.
+  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
+  psql_t -d postgres -c "DO \$\$ BEGIN CREATE ROLE regress_memory_user; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$"
+  if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+      --inputdir=tests/pg_regress --outputdir="$OUT" --bindir="$PGBIN" \
+      --host=127.0.0.1 --port="$TEST_PORT" --user=postgres --dbname=memory_ext_regress --use-existing $tests; then
+    cat "$OUT/regression.diffs" 2>/dev/null | head -200
+    exit 1
+  fi
+done
+echo "upgrade: every release upgrades to $current"
