@@ -66,7 +66,10 @@ static EMBEDDING_PROVIDER: GucSetting<EmbeddingProvider> =
 /// Superuser-only: whoever sets it receives the API key in the Authorization header.
 static EMBEDDING_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
-/// Model name sent to the HTTP provider (ignored by the built-in one).
+/// Model name sent to the HTTP provider (ignored by the built-in one). Superuser-only, like the
+/// provider and dimensions: each model a database stores vectors of gets HNSW indexes on every
+/// write path, so which model is used is the operator's choice, not a tenant's (a tenant that
+/// could name models filled the registry with junk ones).
 static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Expected dimensions from the HTTP provider; 0 = whatever it returns (checked for
@@ -158,6 +161,25 @@ static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// memory_purge drops memory.events rows older than this many days (0: keep them forever).
 static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
 
+// Limits on what one call may ask for (docs/operations.md "Limits"). Each bounds the memory or
+// time one call can take: before them a 100 MB `content` took a backend to ~1.5 GB, a 10 MB
+// query text 5-7 s, 100,000 categories 76 s, and a regular expression ran past 30 s.
+
+/// Largest text a call may store in one value (a memory's text or content, a message, a memory
+/// file, a detail, a checkpoint), in bytes. 16 MB: room for a 10 MB tool output, far from the
+/// 1 GB a value may reach.
+static MAX_VALUE_BYTES: GucSetting<i32> = GucSetting::<i32>::new(16 * 1024 * 1024);
+/// Longest query text (memory_query, memory_search, conversation_search, memory_file_search),
+/// in characters. A query is a question, not a document: 10,000 is ~2,000 words.
+static MAX_QUERY_CHARS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+/// Most inputs in one batch call (memory_embed_batch, memory_write_batch): enough to amortise
+/// embedding (batches of 32) and round trips, small enough to keep a transaction's locks short.
+static MAX_BATCH: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+/// Most categories memory_configure accepts for one tenant.
+static MAX_CATEGORIES: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+/// Time a regular expression (memory_file_grep) may run, in milliseconds.
+static REGEX_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
+
 pub fn init() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
@@ -188,7 +210,7 @@ pub fn init() {
         c"Embedding provider: builtin (all-MiniLM-L6-v2 in-process), openai, or ollama.",
         c"",
         &EMBEDDING_PROVIDER,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
@@ -204,7 +226,7 @@ pub fn init() {
         c"Model name sent to the HTTP embedding provider.",
         c"",
         &EMBEDDING_MODEL,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
@@ -214,7 +236,7 @@ pub fn init() {
         &EMBEDDING_DIMS,
         0,
         16_000,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::default(),
     );
     // SAFETY: the hooks are #[pg_guard]ed and follow the GUC hook contracts (secret_check).
@@ -469,6 +491,56 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"memory_ext.max_value_bytes",
+        c"Largest text one call may store in one value (memory text or content, message, file, detail, checkpoint).",
+        c"",
+        &MAX_VALUE_BYTES,
+        1024,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::UNIT_BYTE,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.max_query_chars",
+        c"Longest query text memory_query, memory_search, conversation_search and memory_file_search accept.",
+        c"",
+        &MAX_QUERY_CHARS,
+        10,
+        10_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.max_batch",
+        c"Most inputs in one memory_embed_batch or memory_write_batch call.",
+        c"",
+        &MAX_BATCH,
+        1,
+        1_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.max_categories",
+        c"Most categories memory_configure accepts for one tenant.",
+        c"",
+        &MAX_CATEGORIES,
+        1,
+        1_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.regex_timeout_ms",
+        c"Time a regular expression of memory_file_grep may run.",
+        c"",
+        &REGEX_TIMEOUT_MS,
+        1,
+        3_600_000,
+        GucContext::Suset,
+        GucFlags::UNIT_MS,
+    );
     // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
     // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
     unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
@@ -641,6 +713,26 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
 
 pub fn track_events() -> bool {
     TRACK_EVENTS.get()
+}
+
+pub fn max_value_bytes() -> usize {
+    MAX_VALUE_BYTES.get().max(1) as usize
+}
+
+pub fn max_query_chars() -> usize {
+    MAX_QUERY_CHARS.get().max(1) as usize
+}
+
+pub fn max_batch() -> usize {
+    MAX_BATCH.get().max(1) as usize
+}
+
+pub fn max_categories() -> usize {
+    MAX_CATEGORIES.get().max(1) as usize
+}
+
+pub fn regex_timeout_ms() -> i32 {
+    REGEX_TIMEOUT_MS.get().max(1)
 }
 
 pub fn events_retention_days() -> i32 {

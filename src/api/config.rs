@@ -5,6 +5,7 @@ use crate::error::{raise, OrRaise, SpiOk};
 use crate::pg::tenant;
 use memory_core::{validate, SqlState};
 use crate::pg::json::Json;
+use crate::gucs;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -40,6 +41,7 @@ fn memory_configure(config: Option<Json>) -> JsonB {
     });
     // (name, context, rag_length, custom)
     let mut cats: Vec<(String, String, Option<i32>, bool)> = vec![];
+    let max = gucs::max_categories();
     let mut add = |list: &Value, custom: bool, field: &str| {
         for (i, c) in list
             .as_array()
@@ -47,6 +49,12 @@ fn memory_configure(config: Option<Json>) -> JsonB {
             .iter()
             .enumerate()
         {
+            if cats.len() >= max {
+                bad(
+                    "categories",
+                    &format!("more than {max} categories (memory_ext.max_categories)"),
+                );
+            }
             let f = format!("{field}[{i}]");
             let o = c
                 .as_object()

@@ -181,8 +181,8 @@ fn ref_store(
     thread_id: Option<&str>,
     metadata: Option<Json>,
 ) -> JsonB {
-    let content = validate::text("content", content).or_raise();
-    let description = validate::text("description", description).or_raise();
+    let content = crate::pg::limits::text("content", content);
+    let description = crate::pg::limits::text("description", description);
     let kind = detail_type(kind);
     let thread = validate::optional_id("thread_id", thread_id).or_raise();
     let metadata = object("metadata", metadata);
@@ -325,7 +325,7 @@ fn memory_capture(
     user_id: default!(Option<&str>, "NULL"),
     thread_id: default!(Option<&str>, "NULL"),
 ) -> String {
-    let command = validate::text("command", command).or_raise();
+    let command = crate::pg::limits::text("command", command);
     if command.trim().is_empty() {
         raise(
             SqlState::InvalidParameterValue,
@@ -333,7 +333,7 @@ fn memory_capture(
             None,
         );
     }
-    let output = validate::text("output", output).or_raise();
+    let output = crate::pg::limits::text("output", output);
     let threshold = *validate::required("threshold_tokens", threshold_tokens.as_ref()).or_raise();
     let threshold =
         validate::range("threshold_tokens", threshold as i64, 0, 1_000_000).or_raise() as usize;

@@ -13,7 +13,7 @@ use pgrx::prelude::*;
 /// The active provider's vector for `input`, as real[] (memory_embed casts it to vector).
 #[pg_extern(volatile, parallel_restricted, schema = "memory")]
 fn embed_array(input: Option<&str>) -> Vec<f32> {
-    let input = validate::text("input", input).or_raise();
+    let input = crate::pg::limits::text("input", input);
     let (_, mut vectors) = embed::embed(&[input]).or_raise();
     vectors.pop().unwrap_or_default()
 }
@@ -25,9 +25,10 @@ fn embed_batch_arrays(
     inputs: Option<Vec<Option<String>>>,
 ) -> TableIterator<'static, (name!(ord, i32), name!(embedding, Vec<f32>))> {
     let inputs = validate::required("inputs", inputs.as_ref()).or_raise();
+    crate::pg::limits::batch("inputs", inputs.len());
     let texts: Vec<&str> = inputs
         .iter()
-        .map(|t| validate::text("inputs element", t.as_deref()).or_raise())
+        .map(|t| crate::pg::limits::text("inputs element", t.as_deref()))
         .collect();
     let (_, vectors) = embed::embed(&texts).or_raise();
     TableIterator::new(

@@ -79,7 +79,7 @@ fn memory_file_write(
     user_id: default!(Option<&str>, "NULL"),
 ) -> JsonB {
     let path = &path_arg(path);
-    let content = validate::text("content", content).or_raise();
+    let content = crate::pg::limits::text("content", content);
     let title = match title {
         Some(t) if t.trim().is_empty() => None,
         Some(t) if t.chars().count() > 255 => raise(
@@ -210,8 +210,8 @@ fn memory_file_edit(
     user_id: default!(Option<&str>, "NULL"),
 ) -> JsonB {
     let path = &path_arg(path);
-    let old = validate::text("old", old).or_raise();
-    let new = validate::text("new", new).or_raise();
+    let old = crate::pg::limits::text("old", old);
+    let new = crate::pg::limits::text("new", new);
     let user = tenant::resolve(user_id);
     let (content, title) = Spi::connect_mut(|c| {
         let rows = c.update(
@@ -297,7 +297,9 @@ fn memory_file_grep(
     let user = tenant::resolve(user_id);
     // Whole files are tested first (one regex run per file, most fail fast); only matching
     // files are split into lines. Lines are cut at 1,000 characters in the answer.
-    let rows = Spi::connect(|c| {
+    let ms = crate::gucs::regex_timeout_ms();
+    let rows = crate::pg::deadline::within(ms, "the regular expression", "memory_ext.regex_timeout_ms", || {
+        Spi::connect(|c| {
         c.select(
             "SELECT f.path, l.n::int, left(l.line, 1000)
              FROM memory.files f
@@ -321,8 +323,9 @@ fn memory_file_grep(
             ))
         })
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .spi("searching files");
+        })
+        .spi("searching files")
+    });
     TableIterator::new(rows)
 }
 
@@ -348,7 +351,8 @@ fn memory_file_search(
         name!(score, f64),
     ),
 > {
-    let query = validate::text("query", query).or_raise();
+    let query = crate::pg::limits::text("query", query);
+    crate::pg::limits::query("query", query);
     if query.trim().is_empty() {
         raise(
             SqlState::InvalidParameterValue,

@@ -644,6 +644,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
 fn memory_query(request: Option<Json>) -> JsonB {
     let Json(v) = validate::required("request", request.as_ref()).or_raise();
     let q = request::parse_query(v).or_raise();
+    crate::pg::limits::query("query", &q.query);
     JsonB(run_query(&q))
 }
 
@@ -765,6 +766,7 @@ fn memory_search(
     ),
 > {
     let query = validate::required("query", query).or_raise();
+    crate::pg::limits::query("query", query);
     let top_k = *validate::required("top_k", top_k.as_ref()).or_raise();
     let top_k = validate::range("top_k", top_k as i64, 1, request::MAX_TOP_K).or_raise() as usize;
     let mut req = json!({ "filters": filters.map(|j| j.0).unwrap_or_else(|| json!({})) });

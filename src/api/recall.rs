@@ -31,7 +31,7 @@ fn message_append(
 ) -> JsonB {
     let thread_id = validate::id("thread_id", thread_id).or_raise();
     let role = validate::role(role).or_raise();
-    let content = validate::text("content", content).or_raise();
+    let content = crate::pg::limits::text("content", content);
     let tool_call_id = validate::optional_id("tool_call_id", tool_call_id).or_raise();
     let name = validate::optional_id("name", name).or_raise();
     let tool_calls_text = match &tool_calls {
@@ -125,7 +125,8 @@ fn conversation_search(
     ),
 > {
     let thread_id = validate::id("thread_id", thread_id).or_raise();
-    let query = validate::text("query", query).or_raise();
+    let query = crate::pg::limits::text("query", query);
+    crate::pg::limits::query("query", query);
     let limit = *validate::required("limit", limit.as_ref()).or_raise();
     let limit = validate::range("limit", limit as i64, 1, 1000).or_raise() as usize;
     let roles: Option<Vec<String>> = roles.map(|r| {
@@ -229,7 +230,7 @@ fn conversation_search(
 /// Tokens of `input` in a tiktoken encoding (`cl100k_base` default, or `o200k_base`).
 #[pg_extern(immutable, parallel_safe)]
 fn count_tokens(input: Option<&str>, encoding: default!(Option<&str>, "'cl100k_base'")) -> i32 {
-    let input = validate::text("input", input).or_raise();
+    let input = crate::pg::limits::text("input", input);
     let enc: Encoding = validate::required("encoding", encoding)
         .or_raise()
         .parse()

@@ -32,6 +32,9 @@ struct Prepared {
 }
 
 fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
+    if let Some(c) = &req.content {
+        crate::pg::limits::value_bytes("content", c.len());
+    }
     let user = tenant::resolve(req.user_id.as_deref());
     // An update keeps its memory's kind unless the request names one.
     let existing_kind = match (&req.id, &req.kind) {
@@ -401,9 +404,6 @@ fn memory_write(request: Option<Json>) -> JsonB {
     JsonB(write_one(model.as_ref(), p))
 }
 
-/// Most requests in one memory_write_batch call: enough to amortise embedding (batches of 32)
-/// and round trips, small enough to keep the transaction's locks short.
-const MAX_BATCH: usize = 10_000;
 
 /// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),
 /// then written in order, each seeing the ones before it, so the result equals one-by-one
@@ -418,16 +418,7 @@ fn memory_write_batch(requests: Option<Json>) -> JsonB {
             None,
         )
     };
-    if items.len() > MAX_BATCH {
-        raise(
-            SqlState::InvalidParameterValue,
-            format!(
-                "requests has {} elements, at most {MAX_BATCH} allowed",
-                items.len()
-            ),
-            None,
-        );
-    }
+    crate::pg::limits::batch("requests", items.len());
     let reqs: Vec<WriteRequest> = items
         .iter()
         .enumerate()

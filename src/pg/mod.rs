@@ -1,7 +1,9 @@
 //! Postgres glue shared by the API modules: tenancy, row lookups, pgvector's names, and tsvector reading.
 
+pub mod deadline;
 pub mod hints;
 pub mod json;
+pub mod limits;
 pub mod lookup;
 pub mod owner;
 pub mod spi;

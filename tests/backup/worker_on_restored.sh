@@ -10,7 +10,7 @@ q "SELECT memory_worker_run('ttl_sweep')" >/dev/null
 for _ in $(seq 1 30); do
   now=$(q "SELECT runs || ' ' || coalesce(worker_database, '-') || ' ' || (requested_at IS NULL) FROM memory.worker_status WHERE job = 'ttl_sweep'")
   read -r runs db done <<< "$now"
-  if [ "$runs" -gt "$before" ] && [ "$db" = memory_ext_backup_restored_custom ] && [ "$done" = t ]; then
+  if [ "$runs" -gt "$before" ] && [ "$db" = memory_ext_backup_restored_custom ] && [ "$done" = true ]; then
     echo "worker ran ttl_sweep on the restored database (runs $before -> $runs)"
     exit 0
   fi

@@ -26,6 +26,7 @@ OUT=$PWD/.run/upgrade; mkdir -p "$OUT"
 RELEASES=("0.1.0=6e87ca2")
 current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
+clean_ours() { cargo clean -q -p memory_ext -p memory_core -p memory_providers; }
 psql_t() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
 restart() { scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -58,7 +59,12 @@ for release in "${RELEASES[@]}"; do
   fi
   stage=$PWD/target/install-stage-$version
   rm -rf "$stage"
+  # The release tree shares this tree's target directory, so only our own crates recompile. Their
+  # artifacts must go before each build: cargo's dep-info names source files by absolute path,
+  # so the other tree's artifacts would otherwise pass for up to date.
+  clean_ours
   (cd "$tree" && CARGO_TARGET_DIR=$OLDPWD/target cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
+  clean_ours
   libdir=$("$PG_CONFIG" --pkglibdir); extdir=$("$PG_CONFIG" --sharedir)/extension
   tmp="$libdir/.memory_ext.so.new.$$"
   as_root install -m 755 "$(find "$stage" -name memory_ext.so -print -quit)" "$tmp" && as_root mv -f "$tmp" "$libdir/memory_ext.so"

@@ -215,3 +215,59 @@ mod json_tests {
         assert!(json_text("request", &ok).is_ok());
     }
 }
+
+/// A required text argument no larger than `max` bytes (the pgrx side passes the
+/// `memory_ext.max_value_bytes` setting).
+pub fn text_max<'a>(arg: &'static str, v: Option<&'a str>, max: usize) -> Result<&'a str, ArgError> {
+    let v = required(arg, v)?;
+    max_bytes(arg, v.len(), max)?;
+    Ok(v)
+}
+
+/// `bytes` of argument `arg` within `max`: 22001 otherwise.
+pub fn max_bytes(arg: &'static str, bytes: usize, max: usize) -> Result<(), ArgError> {
+    if bytes > max {
+        return Err(ArgError::TooLarge { arg, bytes, max });
+    }
+    Ok(())
+}
+
+/// A query text of at most `max` characters (22023 otherwise: a query is a question, not a
+/// document).
+pub fn query_chars(arg: &'static str, q: &str, max: usize) -> Result<(), ArgError> {
+    // Bytes bound characters from above: count only when the bytes alone may be over.
+    if q.len() > max {
+        let chars = q.chars().count();
+        if chars > max {
+            return Err(ArgError::IdTooLong { arg, chars, max });
+        }
+    }
+    Ok(())
+}
+
+/// At most `max` elements in a batch argument.
+pub fn batch_len(arg: &'static str, len: usize, max: usize) -> Result<(), ArgError> {
+    if len > max {
+        return Err(ArgError::Invalid {
+            arg,
+            reason: format!("{len} elements, at most {max} allowed (memory_ext.max_batch)"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn limits_name_the_argument_and_the_bound() {
+        assert!(text_max("content", Some("abc"), 3).is_ok());
+        let e = text_max("content", Some("abcd"), 3).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::StringDataRightTruncation);
+        assert_eq!(e.to_string(), "content is 4 bytes, over the limit of 3");
+        assert!(query_chars("query", "ééé", 3).is_ok());
+        assert_eq!(query_chars("query", "abcd", 3).unwrap_err().sqlstate(), SqlState::InvalidParameterValue);
+        assert!(batch_len("inputs", 1001, 1000).unwrap_err().to_string().contains("at most 1000"));
+    }
+}

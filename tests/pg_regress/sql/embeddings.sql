@@ -68,23 +68,37 @@ SHOW memory_ext.embedding_api_key;
 SELECT count(*) AS key_rows_visible FROM pg_settings WHERE name = 'memory_ext.embedding_api_key';
 SET memory_ext.embedding_url = 'http://attacker.example/v1';
 \echo :LAST_ERROR_SQLSTATE
+-- Nor choose which models the database stores vectors of: each gets HNSW indexes on every
+-- write path (a role that could name models filled the registry, 0.1.0).
+SET memory_ext.embedding_model = 'junk-1';
+\echo :LAST_ERROR_SQLSTATE
+SET memory_ext.embedding_provider = 'ollama';
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory._ensure_embedding_model('junk:' || g, 3) FROM generate_series(1, 2) g;
+\echo :LAST_ERROR_SQLSTATE
 
 -- Never lose a write: with the provider failing, the message is stored without a vector and
 -- recorded for the backfill.
 SET memory_ext.user_id = 'emma';
+RESET ROLE;  -- the model is the operator's choice (superuser-only)
 SET memory_ext.embedding_model = 'fail-500';
+SET ROLE regress_memory_user;
 SELECT message_append('e-thread', 'user', 'Remember that I like green tea.') - 'id' AS stored;
 SELECT seq, embedding IS NULL AS no_vector, embedding_model FROM memory.messages WHERE thread_id = 'e-thread';
 SELECT target, model_id, attempts, gave_up, last_error FROM memory.embedding_failures;
 -- It is still found by keyword.
 SELECT content FROM memory.messages WHERE tsv @@ plainto_tsquery('english', 'green tea');
 -- The provider comes back: the backfill embeds it and clears the failure.
+RESET ROLE;  -- the model is the operator's choice (superuser-only)
 SET memory_ext.embedding_model = 'mock-4';
+SET ROLE regress_memory_user;
 SELECT memory_reembed(10) AS embedded;
 SELECT seq, vector_dims(embedding) AS dims, embedding_model FROM memory.messages WHERE thread_id = 'e-thread';
 SELECT count(*) AS failures_left FROM memory.embedding_failures;
 -- A model switch: rows of the old model are re-embedded with the new one, nothing is lost.
+RESET ROLE;  -- the model is the operator's choice (superuser-only)
 SET memory_ext.embedding_model = 'mock-6';
+SET ROLE regress_memory_user;
 SELECT message_append('e-thread', 'assistant', 'Noted: green tea.') ->> 'seq' AS seq;
 SELECT memory_reembed(10) AS reembedded;
 SELECT seq, vector_dims(embedding) AS dims, embedding_model FROM memory.messages WHERE thread_id = 'e-thread' ORDER BY seq;
@@ -95,11 +109,15 @@ RESET ROLE;
 SET memory_ext.embedding_max_attempts = 2;
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'ezra';  -- a tenant of its own: row-level security scopes the backfill to it
+RESET ROLE;  -- the model is the operator's choice (superuser-only)
 SET memory_ext.embedding_model = 'fail-500';
+SET ROLE regress_memory_user;
 SELECT message_append('z-thread', 'user', 'Another fact.') ->> 'seq' AS seq;
 SELECT memory_reembed(10) AS embedded_while_down;
 SELECT attempts, gave_up FROM memory.embedding_failures;
+RESET ROLE;  -- the model is the operator's choice (superuser-only)
 SET memory_ext.embedding_model = 'mock-6';
+SET ROLE regress_memory_user;
 SELECT memory_reembed(10) AS embedded_after_giving_up;
 -- An operator clears the failure; the next backfill takes the row again.
 DELETE FROM memory.embedding_failures WHERE gave_up;

@@ -15,7 +15,9 @@ UPDATE memory.items SET last_accessed_at = now() + interval '1 hour', access_cou
 SELECT count(*) AS touched_by_bookkeeping FROM memory.items i JOIN stamp s USING (id) WHERE i.updated_at <> s.updated_at;
 UPDATE memory.items SET importance = 3 WHERE text = 'Not tied to a thread';
 SELECT count(*) AS touched_by_edit FROM memory.items i JOIN stamp s USING (id) WHERE i.updated_at > s.updated_at;
--- Transitions named by our functions' hints.
+-- A session cannot name the event itself: a setting such as memory.reason (which 0.1.0 read)
+-- is ignored, so this soft delete is a DELETE; only the extension's own functions label
+-- transitions (TTL, merge, purge: lifecycle.sql).
 BEGIN;
 SELECT set_config('memory.reason', 'ttl', true) IS NOT NULL AS hinted;
 UPDATE memory.items SET state = 'soft_deleted', purge_at = now() + interval '30 days'

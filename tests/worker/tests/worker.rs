@@ -421,3 +421,84 @@ fn scheduled_consolidation_runs_each_tenant_once_per_slot() {
         &[("memory_ext.worker_jobs", Some("ttl_sweep,purge,backfill"))],
     );
 }
+
+/// A requested run that the worker's death cuts short is neither lost nor silent: the request
+/// stays until a run answers it, the cut run is recorded as a failure, and the restarted
+/// worker runs the job again.
+#[test]
+fn a_requested_run_cut_short_by_sigkill_is_recorded_and_run_again() {
+    let _t = turn();
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    set_system(
+        &mut c,
+        &[
+            (
+                "memory_ext.llm_url",
+                Some(&format!("{}/v1", standin.base())),
+            ),
+            ("memory_ext.llm_model", Some("judge-slow-3000")),
+        ],
+    );
+    let user = unique("cut");
+    pairs(&mut c, &user, 2);
+    let failures = |c: &mut Client| -> i64 {
+        c.query_one(
+            "SELECT failures FROM memory.worker_status WHERE job = 'consolidate'",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let failures_before = failures(&mut c);
+    let runs_before = status(&mut c, "consolidate").0;
+    c.execute("SELECT memory_worker_run('consolidate')", &[])
+        .unwrap();
+    // The run has begun (and waits 3 s on the stand-in's first prompt).
+    let started = poll(30, || {
+        let r = c
+            .query_one(
+                "SELECT last_started_at >= requested_at FROM memory.worker_jobs WHERE job = 'consolidate'",
+                &[],
+            )
+            .unwrap();
+        r.get::<_, Option<bool>>(0).filter(|b| *b)
+    });
+    assert!(started.is_some(), "the requested run did not start");
+    let pid = worker_pid(&mut c, 5).expect("no worker");
+    drop(c);
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // After the crash restart: the request is run again and answered.
+    let answered = poll(120, || {
+        let mut c = admin();
+        let r = c
+            .query_one(
+                "SELECT runs, requested_at IS NULL FROM memory.worker_status WHERE job = 'consolidate'",
+                &[],
+            )
+            .ok()?;
+        (r.get::<_, i64>(0) > runs_before && r.get::<_, bool>(1)).then_some(())
+    });
+    assert!(answered.is_some(), "the cut-short request was not run again");
+    let mut c = admin();
+    assert!(
+        failures(&mut c) > failures_before,
+        "the cut-short run left no failure on record"
+    );
+    let interrupted: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.consolidation_runs WHERE user_id = $1",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(interrupted, 1, "the tenant was not consolidated by the rerun");
+    set_system(
+        &mut c,
+        &[("memory_ext.llm_url", None), ("memory_ext.llm_model", None)],
+    );
+}
