@@ -4,7 +4,7 @@
 SET memory_ext.user_id = 'upgrade-user';
 -- Old memories are found, by meaning and by keyword.
 SELECT EXISTS (SELECT 1 FROM jsonb_array_elements(memory_query('{"query": "What does Ana drink?", "top_k": 3}') -> 'items') i
-               WHERE i ->> 'text' LIKE 'Ana prefers green tea%') AS old_memory_found;
+               WHERE i ->> 'text' LIKE '%Ana prefers green tea%') AS old_memory_found;
 SELECT count(*) > 0 AS keyword_found FROM memory_search('Porto');
 -- New messages continue the old thread's numbering; its revision keeps counting.
 SELECT (message_append('up-thread', 'user', 'Is May a good month?') ->> 'seq')::int = 4 AS seq_continues;

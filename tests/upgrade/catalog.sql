@@ -14,7 +14,7 @@ rels AS (
     WHERE n.nspname = 'memory' AND c.relkind IN ('r', 'p', 'v', 'S')
 ),
 lines AS (
-    SELECT 'relation ' || nspname || '.' || relname || ' kind=' || relkind ||
+    SELECT 'relation ' || nspname || '.' || relname || ' kind=' || relkind::text ||
            ' acl=' || coalesce((SELECT relacl::text FROM pg_class WHERE oid = r.oid), '-') ||
            ' rls=' || (SELECT relrowsecurity || '/' || relforcerowsecurity FROM pg_class WHERE oid = r.oid) ||
            ' member=' || (r.oid IN (SELECT objid FROM members WHERE classid = 'pg_class'::regclass)) AS l
@@ -34,17 +34,17 @@ lines AS (
     SELECT 'index ' || pg_get_indexdef(i.indexrelid)
     FROM rels r JOIN pg_index i ON i.indrelid = r.oid
     UNION ALL
-    SELECT 'trigger ' || pg_get_triggerdef(t.oid) || ' enabled=' || t.tgenabled
+    SELECT 'trigger ' || pg_get_triggerdef(t.oid) || ' enabled=' || t.tgenabled::text
     FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid AND NOT t.tgisinternal
     UNION ALL
-    SELECT 'policy ' || r.relname || '.' || p.polname || ' ' || p.polcmd || ' ' ||
+    SELECT 'policy ' || r.relname || '.' || p.polname || ' ' || p.polcmd::text || ' ' ||
            coalesce(pg_get_expr(p.polqual, p.polrelid), '-') || ' ' || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '-')
     FROM rels r JOIN pg_policy p ON p.polrelid = r.oid
     UNION ALL
     SELECT 'view ' || r.relname || ' ' || pg_get_viewdef(r.oid) FROM rels r WHERE r.relkind = 'v'
     UNION ALL
     SELECT 'function ' || p.oid::regprocedure::text || ' returns ' || pg_get_function_result(p.oid) ||
-           ' ' || p.provolatile || p.proparallel || CASE WHEN p.prosecdef THEN ' definer' ELSE '' END ||
+           ' ' || p.provolatile::text || p.proparallel::text || CASE WHEN p.prosecdef THEN ' definer' ELSE '' END ||
            CASE WHEN p.proisstrict THEN ' strict' ELSE '' END ||
            ' lang=' || (SELECT lanname FROM pg_language WHERE oid = p.prolang) ||
            ' config=' || coalesce(p.proconfig::text, '-') || ' acl=' || coalesce(p.proacl::text, '-') ||
@@ -56,10 +56,10 @@ lines AS (
     CROSS JOIN LATERAL generate_subscripts(e.extconfig, 1) i
     JOIN pg_class c ON c.oid = e.extconfig[i]
     UNION ALL
-    SELECT 'comment ' || d.classid::regclass::text || ' ' ||
-           CASE WHEN d.classid = 'pg_class'::regclass THEN d.objoid::regclass::text
-                WHEN d.classid = 'pg_proc'::regclass THEN d.objoid::regprocedure::text
-                WHEN d.classid = 'pg_namespace'::regclass THEN d.objoid::regnamespace::text
+    SELECT 'comment ' || d.classoid::regclass::text || ' ' ||
+           CASE WHEN d.classoid = 'pg_class'::regclass THEN d.objoid::regclass::text
+                WHEN d.classoid = 'pg_proc'::regclass THEN d.objoid::regprocedure::text
+                WHEN d.classoid = 'pg_namespace'::regclass THEN d.objoid::regnamespace::text
                 ELSE d.objoid::text END || ' ' || md5(d.description)
     FROM pg_description d
     WHERE d.objoid IN (SELECT objid FROM members) OR d.objoid = 'memory'::regnamespace

@@ -49,7 +49,18 @@ impl SqlError for FileError {
 }
 
 fn shown(p: &str) -> String {
-    p.chars().take(80).collect()
+    // Control and bidirectional characters are written as escapes: echoed raw, U+202E would
+    // reverse the rest of the error message on the reader's screen.
+    p.chars()
+        .take(80)
+        .map(|c| {
+            if c.is_control() || is_bidi_control(c) {
+                format!("\\u{{{:04X}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn check_segments(arg: &'static str, p: &str) -> Result<(), FileError> {
