@@ -3,7 +3,8 @@
 -- (API.md "Detail memory, files, checkpoints"; seed 003 §15). One row per tenant and thread in
 -- memory.checkpoints, replaced by each save (created_at kept, updated_at moved). SQL, so that the
 -- jsonb goes from the caller to the table without a round trip through Rust; row-level security
--- applies (SECURITY INVOKER). NULL data: 22004; a user_id other than the current tenant: 42501.
+-- applies (SECURITY INVOKER). NULL data: 22004; data over memory_ext.max_value_bytes: 22001; a
+-- user_id other than the current tenant: 42501.
 
 CREATE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE
@@ -16,6 +17,7 @@ BEGIN
     IF data IS NULL THEN
         RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
     END IF;
+    PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
     INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data)
     VALUES (u, t, data)
     ON CONFLICT ON CONSTRAINT checkpoints_pkey

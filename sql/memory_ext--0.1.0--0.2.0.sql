@@ -148,6 +148,15 @@ BEGIN
         CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
+    -- Edits and deletions of recall memory are history events too (seed 003 §8); a new message
+    -- is not (the change log has it, and recall keeps every message anyway).
+    IF TG_OP <> 'INSERT' THEN
+        INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+        VALUES (m.user_id, 'message', m.id::text, CASE TG_OP WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+                left(OLD.content, 280), CASE WHEN TG_OP = 'UPDATE' THEN left(NEW.content, 280) END,
+                memory._actor(),
+                jsonb_build_object('thread_id', m.thread_id, 'seq', m.seq, 'role', m.role) || memory._hint_meta());
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -265,6 +274,67 @@ BEGIN
     RETURN true;
 END $$;
 REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;
+
+-------------------------------------------------------------------------------- history of files and message edits
+ALTER TABLE memory.history DROP CONSTRAINT history_entity_check,
+    ADD CONSTRAINT history_entity_check CHECK (entity IN ('item', 'block', 'file', 'message'));
+CREATE FUNCTION memory._files_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f memory.files := coalesce(NEW, OLD);
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (f.user_id, 'file', f.id::text,
+            CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP <> 'INSERT' THEN left(OLD.content, 280) END,
+            CASE WHEN TG_OP <> 'DELETE' THEN left(NEW.content, 280) END,
+            memory._actor(),
+            jsonb_build_object('path', f.path, 'title', f.title, 'chars', char_length(f.content))
+              || CASE WHEN TG_OP = 'UPDATE' AND OLD.path <> NEW.path
+                      THEN jsonb_build_object('old_path', OLD.path) ELSE '{}'::jsonb END
+              || memory._hint_meta());
+    RETURN NULL;
+END $$;
+CREATE TRIGGER files_audit_insert AFTER INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._files_audit();
+CREATE TRIGGER files_audit_update AFTER UPDATE ON memory.files FOR EACH ROW
+WHEN ((OLD.path, OLD.title, OLD.content, OLD.tags, OLD.metadata) IS DISTINCT FROM (NEW.path, NEW.title, NEW.content, NEW.tags, NEW.metadata))
+EXECUTE FUNCTION memory._files_audit();
+CREATE TRIGGER files_audit_delete AFTER DELETE ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._files_audit();
+
+-------------------------------------------------------------------------------- checkpoints within memory_ext.max_value_bytes
+CREATE FUNCTION memory."checkpoint_size"(
+	"bytes" bigint /* i64 */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'checkpoint_size_wrapper';
+CREATE OR REPLACE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u text := memory.resolve_tenant(user_id);
+    t text := memory.checkpoint_thread(thread_id);
+    saved jsonb;
+BEGIN
+    IF data IS NULL THEN
+        RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
+    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data)
+    VALUES (u, t, data)
+    ON CONFLICT ON CONSTRAINT checkpoints_pkey
+    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = now()
+    RETURNING jsonb_build_object('thread_id', c.thread_id, 'created_at', c.created_at,
+                                 'updated_at', c.updated_at)
+    INTO saved;
+    RETURN saved;
+END
+$$;
 
 -------------------------------------------------------------------------------- the worker
 -- Requests survive a run cut short; job rows appear on first use (the rows 0.1.0 shipped stay:

@@ -230,12 +230,12 @@ CREATE TABLE memory.change_log (
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
 );
 
--- Audit history (seed 003 §8): every change to a memory item or a block. Written only by
--- triggers; kept after the item is purged.
+-- Audit history (seed 003 §8): every change to a memory item, a block or a memory file, and
+-- every edit or deletion of a message. Written only by triggers; kept after the item is purged.
 CREATE TABLE memory.history (
     user_id   text        NOT NULL,
     id        uuid        NOT NULL DEFAULT gen_random_uuid(),
-    entity    text        NOT NULL CHECK (entity IN ('item', 'block')),
+    entity    text        NOT NULL CHECK (entity IN ('item', 'block', 'file', 'message')),
     memory_id text        NOT NULL,
     event     text        NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE', 'LINK', 'TTL', 'RESTORE', 'PURGE')),
     old_ref   text,

@@ -295,6 +295,15 @@ BEGIN
         CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
+    -- Edits and deletions of recall memory are history events too (seed 003 §8); a new message
+    -- is not (the change log has it, and recall keeps every message anyway).
+    IF TG_OP <> 'INSERT' THEN
+        INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+        VALUES (m.user_id, 'message', m.id::text, CASE TG_OP WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+                left(OLD.content, 280), CASE WHEN TG_OP = 'UPDATE' THEN left(NEW.content, 280) END,
+                memory._actor(),
+                jsonb_build_object('thread_id', m.thread_id, 'seq', m.seq, 'role', m.role) || memory._hint_meta());
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -329,6 +338,40 @@ WHEN ((OLD.role, OLD.content, OLD.tool_calls, OLD.tool_call_id, OLD.name, OLD.is
 EXECUTE FUNCTION memory._messages_audit();
 CREATE TRIGGER messages_audit_delete AFTER DELETE ON memory.messages FOR EACH ROW
 EXECUTE FUNCTION memory._messages_audit();
+
+-------------------------------------------------------------------------------- memory files
+
+-- Every change to a memory file is a history event (entity 'file'), as for memories and blocks,
+-- so that memory_history(<file id>) and memory_export tell a file's whole story. Reads
+-- (last_accessed_at) and embeddings are not changes. A file may hold megabytes: history keeps
+-- its first 280 characters before and after, its path, title and length, not copies of it.
+CREATE FUNCTION memory._files_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f memory.files := coalesce(NEW, OLD);
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (f.user_id, 'file', f.id::text,
+            CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP <> 'INSERT' THEN left(OLD.content, 280) END,
+            CASE WHEN TG_OP <> 'DELETE' THEN left(NEW.content, 280) END,
+            memory._actor(),
+            jsonb_build_object('path', f.path, 'title', f.title, 'chars', char_length(f.content))
+              || CASE WHEN TG_OP = 'UPDATE' AND OLD.path <> NEW.path
+                      THEN jsonb_build_object('old_path', OLD.path) ELSE '{}'::jsonb END
+              || memory._hint_meta());
+    RETURN NULL;
+END $$;
+CREATE TRIGGER files_audit_insert AFTER INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._files_audit();
+CREATE TRIGGER files_audit_update AFTER UPDATE ON memory.files FOR EACH ROW
+WHEN ((OLD.path, OLD.title, OLD.content, OLD.tags, OLD.metadata) IS DISTINCT FROM (NEW.path, NEW.title, NEW.content, NEW.tags, NEW.metadata))
+EXECUTE FUNCTION memory._files_audit();
+CREATE TRIGGER files_audit_delete AFTER DELETE ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._files_audit();
 
 -------------------------------------------------------------------------------- threads
 

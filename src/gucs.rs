@@ -161,6 +161,11 @@ static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// memory_purge drops memory.events rows older than this many days (0: keep them forever).
 static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
 
+/// Days of change log the purge keeps (0: all). The delta header needs only the changes since
+/// the revision an agent last saw; an agent that comes back after longer is told "too many
+/// changes" instead of a partial list. 30 days: an agent idle for a month re-reads its memory.
+static CHANGE_LOG_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
+
 // Limits on what one call may ask for (docs/operations.md "Limits"). Each bounds the memory or
 // time one call can take: before them a 100 MB `content` took a backend to ~1.5 GB, a 10 MB
 // query text 5-7 s, 100,000 categories 76 s, and a regular expression ran past 30 s.
@@ -492,6 +497,16 @@ pub fn init() {
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
+        c"memory_ext.change_log_days",
+        c"Days of change log memory_purge keeps (0: all); older delta headers say \"too many changes\".",
+        c"",
+        &CHANGE_LOG_DAYS,
+        0,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
         c"memory_ext.max_value_bytes",
         c"Largest text one call may store in one value (memory text or content, message, file, detail, checkpoint).",
         c"",
@@ -713,6 +728,10 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
 
 pub fn track_events() -> bool {
     TRACK_EVENTS.get()
+}
+
+pub fn change_log_days() -> i32 {
+    CHANGE_LOG_DAYS.get()
 }
 
 pub fn max_value_bytes() -> usize {

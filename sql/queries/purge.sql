@@ -2,8 +2,9 @@
 -- ON DELETE CASCADE); history keeps a PURGE event. Also drops consolidation fingerprints older
 -- than $2 days (they no longer suppress a re-check), candidate marks as old, and usage rows older than a week (the caps
 -- are per day), and operational events older than $3 days (0: kept). $4: record an event per
--- purged memory (node worker, op purge). $1 tenant or NULL. Returns (memories purged,
--- fingerprints pruned).
+-- purged memory (node worker, op purge). $5: change-log rows older than this many days go (0:
+-- kept; a delta header asked for a revision before them says "too many changes", src/api/query.rs).
+-- $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
@@ -21,6 +22,9 @@ WITH gone AS (
 ), seen AS (
     DELETE FROM memory.consolidation_seen
     WHERE ($1::text IS NULL OR user_id = $1) AND seen_at < now() - make_interval(days => $2)
+), change_log AS (
+    DELETE FROM memory.change_log
+    WHERE $5 > 0 AND ($1::text IS NULL OR user_id = $1) AND ts < now() - make_interval(days => $5)
 ), usage AS (
     DELETE FROM memory.consolidation_usage
     WHERE ($1::text IS NULL OR user_id = $1) AND day < current_date - 7

@@ -22,8 +22,16 @@ fn checkpoint_thread(thread_id: Option<&str>) -> String {
     validate::id("thread_id", thread_id).or_raise().to_string()
 }
 
+/// `data` of `bytes` bytes within `memory_ext.max_value_bytes` (22001 otherwise); returns
+/// `bytes`. A checkpoint of 100 MB took a backend to ~1.5 GB.
+#[pg_extern(stable, parallel_safe, schema = "memory")]
+fn checkpoint_size(bytes: i64) -> i64 {
+    crate::pg::limits::value_bytes("data", bytes.max(0) as usize);
+    bytes
+}
+
 extension_sql_file!(
     "../../sql/checkpoints.sql",
     name = "checkpoints",
-    requires = [resolve_tenant, checkpoint_thread]
+    requires = [resolve_tenant, checkpoint_thread, checkpoint_size]
 );

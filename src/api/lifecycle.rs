@@ -157,6 +157,7 @@ fn purge_rows(user: Option<String>) -> (i64, i64) {
                     FINGERPRINT_DAYS.into(),
                     gucs::events_retention_days().into(),
                     gucs::track_events().into(),
+                    gucs::change_log_days().into(),
                 ],
             )?;
             let row = r.first();

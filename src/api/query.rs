@@ -470,9 +470,15 @@ pub fn search(
 }
 
 /// Changes of the thread after `since` as the header renders them, restricted to what the
-/// caller may see (an agent's header must not leak categories its allowlist hides).
-fn changes(user: &str, thread: &str, since: i64, categories: Option<&[String]>) -> Vec<Change> {
-    Spi::connect(|c| {
+/// caller may see (an agent's header must not leak categories its allowlist hides), and the
+/// first revision the change log still has after `since` (before that filter).
+fn changes(
+    user: &str,
+    thread: &str,
+    since: i64,
+    categories: Option<&[String]>,
+) -> (Vec<Change>, Option<i64>) {
+    let all = Spi::connect(|c| {
         c.select(
             "SELECT rev, memory_id, event, meta->>'category', coalesce(meta->>'text', ''), (meta->>'importance')::bigint
              FROM memory.change_log WHERE user_id = $1 AND thread_id = $2 AND rev > $3 ORDER BY rev",
@@ -491,13 +497,16 @@ fn changes(user: &str, thread: &str, since: i64, categories: Option<&[String]>) 
         })
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
     })
-    .spi("reading the change log")
-    .into_iter()
-    .filter(|ch| match categories {
-        None => true,
-        Some(allowed) => ch.category.as_ref().is_some_and(|c| allowed.contains(c)),
-    })
-    .collect()
+    .spi("reading the change log");
+    let first = all.first().map(|c| c.rev);
+    let visible = all
+        .into_iter()
+        .filter(|ch| match categories {
+            None => true,
+            Some(allowed) => ch.category.as_ref().is_some_and(|c| allowed.contains(c)),
+        })
+        .collect();
+    (visible, first)
 }
 
 /// The delta header for a thread since `since_rev` (or since what was last reported to it),
@@ -523,7 +532,12 @@ fn header_for(
     .spi("reading a thread's revision");
     let since = since_rev.unwrap_or(reported);
     let header = if revision > since {
-        delta::header(since, &changes(user, thread, since, categories))
+        let (visible, first) = changes(user, thread, since, categories);
+        if delta::pruned(since, revision, first) {
+            Some(delta::pruned_header(since))
+        } else {
+            delta::header(since, &visible)
+        }
     } else {
         None
     };

@@ -67,6 +67,22 @@ pub fn header(since_rev: i64, changes: &[Change]) -> Option<String> {
     Some(s)
 }
 
+/// The header when the change log no longer holds every change after `since_rev` (the purge
+/// drops rows past `memory_ext.change_log_days`): listing what is left would pass part of the
+/// story off as all of it.
+pub fn pruned_header(since_rev: i64) -> String {
+    format!(
+        "Memory updates since rev {since_rev}: too many changes since rev {since_rev} to list; \
+         the memories below are current"
+    )
+}
+
+/// Whether the change log lost changes after `since_rev`: revisions are gapless, so the first
+/// row after `since_rev` must be `since_rev + 1` (when the thread has moved on at all).
+pub fn pruned(since_rev: i64, revision: i64, first_rev: Option<i64>) -> bool {
+    revision > since_rev && first_rev.is_none_or(|f| f > since_rev + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +155,17 @@ mod tests {
             None
         );
         assert_eq!(header(0, &[]), None);
+    }
+
+    #[test]
+    fn a_pruned_log_says_too_many_changes() {
+        assert!(!pruned(41, 41, None));
+        assert!(!pruned(41, 44, Some(42)));
+        assert!(pruned(41, 44, Some(43)));
+        assert!(pruned(41, 44, None));
+        assert_eq!(
+            pruned_header(7),
+            "Memory updates since rev 7: too many changes since rev 7 to list; the memories below are current"
+        );
     }
 }
