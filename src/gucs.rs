@@ -6,8 +6,8 @@
 
 use memory_core::tokens::Encoding;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
-use pgrx::{pg_sys, PostgresGucEnum};
 use pgrx::pg_guard;
+use pgrx::{pg_sys, PostgresGucEnum};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicPtr, Ordering};
 

@@ -2,9 +2,9 @@
 //! everything a tenant has.
 
 use crate::error::{OrRaise, SpiOk};
+use crate::pg::json::Json;
 use crate::pg::{spi, tenant};
 use memory_core::validate;
-use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
@@ -39,7 +39,9 @@ fn memory_history(
                 r.get::<String>(2)?,
                 r.get::<String>(3)?,
                 r.get::<String>(4)?,
-                r.get::<Json>(5)?.map(|j| JsonB(j.0)).unwrap_or(JsonB(serde_json::json!({}))),
+                r.get::<Json>(5)?
+                    .map(|j| JsonB(j.0))
+                    .unwrap_or(JsonB(serde_json::json!({}))),
                 r.get::<TimestampWithTimeZone>(6)?.unwrap_or_else(|| {
                     crate::error::raise(memory_core::SqlState::NoDataFound, "no timestamp", None)
                 }),

@@ -7,12 +7,12 @@
 //! (sql/triggers.sql), so a plain UPDATE by an application gets them too.
 
 use crate::error::{raise, OrRaise, SpiOk};
+use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::validate;
 use memory_core::SqlState;
-use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::json;
@@ -297,10 +297,9 @@ mod tests {
     #[pg_test]
     fn agent_is_created_once() {
         setup();
-        let again =
-            Spi::get_one::<Json>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
-                .unwrap()
-                .unwrap();
+        let again = Spi::get_one::<Json>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
+            .unwrap()
+            .unwrap();
         assert_eq!(again.0["created"], false);
         let persona = Spi::get_one::<String>(
             "SELECT value FROM memory.blocks WHERE agent_id = 'a1' AND label = 'persona'",

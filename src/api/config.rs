@@ -2,10 +2,10 @@
 //! its agents' category allowlists, replaced as a whole.
 
 use crate::error::{raise, OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::json::Json;
 use crate::pg::tenant;
 use memory_core::{validate, SqlState};
-use crate::pg::json::Json;
-use crate::gucs;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};

@@ -8,11 +8,11 @@
 use crate::api::embed::{self as emb, WriteEmbedding};
 use crate::api::events::{self, Event, Node};
 use crate::error::{raise, OrRaise, SpiOk};
+use crate::pg::json::Json;
 use crate::pg::{spi, tenant};
 use memory_core::files as rules;
 use memory_core::validate;
 use memory_core::SqlState;
-use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::Value;
@@ -298,8 +298,12 @@ fn memory_file_grep(
     // Whole files are tested first (one regex run per file, most fail fast); only matching
     // files are split into lines. Lines are cut at 1,000 characters in the answer.
     let ms = crate::gucs::regex_timeout_ms();
-    let rows = crate::pg::deadline::within(ms, "the regular expression", "memory_ext.regex_timeout_ms", || {
-        Spi::connect(|c| {
+    let rows = crate::pg::deadline::within(
+        ms,
+        "the regular expression",
+        "memory_ext.regex_timeout_ms",
+        || {
+            Spi::connect(|c| {
         c.select(
             "SELECT f.path, l.n::int, left(l.line, 1000)
              FROM memory.files f
@@ -325,7 +329,8 @@ fn memory_file_grep(
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
         .spi("searching files")
-    });
+        },
+    );
     TableIterator::new(rows)
 }
 

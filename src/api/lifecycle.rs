@@ -5,11 +5,11 @@
 
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
+use crate::pg::json::Json;
 use crate::pg::{hints, spi, tenant};
 use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::validate;
 use memory_core::SqlState;
-use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 

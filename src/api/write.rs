@@ -9,11 +9,11 @@ use crate::api::events::{self, Event, Node};
 use crate::embed::{self, vector_text, ActiveModel};
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
+use crate::pg::json::Json;
 use crate::pg::{spi, tenant, vector};
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, WriteRequest};
 use memory_core::{text, validate, SqlState};
-use crate::pg::json::Json;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
@@ -403,7 +403,6 @@ fn memory_write(request: Option<Json>) -> JsonB {
         .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
     JsonB(write_one(model.as_ref(), p))
 }
-
 
 /// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),
 /// then written in order, each seeing the ones before it, so the result equals one-by-one

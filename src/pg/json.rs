@@ -36,7 +36,9 @@ impl FromDatum for Json {
             pgrx::direct_function_call::<&std::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])
         };
         let text = text.map(|t| t.to_string_lossy()).unwrap_or_default();
-        Some(Json(validate::json_text("jsonb argument", &text).or_raise()))
+        Some(Json(
+            validate::json_text("jsonb argument", &text).or_raise(),
+        ))
     }
 }
 

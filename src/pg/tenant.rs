@@ -68,7 +68,6 @@ fn check_claim(tenant: &str) {
     ALLOWED.set(Some((tenant.to_string(), me, lxid)));
 }
 
-
 fn current_role_name() -> String {
     // SAFETY: GetUserId() is the session's current effective role, always a valid OID inside a
     // transaction; with noerr = false GetUserNameFromId raises an ERROR instead of returning

@@ -71,10 +71,7 @@ pub fn header(since_rev: i64, changes: &[Change]) -> Option<String> {
 /// drops rows past `memory_ext.change_log_days`): listing what is left would pass part of the
 /// story off as all of it.
 pub fn pruned_header(since_rev: i64) -> String {
-    format!(
-        "Memory updates since rev {since_rev}: too many changes since rev {since_rev} to list; \
-         the memories below are current"
-    )
+    format!("Memory updates since rev {since_rev}: too many changes since rev {since_rev} to list")
 }
 
 /// Whether the change log lost changes after `since_rev`: revisions are gapless, so the first
@@ -165,7 +162,7 @@ mod tests {
         assert!(pruned(41, 44, None));
         assert_eq!(
             pruned_header(7),
-            "Memory updates since rev 7: too many changes since rev 7 to list; the memories below are current"
+            "Memory updates since rev 7: too many changes since rev 7 to list"
         );
     }
 }

@@ -206,7 +206,10 @@ mod json_tests {
     fn deep_and_huge_json_are_argument_errors() {
         let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
         let e = json_text("request", &deep).unwrap_err();
-        assert_eq!(e.to_string(), "request: JSON nested more than 128 levels deep");
+        assert_eq!(
+            e.to_string(),
+            "request: JSON nested more than 128 levels deep"
+        );
         assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue);
         let e = json_text("request", r#"{"metadata": {"n": 1e400}}"#).unwrap_err();
         assert!(e.to_string().contains("out of range"), "{e}");
@@ -218,7 +221,11 @@ mod json_tests {
 
 /// A required text argument no larger than `max` bytes (the pgrx side passes the
 /// `memory_ext.max_value_bytes` setting).
-pub fn text_max<'a>(arg: &'static str, v: Option<&'a str>, max: usize) -> Result<&'a str, ArgError> {
+pub fn text_max<'a>(
+    arg: &'static str,
+    v: Option<&'a str>,
+    max: usize,
+) -> Result<&'a str, ArgError> {
     let v = required(arg, v)?;
     max_bytes(arg, v.len(), max)?;
     Ok(v)
@@ -267,7 +274,13 @@ mod limit_tests {
         assert_eq!(e.sqlstate(), SqlState::StringDataRightTruncation);
         assert_eq!(e.to_string(), "content is 4 bytes, over the limit of 3");
         assert!(query_chars("query", "ééé", 3).is_ok());
-        assert_eq!(query_chars("query", "abcd", 3).unwrap_err().sqlstate(), SqlState::InvalidParameterValue);
-        assert!(batch_len("inputs", 1001, 1000).unwrap_err().to_string().contains("at most 1000"));
+        assert_eq!(
+            query_chars("query", "abcd", 3).unwrap_err().sqlstate(),
+            SqlState::InvalidParameterValue
+        );
+        assert!(batch_len("inputs", 1001, 1000)
+            .unwrap_err()
+            .to_string()
+            .contains("at most 1000"));
     }
 }

@@ -483,7 +483,10 @@ fn a_requested_run_cut_short_by_sigkill_is_recorded_and_run_again() {
             .ok()?;
         (r.get::<_, i64>(0) > runs_before && r.get::<_, bool>(1)).then_some(())
     });
-    assert!(answered.is_some(), "the cut-short request was not run again");
+    assert!(
+        answered.is_some(),
+        "the cut-short request was not run again"
+    );
     let mut c = admin();
     assert!(
         failures(&mut c) > failures_before,
@@ -496,7 +499,10 @@ fn a_requested_run_cut_short_by_sigkill_is_recorded_and_run_again() {
         )
         .unwrap()
         .get(0);
-    assert_eq!(interrupted, 1, "the tenant was not consolidated by the rerun");
+    assert_eq!(
+        interrupted, 1,
+        "the tenant was not consolidated by the rerun"
+    );
     set_system(
         &mut c,
         &[("memory_ext.llm_url", None), ("memory_ext.llm_model", None)],

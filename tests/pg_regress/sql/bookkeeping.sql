@@ -1,0 +1,42 @@
+-- Bookkeeping that stays complete and bounded: memory files and message edits are in the history
+-- (so memory_history and memory_export tell the whole story), and the change log is pruned past
+-- memory_ext.change_log_days, after which a delta header says so instead of listing a part.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'keeper';
+
+-- A file's life: written, rewritten, edited, read (not a change), deleted.
+SELECT memory_file_write('notes/plan.md', 'Draft one') ->> 'event' AS written;
+SELECT memory_file_write('notes/plan.md', 'Draft two') ->> 'event' AS rewritten;
+SELECT memory_file_edit('notes/plan.md', 'two', 'three') IS NOT NULL AS edited;
+SELECT memory_file_read('notes/plan.md') ->> 'content' AS read;
+CREATE TEMP TABLE plan AS SELECT id FROM memory.files WHERE path = 'notes/plan.md';
+SELECT memory_file_delete('notes/plan.md') AS deleted;
+SELECT h.event, h.old_ref, h.new_ref, h.actor, h.meta ->> 'path' AS path, h.meta ->> 'chars' AS chars
+FROM plan p, memory_history(p.id) h;
+
+-- Message edits and deletions (plain SQL, as an application may do them).
+SELECT message_append('k-thread', 'user', 'My flight is on Monday') ->> 'seq' AS seq;
+UPDATE memory.messages SET content = 'My flight is on Tuesday' WHERE thread_id = 'k-thread';
+DELETE FROM memory.messages WHERE thread_id = 'k-thread';
+SELECT event, old_ref, new_ref, meta ->> 'seq' AS seq, meta ->> 'thread_id' AS thread
+FROM memory.history WHERE entity = 'message' ORDER BY ts;
+SELECT count(*) AS message_history_in_export
+FROM jsonb_array_elements(memory_export('keeper') -> 'history') h WHERE h ->> 'entity' = 'message';
+
+-- The change log past its horizon.
+SELECT memory_write('{"text": "Kim runs on Sundays.", "thread_id": "p-thread"}') ->> 'event' AS first;
+SELECT memory_write('{"text": "Kim bought new running shoes.", "thread_id": "p-thread"}') ->> 'event' AS second;
+SELECT memory_write('{"text": "Kim signed up for a half marathon.", "thread_id": "p-thread"}') ->> 'event' AS third;
+SELECT memory_delta('p-thread', 1) AS header_since_1;
+RESET ROLE;
+-- Two of the three changes are older than the horizon (30 days by default).
+UPDATE memory.change_log SET ts = ts - interval '40 days' WHERE user_id = 'keeper' AND thread_id = 'p-thread' AND rev <= 2;
+SET ROLE regress_memory_user;
+SELECT memory_purge() AS purged;
+SELECT rev, event FROM memory.change_log WHERE thread_id = 'p-thread' ORDER BY rev;
+SELECT memory_delta('p-thread', 1) AS header_since_pruned;
+SELECT memory_delta('p-thread', 2) AS header_since_kept;
+SELECT memory_delta('p-thread', 3) AS header_up_to_date;
+RESET ROLE;
+RESET memory_ext.user_id;
