@@ -297,9 +297,10 @@ mod tests {
     #[pg_test]
     fn agent_is_created_once() {
         setup();
-        let again = Spi::get_one::<Json>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
-            .unwrap()
-            .unwrap();
+        let again =
+            Spi::get_one::<pgrx::JsonB>("SELECT memory_agent('a1', 'u1', 'other', 'other')")
+                .unwrap()
+                .unwrap();
         assert_eq!(again.0["created"], false);
         let persona = Spi::get_one::<String>(
             "SELECT value FROM memory.blocks WHERE agent_id = 'a1' AND label = 'persona'",
@@ -311,7 +312,7 @@ mod tests {
     #[pg_test]
     fn edits_bump_version_and_write_history() {
         setup();
-        let r = Spi::get_one::<Json>("SELECT block_append('a1', 'human', 'Likes tea')")
+        let r = Spi::get_one::<pgrx::JsonB>("SELECT block_append('a1', 'human', 'Likes tea')")
             .unwrap()
             .unwrap();
         assert_eq!(r.0["version"], 2);

@@ -333,12 +333,12 @@ mod tests {
     #[pg_test]
     fn append_numbers_messages_and_counts_tokens() {
         Spi::run("SET memory_ext.user_id = 'u1'").unwrap();
-        let a = Spi::get_one::<Json>("SELECT message_append('t1', 'user', 'hello world')")
+        let a = Spi::get_one::<JsonB>("SELECT message_append('t1', 'user', 'hello world')")
             .unwrap()
             .unwrap();
         assert_eq!(a.0["seq"], 1);
         assert_eq!(a.0["tokens"], 6); // 3 framing + "user" + "hello world"
-        let b = Spi::get_one::<Json>("SELECT message_append('t1', 'assistant', 'hi')")
+        let b = Spi::get_one::<JsonB>("SELECT message_append('t1', 'assistant', 'hi')")
             .unwrap()
             .unwrap();
         assert_eq!(b.0["seq"], 2);
