@@ -9,13 +9,18 @@
 #   6. backups: pg_dump / pg_restore round trips (custom and plain format) lose and double
 #      nothing (tests/python/test_backup.py), the worker runs on a restored database, and a
 #      library installed under a running server leaves it and its worker alive
-#   7. upgrades from every release (tests/upgrade/run.sh): data intact, the API and the regress
+#   7. crashes: kill -9 of client backends and of the postmaster under eight concurrent writers
+#      (tests/python/test_crash.py): nothing acknowledged lost, revisions, message numbers,
+#      history and statistics whole
+#   8. fuzz: a few thousand hostile calls to every API function from a fixed seed
+#      (tests/python/test_fuzz.py): no crash, no internal error, nothing half-written
+#   9. upgrades from every release (tests/upgrade/run.sh): data intact, the API and the regress
 #      suite pass on the upgraded database, its catalog equals a fresh install's
-#   8. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
+#  10. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
-# Layers 4-8 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+# Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # Usage: scripts/test.sh [layer ...]
-#   layers: lint core pgrx regress client backup upgrade worker (default: all)
+#   layers: lint core pgrx regress client backup crash fuzz upgrade worker (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +32,7 @@ STANDIN_PORT=${STANDIN_PORT:-55480}
 TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
 OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
-layers=${*:-lint core pgrx regress client backup upgrade worker}
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker}
 
 step() { printf '\n==> %s\n' "$*"; }
 want() { [[ " $layers " == *" $1 "* ]]; }
@@ -55,7 +60,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want backup || want upgrade || want worker; then
+if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
   scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
@@ -119,6 +124,22 @@ if want backup; then
   psql_test -d postgres -c "ALTER SYSTEM RESET memory_ext.database" -c "ALTER SYSTEM RESET memory_ext.worker_naptime"
   step "live install: a rebuilt library installed under a running server (tests/backup/live_install.sh)"
   tests/backup/live_install.sh
+fi
+
+if want crash; then
+  step "crashes: kill -9 of backends and of the postmaster under concurrent writers (tests/python/test_crash.py)"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_crash" -c "CREATE DATABASE memory_ext_crash"
+  psql_test -d memory_ext_crash -c "CREATE EXTENSION memory_ext CASCADE"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_crash" \
+  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" python3 tests/python/test_crash.py
+fi
+
+if want fuzz; then
+  step "fuzz: hostile calls to every API function (tests/python/test_fuzz.py, fixed seed)"
+  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fuzz" -c "CREATE DATABASE memory_ext_fuzz"
+  psql_test -d memory_ext_fuzz -c "CREATE EXTENSION memory_ext CASCADE"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
+    python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-3000}" "${FUZZ_SEED:-15}"
 fi
 
 if want upgrade; then

@@ -79,7 +79,8 @@ static BUILTIN_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
 
 /// Bearer token for the HTTP provider. Superuser-only and hidden from pg_settings/SHOW for
 /// everyone else; never copied into an error or log message.
-static EMBEDDING_API_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static EMBEDDING_API_KEY: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(SECRET_MASK));
 
 /// Per-attempt timeout of every HTTP call to a provider, in milliseconds. A write may wait on
 /// it, so the default is short: 5 s.
@@ -119,7 +120,8 @@ static RANK_WEIGHTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>
 /// Unset: consolidation uses its deterministic rule.
 static LLM_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static LLM_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
-static LLM_API_KEY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static LLM_API_KEY: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(SECRET_MASK));
 /// Same-fact prompts per tenant per day (seed 003 §4 "token cost budget per tenant").
 static CONSOLIDATION_MAX_LLM_CALLS: GucSetting<i32> = GucSetting::<i32>::new(20);
 static TTL_DAYS: GucSetting<i32> = GucSetting::<i32>::new(60);
@@ -577,7 +579,10 @@ pub fn token_encoding() -> Encoding {
     }
 }
 
-/// What `SHOW`, `pg_settings` and the server log see of a secret setting that has a value.
+/// What `SHOW`, `pg_settings` and the server log see of a secret setting, set or not. It is
+/// also the settings' boot value: Postgres logs `parameter "..." changed to "<the file's raw
+/// value>"` on reload whenever the visible value changes, so the visible value must never
+/// change, not even from unset to set.
 const SECRET_MASK: &CStr = c"********";
 
 /// The real values of the two secret settings, kept by their assign hooks (`extra` of the
@@ -589,8 +594,9 @@ static LLM_API_KEY_VALUE: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut(
 ///
 /// # Why
 /// On `ALTER SYSTEM` + reload Postgres logs `parameter "memory_ext.llm_api_key" changed to
-/// "sk-..."` with the setting's visible value, whatever its flags: the only way to keep the key
-/// out of the log is for the visible value not to be the key.
+/// "sk-..."` (the raw value from the file), whatever the setting's flags, whenever its visible
+/// value changed: with the visible value always the mask, it never changes, and the line is
+/// never written.
 #[pg_guard]
 unsafe extern "C-unwind" fn secret_check(
     newval: *mut *mut c_char,

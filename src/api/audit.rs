@@ -55,7 +55,8 @@ fn memory_history(
 
 /// Everything the tenant has, as one JSON document: agents and their blocks, threads and their
 /// messages, memories (without their vectors: the model is named, the text re-embeds), relations,
-/// history, categories, allowlists, checkpoints and events.
+/// history, categories, allowlists, checkpoints and events. One jsonb value holds at most 256 MB
+/// of JSON: beyond that, memory_export_rows streams the same content as rows.
 #[pg_extern(stable, parallel_restricted)]
 fn memory_export(user_id: Option<&str>) -> JsonB {
     let user = tenant::resolve(user_id);
@@ -67,3 +68,11 @@ fn memory_export(user_id: Option<&str>) -> JsonB {
     .map_or_else(|| JsonB(serde_json::json!({})), |j| JsonB(j.0));
     doc
 }
+
+// memory_export_rows: the export as a stream of rows, for tenants whose export exceeds what one
+// jsonb value can hold (sql/export.sql).
+extension_sql_file!(
+    "../../sql/export.sql",
+    name = "export",
+    requires = ["checkpoints"]
+);
