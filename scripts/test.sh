@@ -139,7 +139,7 @@ if want fuzz; then
   psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fuzz" -c "CREATE DATABASE memory_ext_fuzz"
   psql_test -d memory_ext_fuzz -c "CREATE EXTENSION memory_ext CASCADE"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
-    python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-3000}" "${FUZZ_SEED:-15}"
+    python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-10000}" "${FUZZ_SEED:-15}"
 fi
 
 if want upgrade; then

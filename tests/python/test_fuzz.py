@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
 ROLE = "me_fuzz"
-CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
