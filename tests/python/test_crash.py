@@ -89,14 +89,16 @@ class Writer(threading.Thread):
 def check(label, writers):
     with admin() as c:
         for w in writers:
-            if w.acked_messages:
+            # What was acknowledged before this check began (writers may still be running).
+            messages, memories = list(w.acked_messages), list(w.acked_memories)
+            if messages:
                 n = c.execute("SELECT count(*) FROM memory.messages WHERE user_id = %s AND content = ANY(%s)",
-                              (w.user, w.acked_messages)).fetchone()[0]
-                assert n == len(set(w.acked_messages)), f"{label}: writer {w.n} lost messages ({n} of {len(w.acked_messages)})"
-            if w.acked_memories:
+                              (w.user, messages)).fetchone()[0]
+                assert n == len(set(messages)), f"{label}: writer {w.n} lost messages ({n} of {len(messages)})"
+            if memories:
                 n = c.execute("SELECT count(*) FROM memory.items WHERE user_id = %s AND text = ANY(%s)",
-                              (w.user, w.acked_memories)).fetchone()[0]
-                assert n == len(set(w.acked_memories)), f"{label}: writer {w.n} lost memories ({n} of {len(w.acked_memories)})"
+                              (w.user, memories)).fetchone()[0]
+                assert n == len(set(memories)), f"{label}: writer {w.n} lost memories ({n} of {len(memories)})"
         bad = c.execute("""
             SELECT t.user_id, t.thread_id, t.revision, count(l.rev), coalesce(max(l.rev), 0), coalesce(min(l.rev), 1)
             FROM memory.threads t LEFT JOIN memory.change_log l USING (user_id, thread_id)

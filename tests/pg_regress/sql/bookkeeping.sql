@@ -38,5 +38,17 @@ SELECT rev, event FROM memory.change_log WHERE thread_id = 'p-thread' ORDER BY r
 SELECT memory_delta('p-thread', 1) AS header_since_pruned;
 SELECT memory_delta('p-thread', 2) AS header_since_kept;
 SELECT memory_delta('p-thread', 3) AS header_up_to_date;
+-- memory_export_rows: the same content as memory_export, as rows (for tenants of any size).
+SELECT memory_ref_store(repeat('a log line' || E'\n', 100), 'a log', thread_id => 'p-thread') ->> 'key' IS NOT NULL AS detail;
+SELECT checkpoint_save('keeper', 'p-thread', '{"step": 2}') IS NOT NULL AS checkpoint;
+WITH rows AS (SELECT section, jsonb_agg(record ORDER BY ord) AS records
+              FROM memory_export_rows('keeper') WITH ORDINALITY AS r(section, record, ord) GROUP BY section),
+     doc AS (SELECT memory_export('keeper') AS d)
+SELECT k AS section, jsonb_array_length(doc.d -> k) AS in_export,
+       coalesce(jsonb_array_length(rows.records), 0) AS as_rows,
+       (doc.d -> k) = coalesce(rows.records, '[]'::jsonb) AS same
+FROM doc, jsonb_object_keys(doc.d) k LEFT JOIN rows ON rows.section = k
+WHERE jsonb_typeof(doc.d -> k) = 'array' ORDER BY k;
+
 RESET ROLE;
 RESET memory_ext.user_id;
