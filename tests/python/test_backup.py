@@ -18,10 +18,10 @@ dump), and answer memory_query and memory_search exactly as the source does.
 
 import os
 import subprocess
-import sys
 from collections import Counter
 
 import psycopg
+from pgtest import run_checks
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
 PGBIN = os.environ.get("MEMORY_EXT_PGBIN", "/usr/lib/postgresql/15/bin")
@@ -148,12 +148,7 @@ def main():
         got = answers(db)
         assert got == expected, f"{kind} dump: the API answers differently:\n{got}\n!=\n{expected}"
     print(f"memory_query, memory_search and blocks answer identically on {len(restored)} restored databases")
-    print("backup: 3 passed, 0 failed")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except AssertionError as e:
-        print(f"FAIL: {e}", file=sys.stderr)
-        sys.exit(1)
+    run_checks(main, "backup", 3)

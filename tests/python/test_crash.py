@@ -19,12 +19,12 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
 
 import psycopg
+from pgtest import connect_as, ordinary_role, run_checks
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
 PGDATA = os.environ["MEMORY_EXT_TEST_PGDATA"]
@@ -60,8 +60,7 @@ class Writer(threading.Thread):
         self.r = random.Random(n)
 
     def connect(self):
-        c = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-        c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (self.user,))
+        c = connect_as(DSN, ROLE, self.user)
         c.execute("SET memory_ext.embed_on_write = off")  # the crash, not the model, is under test
         return c
 
@@ -144,11 +143,7 @@ def backend_pids():
 
 
 def main():
-    with admin() as a:
-        if not a.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
-            a.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        db = a.execute("SELECT current_database()").fetchone()[0]
-        a.execute(f'GRANT CONNECT ON DATABASE "{db}" TO {ROLE}')
+    ordinary_role(DSN, ROLE)
     stop = threading.Event()
     writers = [Writer(n, stop) for n in range(8)]
     for w in writers:
@@ -174,12 +169,7 @@ def main():
     for w in writers:
         w.join(timeout=30)
     check("postmaster killed", writers)
-    print("crash: 3 passed, 0 failed")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except AssertionError as e:
-        print(f"FAIL: {e}", file=sys.stderr)
-        sys.exit(1)
+    run_checks(main, "crash", 3)

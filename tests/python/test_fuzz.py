@@ -15,7 +15,6 @@ own tenant. After each call:
 The summary line counts calls, accepted calls and rejections by SQLSTATE.
 """
 
-import json
 import os
 import random
 import sys
@@ -23,6 +22,7 @@ import time
 from collections import Counter
 
 import psycopg
+from pgtest import connect_as
 from psycopg.types.json import Jsonb
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
@@ -176,18 +176,13 @@ def counts(c, user):
 def main():
     r = random.Random(SEED)
     with psycopg.connect(DSN, autocommit=True) as a:
-        if not a.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
-            a.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        db = a.execute("SELECT current_database()").fetchone()[0]
-        a.execute(f'GRANT CONNECT ON DATABASE "{db}" TO {ROLE}')
         # Another tenant's rows, whose ids the fuzz also names.
         a.execute("SET memory_ext.user_id = 'someone-else'")
         a.execute("SELECT memory_agent('other-agent', 'someone-else')")
         a.execute("SELECT message_append('other-tenant-thread', 'user', 'private')")
         a.execute("SELECT memory_file_write('notes/ok.md', 'private file of another tenant')")
     user = "fuzz-" + str(SEED)
-    c = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-    c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
+    c = connect_as(DSN, ROLE, user)
     c.execute("SET statement_timeout = '60s'")
     c.execute("SELECT memory_agent('fuzz-agent', %s)", (user,))
     c.execute("SELECT message_append('fuzz-thread', 'user', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')")
@@ -206,8 +201,7 @@ def main():
             continue
         except psycopg.OperationalError as e:
             crashes.append((name, str(e)[:200]))
-            c = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-            c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
+            c = connect_as(DSN, ROLE, user)
             continue
         except psycopg.Error as e:
             code = e.sqlstate or "?????"
@@ -219,8 +213,7 @@ def main():
             assert c.execute("SELECT 1").fetchone() == (1,)
         except psycopg.OperationalError as e:
             crashes.append((name, str(e)[:200]))
-            c = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-            c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
+            c = connect_as(DSN, ROLE, user)
             continue
         after = counts(c, user)
         if after != before:

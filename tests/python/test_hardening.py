@@ -14,10 +14,10 @@ import os
 import sys
 import threading
 import time
-import traceback
 import uuid
 
 import psycopg
+from pgtest import connect_as, run_tests
 from psycopg import errors
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
@@ -30,14 +30,7 @@ def admin():
 
 
 def tenant(user):
-    with admin() as a:
-        if not a.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
-            a.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        db = a.execute("SELECT current_database()").fetchone()[0]
-        a.execute(f'GRANT CONNECT ON DATABASE "{db}" TO {ROLE}')
-    c = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-    c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
-    return c
+    return connect_as(DSN, ROLE, user)
 
 
 def test_no_backtrace_reaches_a_client():
@@ -193,18 +186,7 @@ def test_another_tenants_ids_answer_like_ids_that_do_not_exist():
     assert intact == ("", "active", "private"), intact
 
 def main():
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    failed = 0
-    for name, f in tests:
-        try:
-            f()
-            print(f"ok   {name}")
-        except Exception:
-            failed += 1
-            print(f"FAIL {name}")
-            traceback.print_exc()
-    print(f"{len(tests) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(run_tests(globals()))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ classes, atomicity after an error, the delta header once, blocks and memory_cont
 
 import os
 import sys
-import traceback
 import uuid
 
 import psycopg
+from pgtest import connect_as, run_tests
 from psycopg import errors
 from psycopg.types.json import Jsonb
 
@@ -28,15 +28,8 @@ def admin():
 
 def tenant():
     """An ordinary role (no BYPASSRLS) acting for a fresh tenant."""
-    with admin() as a:
-        if not a.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone():
-            a.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS")
-        db = a.execute("SELECT current_database()").fetchone()[0]
-        a.execute(f'GRANT CONNECT ON DATABASE "{db}" TO {ROLE}')
     user = "py-" + uuid.uuid4().hex[:12]
-    conn = psycopg.connect(DSN + f" user={ROLE}", autocommit=True)
-    conn.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
-    return conn, user
+    return connect_as(DSN, ROLE, user), user
 
 
 def write(c, **req):
@@ -204,18 +197,7 @@ def main():
     if not DSN:
         print("MEMORY_EXT_TEST_DSN is not set", file=sys.stderr)
         return 2
-    tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    failed = 0
-    for name, f in tests:
-        try:
-            f()
-            print(f"ok   {name}")
-        except Exception:  # report every failure, then fail the run
-            failed += 1
-            print(f"FAIL {name}")
-            traceback.print_exc()
-    print(f"{len(tests) - failed} passed, {failed} failed (psycopg {psycopg.__version__})")
-    return 1 if failed else 0
+    return run_tests(globals(), f" (psycopg {psycopg.__version__})")
 
 
 if __name__ == "__main__":

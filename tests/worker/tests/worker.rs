@@ -59,6 +59,28 @@ fn status(c: &mut Client, job: &str) -> (i64, Option<Value>, Option<String>) {
     )
 }
 
+/// The stand-in as the LLM, taking 3 s per same-fact prompt (under memory_ext.http_timeout_ms,
+/// 5 s), so that a consolidation run is still going when a test stops or kills the worker.
+fn slow_llm(c: &mut Client, standin: &StandIn) {
+    set_system(
+        c,
+        &[
+            (
+                "memory_ext.llm_url",
+                Some(&format!("{}/v1", standin.base())),
+            ),
+            ("memory_ext.llm_model", Some("judge-slow-3000")),
+        ],
+    );
+}
+
+fn slow_llm_off(c: &mut Client) {
+    set_system(
+        c,
+        &[("memory_ext.llm_url", None), ("memory_ext.llm_model", None)],
+    );
+}
+
 /// `pairs` near-duplicate pairs (cosine 0.9, between the link and merge thresholds) for `user`.
 fn pairs(c: &mut Client, user: &str, pairs: usize) {
     c.batch_execute(&format!(
@@ -242,17 +264,7 @@ fn stopping_the_server_during_consolidation_leaves_no_half_merged_pair() {
     let _t = turn();
     let standin = StandIn::start(0);
     let mut c = admin();
-    // Each tenant's same-fact prompt takes 3 s (under memory_ext.http_timeout_ms, 5 s).
-    set_system(
-        &mut c,
-        &[
-            (
-                "memory_ext.llm_url",
-                Some(&format!("{}/v1", standin.base())),
-            ),
-            ("memory_ext.llm_model", Some("judge-slow-3000")),
-        ],
-    );
+    slow_llm(&mut c, &standin);
     let users: Vec<String> = (0..3).map(|_| unique("stop")).collect();
     for u in &users {
         pairs(&mut c, u, 3);
@@ -318,10 +330,7 @@ fn stopping_the_server_during_consolidation_leaves_no_half_merged_pair() {
     }
     assert!(whole >= 1, "the first tenant's committed run was lost");
     assert!(untouched >= 1, "the stop came too late to test anything");
-    set_system(
-        &mut c,
-        &[("memory_ext.llm_url", None), ("memory_ext.llm_model", None)],
-    );
+    slow_llm_off(&mut c);
 }
 
 #[test]
@@ -430,16 +439,7 @@ fn a_requested_run_cut_short_by_sigkill_is_recorded_and_run_again() {
     let _t = turn();
     let standin = StandIn::start(0);
     let mut c = admin();
-    set_system(
-        &mut c,
-        &[
-            (
-                "memory_ext.llm_url",
-                Some(&format!("{}/v1", standin.base())),
-            ),
-            ("memory_ext.llm_model", Some("judge-slow-3000")),
-        ],
-    );
+    slow_llm(&mut c, &standin);
     let user = unique("cut");
     pairs(&mut c, &user, 2);
     let failures = |c: &mut Client| -> i64 {
@@ -503,8 +503,5 @@ fn a_requested_run_cut_short_by_sigkill_is_recorded_and_run_again() {
         interrupted, 1,
         "the tenant was not consolidated by the rerun"
     );
-    set_system(
-        &mut c,
-        &[("memory_ext.llm_url", None), ("memory_ext.llm_model", None)],
-    );
+    slow_llm_off(&mut c);
 }
