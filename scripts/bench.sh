@@ -44,7 +44,7 @@ dsn="host=127.0.0.1 port=$BENCH_PORT user=postgres dbname=memory_bench"
 # A restarted server starts with empty buffers: read the kept data back in (indexes into shared
 # buffers, tables into the OS cache). A cold rerun at 1M measured raw pgvector at p50 16 ms; with
 # this, 4.5 ms — still not the 3.0 ms of a run right after loading, so compare figures only
-# within one kind of run (BENCH_FRESH=1 for the figures in the README).
+# within one kind of run (BENCH_FRESH=1 for the figures in docs/performance.md).
 psql_b -d memory_bench -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
   -c "SELECT count(pg_prewarm(c.oid, CASE WHEN c.relkind = 'i' THEN 'buffer' ELSE 'read' END))
       FROM pg_class c WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'i')" >/dev/null

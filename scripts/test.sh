@@ -152,7 +152,7 @@ if want worker; then
   psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_worker" -c "CREATE DATABASE memory_ext_worker"
   psql_test -d memory_ext_worker -c "CREATE EXTENSION memory_ext CASCADE"
   # The worker's own schedule without consolidation: that is left to pg_cron and to
-  # memory_worker_run(), as README "Scheduling with pg_cron" sets it.
+  # memory_worker_run(), as docs/operations.md "Scheduling with pg_cron" sets it.
   psql_test -d postgres \
     -c "ALTER SYSTEM SET shared_preload_libraries = memory_ext, pg_cron" \
     -c "ALTER SYSTEM SET memory_ext.database = 'memory_ext_worker'" \

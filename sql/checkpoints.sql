@@ -1,6 +1,6 @@
 -- checkpoint_save(user_id, thread_id, data) -> jsonb {thread_id, created_at, updated_at}
 -- checkpoint_load(user_id, thread_id) -> jsonb, NULL when the thread has no checkpoint
--- (API.md "Detail memory, files, checkpoints"; seed 003 §15). One row per tenant and thread in
+-- (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Checkpoints"). One row per tenant and thread in
 -- memory.checkpoints, replaced by each save (created_at kept, updated_at moved). SQL, so that the
 -- jsonb goes from the caller to the table without a round trip through Rust; row-level security
 -- applies (SECURITY INVOKER). NULL data: 22004; data over memory_ext.max_value_bytes: 22001; a

@@ -1,5 +1,5 @@
 -- memory_ref_store(content, description, type, user_id, thread_id, metadata) -> jsonb
--- {key, placeholder, id} (API.md "Detail memory, files, checkpoints"; seed 002). A SQL wrapper
+-- {key, placeholder, id} (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Detail memory"). A SQL wrapper
 -- only so that the argument can be called `type` as the contract says; the work is in Rust
 -- (src/api/detail.rs, memory.ref_store).
 CREATE FUNCTION memory_ref_store(content text, description text, type text DEFAULT 'command_output',

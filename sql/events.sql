@@ -1,4 +1,4 @@
--- memory.event_counts: operational events (seed 003 §14) counted per tenant, hour, node, op and
+-- memory.event_counts: operational events (docs/design.md "Operational events") counted per tenant, hour, node, op and
 -- status — "basic counts by op/node over time". security_invoker: the view reads memory.events
 -- as the caller, so row-level security shows a tenant only its own counts.
 CREATE VIEW memory.event_counts WITH (security_invoker = true) AS

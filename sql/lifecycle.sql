@@ -1,4 +1,4 @@
--- Lifecycle bookkeeping: consolidation's pair fingerprints and per-tenant daily usage (seed 003
+-- Lifecycle bookkeeping: consolidation's pair fingerprints and per-tenant daily usage (docs/design.md
 -- §4). TTL and purge need no tables of their own (items.state / purge_at, history).
 
 -- A checked pair, so that it is not checked again for 14 days at the same score
@@ -15,7 +15,7 @@ CREATE TABLE memory.consolidation_fingerprints (
     CHECK (id_a < id_b)
 );
 
--- Pairs checked and LLM prompts sent per tenant per day: the caps of seed 003 §4.
+-- Pairs checked and LLM prompts sent per tenant per day: the caps of docs/design.md "Consolidation".
 CREATE TABLE memory.consolidation_usage (
     user_id   text    NOT NULL,
     day       date    NOT NULL DEFAULT current_date,

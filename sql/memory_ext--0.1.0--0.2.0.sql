@@ -148,7 +148,7 @@ BEGIN
         CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
-    -- Edits and deletions of recall memory are history events too (seed 003 §8); a new message
+    -- Edits and deletions of recall memory are history events too (docs/design.md "History"); a new message
     -- is not (the change log has it, and recall keeps every message anyway).
     IF TG_OP <> 'INSERT' THEN
         INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)

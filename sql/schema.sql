@@ -59,7 +59,7 @@ CREATE TABLE memory.agents (
     PRIMARY KEY (user_id, agent_id)
 );
 
--- Core memory blocks (seed 004): always in the prompt, edited by the agent.
+-- Core memory blocks (docs/design.md "Core memory blocks"): always in the prompt, edited by the agent.
 CREATE TABLE memory.blocks (
     user_id     text        NOT NULL,
     agent_id    text        NOT NULL,
@@ -94,7 +94,7 @@ CREATE TABLE memory.threads (
     PRIMARY KEY (user_id, thread_id)
 );
 
--- Recall memory (seeds 000, 004): every message, kept forever, searchable. `in_context` is
+-- Recall memory (docs/design.md "Recall and archival memory"): every message, kept forever, searchable. `in_context` is
 -- false once compaction has folded the message into a summary. `token_count` is counted once,
 -- at write time (a trigger fills it for plain INSERTs).
 CREATE TABLE memory.messages (
@@ -126,7 +126,7 @@ CREATE INDEX messages_context_idx ON memory.messages (user_id, thread_id, seq) W
 CREATE INDEX messages_created_idx ON memory.messages (user_id, thread_id, created_at);
 CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
 
--- Memories (API.md "Memories"): semantic, episodic, procedural, insight, archival and detail
+-- Memories (docs/api.md "Memories"): semantic, episodic, procedural, insight, archival and detail
 -- items in one table. `text` is the Layer-1 line, `content` the optional Layer-2 detail.
 -- `content_hash` is over the normalised, lower-cased text: the exact-duplicate check.
 --
@@ -199,7 +199,7 @@ SELECT memory._name_partition_indexes('memory.items_key_idx', 'memory.items_hash
                                       'memory.items_purge_idx',
                                       'memory.items_updated_idx', 'memory.items_tsv_idx', 'memory.items_pkey');
 
--- Relations (seed 003 §2): lightweight edges between memories, one per (from, to, type).
+-- Relations (docs/design.md "Relations"): lightweight edges between memories, one per (from, to, type).
 CREATE TABLE memory.relations (
     user_id       text        NOT NULL,
     id            uuid        NOT NULL DEFAULT gen_random_uuid(),
@@ -216,7 +216,7 @@ CREATE TABLE memory.relations (
 );
 CREATE INDEX relations_to_idx ON memory.relations (user_id, to_id);
 
--- Change log (seed 003 §1): exactly one row per thread revision. Written only by triggers.
+-- Change log (docs/design.md "Delta header"): exactly one row per thread revision. Written only by triggers.
 CREATE TABLE memory.change_log (
     user_id   text        NOT NULL,
     thread_id text        NOT NULL,
@@ -230,7 +230,7 @@ CREATE TABLE memory.change_log (
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
 );
 
--- Audit history (seed 003 §8): every change to a memory item, a block or a memory file, and
+-- Audit history (docs/design.md "History"): every change to a memory item, a block or a memory file, and
 -- every edit or deletion of a message. Written only by triggers; kept after the item is purged.
 CREATE TABLE memory.history (
     user_id   text        NOT NULL,
@@ -247,7 +247,7 @@ CREATE TABLE memory.history (
 );
 CREATE INDEX history_memory_idx ON memory.history (user_id, memory_id, ts DESC);
 
--- Operational events (seed 003 §14): minimal counters of what the system did.
+-- Operational events (docs/design.md "Operational events"): minimal counters of what the system did.
 CREATE TABLE memory.events (
     user_id   text        NOT NULL,
     id        uuid        NOT NULL DEFAULT gen_random_uuid(),
@@ -264,7 +264,7 @@ CREATE TABLE memory.events (
 CREATE INDEX events_ts_idx ON memory.events (user_id, ts DESC);
 CREATE INDEX events_node_idx ON memory.events (user_id, node, ts DESC);
 
--- Categories and agent allowlists (seed 003 §5), per tenant; memory_configure replaces them.
+-- Categories and agent allowlists (docs/design.md "Categories and allowlists"), per tenant; memory_configure replaces them.
 CREATE TABLE memory.categories (
     user_id    text    NOT NULL,
     name       text    NOT NULL CHECK (name <> ''),
@@ -282,7 +282,7 @@ CREATE TABLE memory.allowlists (
     FOREIGN KEY (user_id, category) REFERENCES memory.categories ON DELETE CASCADE
 );
 
--- Checkpoints (seed 003 §15): one per (user, thread).
+-- Checkpoints (docs/design.md "Checkpoints"): one per (user, thread).
 CREATE TABLE memory.checkpoints (
     user_id         text        NOT NULL,
     thread_id       text        NOT NULL CHECK (thread_id <> ''),
@@ -294,7 +294,7 @@ CREATE TABLE memory.checkpoints (
 );
 CREATE INDEX checkpoints_updated_idx ON memory.checkpoints (user_id, updated_at DESC);
 
--- Layer-2 detail memory (seed 002): the full content behind a `[MemoryRef: <key> - ...]`
+-- Layer-2 detail memory (docs/design.md "Detail memory"): the full content behind a `[MemoryRef: <key> - ...]`
 -- placeholder. Its Layer-1 line is a memory.items row of kind 'detail' (item_id), which is what
 -- memory_query can find; the content lives here so that no retrieval path ever reads it by
 -- accident (a 10 MB log in memory.items would be detoasted by every query that ranks it).
@@ -331,7 +331,7 @@ CREATE TABLE memory.detail_chunks (
     FOREIGN KEY (user_id, key) REFERENCES memory.details ON DELETE CASCADE
 );
 
--- Memory files (seed 001 §5): a small virtual file system per tenant, paths unique per user.
+-- Memory files (docs/design.md "Memory files"): a small virtual file system per tenant, paths unique per user.
 -- Searched by memory_file_search (keyword + meaning); embeddings follow the same backfill as
 -- items and messages, and get the same per-model HNSW index (sql/embeddings.sql): an exact scan
 -- of one tenant's 10,000 file vectors took 38-44 ms (each row's vector is detoasted and cast).

@@ -29,7 +29,7 @@
 -- write these tables at all with row_security off (it gets an error instead). The rows a
 -- restore loads already carry their bookkeeping — revisions, change log, history, statistics
 -- and message numbers are restored with them — so the triggers below leave them as they are
--- instead of counting them a second time (docs: "Backup and restore" in README.md).
+-- instead of counting them a second time (docs/operations.md "Backup and restore").
 CREATE FUNCTION memory._restoring() RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT current_setting('row_security') = 'off' AND current_setting('check_function_bodies') = 'off'
@@ -295,7 +295,7 @@ BEGIN
         CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
-    -- Edits and deletions of recall memory are history events too (seed 003 §8); a new message
+    -- Edits and deletions of recall memory are history events too (docs/design.md "History"); a new message
     -- is not (the change log has it, and recall keeps every message anyway).
     IF TG_OP <> 'INSERT' THEN
         INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)

@@ -113,16 +113,16 @@ static LINK_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.80);
 /// recency, half_life_days). Empty = the tuned defaults. For ablations and per-deployment tuning.
 static RANK_WEIGHTS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
-/// Lifecycle (seed 003 §7): an unpinned memory below `ttl_min_importance` that nobody retrieved
+/// Lifecycle (docs/design.md "TTL and soft delete"): an unpinned memory below `ttl_min_importance` that nobody retrieved
 /// for `ttl_days` is soft-deleted by the TTL sweep; soft-deleted memories are purged
 /// `purge_after_days` later. Superuser-only: they decide when every tenant's data goes.
-/// The optional LLM (API.md "Embeddings and LLM"): an OpenAI-compatible chat endpoint.
+/// The optional LLM (docs/api.md "Embeddings and LLM"): an OpenAI-compatible chat endpoint.
 /// Unset: consolidation uses its deterministic rule.
 static LLM_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static LLM_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static LLM_API_KEY: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(SECRET_MASK));
-/// Same-fact prompts per tenant per day (seed 003 §4 "token cost budget per tenant").
+/// Same-fact prompts per tenant per day (the per-tenant budget of docs/design.md "Consolidation").
 static CONSOLIDATION_MAX_LLM_CALLS: GucSetting<i32> = GucSetting::<i32>::new(20);
 static TTL_DAYS: GucSetting<i32> = GucSetting::<i32>::new(60);
 static TTL_MIN_IMPORTANCE: GucSetting<i32> = GucSetting::<i32>::new(3);
@@ -156,7 +156,7 @@ static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
 /// locks are held only that long.
 static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
 
-/// memory.events (seed 003 §14): one row per query, write, merge, delete and worker job.
+/// memory.events (docs/design.md "Operational events"): one row per query, write, merge, delete and worker job.
 /// Superuser-only: whether activity is tracked is the operator's decision, not a session's.
 static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
 

@@ -1,4 +1,4 @@
--- Merges a same-fact pair (seed 003 §4): the survivor ($2) takes the higher importance, either
+-- Merges a same-fact pair (docs/design.md "Consolidation"): the survivor ($2) takes the higher importance, either
 -- pin and both tag sets; the loser ($3) is soft-deleted (a MERGE event naming the survivor:
 -- the caller sets the hints), and its relation edges move to the survivor (no self-loops, no
 -- duplicates). memory_restore of the loser undoes the merge. $1 user_id, $4 days to purge.

@@ -1,4 +1,4 @@
--- The TTL sweep's candidates (seed 003 §7): unpinned, below the importance floor, not retrieved
+-- The TTL sweep's candidates (docs/design.md "TTL and soft delete"): unpinned, below the importance floor, not retrieved
 -- for ttl_days. $1 tenant or NULL (all the caller may see), $2 ttl_days, $3 ttl_min_importance.
 -- A plain read (no row locks): the rows are soft-deleted afterwards in short batches
 -- (ttl_sweep_batch.sql), which check the conditions again under the row lock.

@@ -1,4 +1,4 @@
-//! memory_history and memory_export (API.md; seed 003 §8): what happened to a memory, and
+//! memory_history and memory_export (docs/api.md; docs/design.md "History"): what happened to a memory, and
 //! everything a tenant has.
 
 use crate::error::{OrRaise, SpiOk};

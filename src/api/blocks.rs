@@ -1,4 +1,4 @@
-//! Core memory (API.md "Core memory"): agents, their blocks, the agent-facing edit operations,
+//! Core memory (docs/api.md "Core memory"): agents, their blocks, the agent-facing edit operations,
 //! and `compile_core_blocks`, the text that goes into every system prompt.
 //!
 //! Each edit reads the block with `FOR UPDATE`, computes the new value in `memory_core`, and
@@ -142,7 +142,7 @@ fn memory_agent(
 }
 
 /// Creates or overwrites a block. It is the application's tool, but a read-only block stays
-/// read-only to it as well: it changes only through `UPDATE memory.blocks` (see README).
+/// read-only to it as well: it changes only through `UPDATE memory.blocks` (docs/reference.md).
 #[pg_extern(volatile, parallel_unsafe)]
 fn block_set(
     agent_id: Option<&str>,
@@ -230,10 +230,10 @@ fn block_insert(
 }
 
 /// Everything `compile_core_blocks` renders, read in one query. Dates are formatted by
-/// Postgres in the session's TimeZone, as seed 004 shows them ("2026-01-23 10:30:00 PST").
+/// Postgres in the session's TimeZone, as docs/design.md "Core memory blocks" shows them ("2026-01-23 10:30:00 PST").
 const COMPILE_QUERY: &str = include_str!("../../sql/queries/compile_blocks.sql");
 
-/// The agent's blocks and metadata, rendered (seed 004 layout).
+/// The agent's blocks and metadata, rendered (docs/design.md "Core memory blocks" layout).
 pub fn compile_for(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String {
     let (date, modified, messages, memories, rows) = Spi::connect(|c| {
         let t = c

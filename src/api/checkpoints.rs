@@ -1,4 +1,4 @@
-//! Checkpoints (API.md "Detail memory, files, checkpoints"; seed 003 §15): one JSON state per
+//! Checkpoints (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Checkpoints"): one JSON state per
 //! tenant and thread, replaced by every save, for agent frameworks' checkpointers.
 //!
 //! The functions themselves are SQL (sql/checkpoints.sql): a state of megabytes goes from the

@@ -1,4 +1,4 @@
-//! Compaction (API.md "Recall memory and compaction"; seed 004 "Summary Memory"):
+//! Compaction (docs/api.md "Recall memory and compaction"; docs/design.md "Compaction"):
 //! `compact_thread` folds the older in-context messages of a thread into one summary message
 //! at the head of the context, and `context_messages` lists the context in prompt order.
 //!
@@ -30,7 +30,7 @@ struct Msg {
     is_summary: bool,
 }
 
-/// The summary text: the LLM's (seed 004's prompt) when configured and answering, else the
+/// The summary text: the LLM's (Letta's summarising prompt, docs/design.md "Compaction") when configured and answering, else the
 /// extractive one; at most 100 words either way.
 fn summarise(previous: Option<&str>, turns: &[Turn]) -> (String, &'static str) {
     if let Some(cfg) = gucs::llm() {

@@ -1,4 +1,4 @@
-//! memory_configure (API.md "Categories and allowlists", seed 003 §5): a tenant's categories and
+//! memory_configure (docs/api.md "Categories and allowlists", docs/design.md "Categories and allowlists"): a tenant's categories and
 //! its agents' category allowlists, replaced as a whole.
 
 use crate::error::{raise, OrRaise, SpiOk};
@@ -18,7 +18,7 @@ fn bad(field: &str, reason: &str) -> ! {
     )
 }
 
-/// `{"categories": [...], "allowlists": {...}}`. Categories are seed 003's YAML as JSON: either a
+/// `{"categories": [...], "allowlists": {...}}`. Categories are docs/design.md's YAML as JSON: either a
 /// list of `{"name", "context": "all"|"rag", "rag_length"}` or `{"system": [...], "custom": [...]}`;
 /// allowlists map an agent to its category names. Optional `"user_id"` (else the current tenant).
 /// Replaces the tenant's previous configuration atomically; returns the counts.

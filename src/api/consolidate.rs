@@ -1,4 +1,4 @@
-//! memory_consolidate (API.md "Lifecycle", seed 003 §4): the daily pass that merges memories
+//! memory_consolidate (docs/api.md "Lifecycle", docs/design.md "Consolidation"): the daily pass that merges memories
 //! stating one fact twice and links the rest of the near pairs. The decisions that need no
 //! database are in `memory_core::consolidate`; this module gathers pairs, asks the LLM (or
 //! applies the rule), and writes merges, links, fingerprints and usage.

@@ -1,4 +1,4 @@
-//! Layer-2 detail memory (API.md "Detail memory, files, checkpoints"; seed 002):
+//! Layer-2 detail memory (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Detail memory"):
 //! `memory_ref_store`, `memory_ref_get`, `memory_capture`.
 //!
 //! A stored detail is two rows: its Layer-1 line, a memory.items row of kind `detail` whose text
@@ -350,7 +350,7 @@ fn memory_capture(
     if let Some(t) = tokens {
         meta["tokens"] = json!(t);
     }
-    // Keys of captured outputs name their command (`cmd_npm_install`), like seed 002's cmd_log_123.
+    // Keys of captured outputs name their command (`cmd_npm_install`), like the `cmd_log_123` example of docs/design.md "Detail memory".
     let base = rules::slug(command).map(|s| {
         let s: String = format!("cmd_{s}")
             .chars()

@@ -1,4 +1,4 @@
-//! Embeddings at the SQL boundary (API.md "Embeddings and LLM"): `memory_embed`, the write-path
+//! Embeddings at the SQL boundary (docs/api.md "Embeddings and LLM"): `memory_embed`, the write-path
 //! helper that never loses a write, and `memory_reembed`, the backfill that drains rows without
 //! a vector or with an old model's vector.
 

@@ -1,4 +1,4 @@
-//! Write-after-run episodes (seed 001 §7–§8): `episode_write` summarises a run's messages into a
+//! Write-after-run episodes (docs/design.md "Episodes"): `episode_write` summarises a run's messages into a
 //! memory file under `episodes/YYYY-MM-DD/` in the seed's markdown template, and indexes it as an
 //! episodic memory so memory_query recalls it ("remember when we worked on X?").
 //!

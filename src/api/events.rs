@@ -1,4 +1,4 @@
-//! Operational events (seed 003 §14): one small row per thing the system did — a query, a write,
+//! Operational events (docs/design.md "Operational events"): one small row per thing the system did — a query, a write,
 //! a merge, a delete, a stored detail, an episode, a compaction, a worker job — written where the
 //! data already exists, so "what changed and when" has an answer without logs.
 //! `memory.event_counts` (sql/events.sql) counts them by hour, node, op and status.

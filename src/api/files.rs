@@ -1,4 +1,4 @@
-//! Memory files (API.md "Detail memory, files, checkpoints"; seed 001 §5–§8): a small virtual
+//! Memory files (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Memory files"): a small virtual
 //! file system per tenant — `memory_file_write / _read / _ls / _edit / _grep / _search /
 //! _delete`. Paths are unique per user and follow memory_core::files's rules (22023 otherwise).
 //!
@@ -337,7 +337,7 @@ fn memory_file_grep(
 /// Candidates taken from each side (keyword, vector) before fusion.
 const SEARCH_PER_SIDE: i64 = 50;
 
-/// Hybrid search over files (seed 001 §6 `memory_search`): keyword and meaning, min-max fused
+/// Hybrid search over files (the file search tool of docs/design.md "Memory files"): keyword and meaning, min-max fused
 /// half and half like conversation_search; keyword only when no embedding is available; files
 /// with any of `tags` only, when given. `(path, title, snippet, score)`, best first.
 #[pg_extern(volatile, parallel_unsafe)]

@@ -1,4 +1,4 @@
-//! Lifecycle (API.md "Lifecycle", seed 003 §7): forget, restore, the TTL sweep and the purge.
+//! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore, the TTL sweep and the purge.
 //! Each is one statement; the audit triggers turn every transition into history and change-log
 //! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `memory.reason` hint.
 //! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.

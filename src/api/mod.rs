@@ -1,4 +1,4 @@
-//! The SQL-facing API (API.md): one module per part of the contract.
+//! The SQL-facing API (docs/api.md): one module per part of the contract.
 
 pub mod audit;
 pub mod blocks;

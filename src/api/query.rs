@@ -1,4 +1,4 @@
-//! memory_query, the single retrieval tool (API.md, seed 003 §6), and the functions built on
+//! memory_query, the single retrieval tool (docs/api.md, docs/design.md "One query tool"), and the functions built on
 //! the same ranking: memory_search, memory_delta, memory_context.
 //!
 //! SQL gathers a pool (best by vector, best by BM25, and their episode neighbours) with every
@@ -24,7 +24,7 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
 
-/// Related bullets per item in "full" mode (API.md: up to 2).
+/// Related bullets per item in "full" mode (docs/api.md: up to 2).
 const RELATED_PER_ITEM: i64 = 2;
 
 /// A memory the ranking returned.
@@ -113,7 +113,7 @@ fn filter_sql(
     sql
 }
 
-/// The categories this request may see: the agent's allowlist (seed 003 §5) intersected with
+/// The categories this request may see: the agent's allowlist (docs/design.md "Categories and allowlists") intersected with
 /// what it asked for. `None` = no restriction. Asking for a category outside the allowlist is
 /// 42501, whatever the filters say.
 fn allowed_categories(
@@ -653,7 +653,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     })
 }
 
-/// The single retrieval tool (seed 003 §6).
+/// The single retrieval tool (docs/design.md "One query tool").
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_query(request: Option<Json>) -> JsonB {
     let Json(v) = validate::required("request", request.as_ref()).or_raise();
@@ -841,7 +841,7 @@ fn memory_delta(thread_id: Option<&str>, since_rev: Option<i64>) -> String {
         .unwrap_or_default()
 }
 
-/// The memory section of a prompt, in one call (seed 001 §7 "read-before-think"): compiled core
+/// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes"): compiled core
 /// blocks, the delta header, and a `[MEMORY CONTEXT]` block of recalled memories. The result
 /// never exceeds `budget_tokens`: the blocks go in whole (a budget smaller than them is 22023),
 /// then the header and as many memories, best first, as fit.

@@ -1,4 +1,4 @@
-//! Recall memory and token accounting (API.md "Recall memory and compaction"): every message
+//! Recall memory and token accounting (docs/api.md "Recall memory and compaction"): every message
 //! is stored with its token count, counted once at write time, so usage and compaction checks
 //! are sums over stored counts and never re-tokenise history.
 
@@ -101,7 +101,7 @@ fn message_append(
 /// Messages taken from each side (keyword, vector) before fusion.
 const SEARCH_PER_SIDE: i64 = 50;
 
-/// Recall search (seeds 000/004 `conversation_search`): a thread's messages, in context or
+/// Recall search (`conversation_search`, docs/design.md "Recall and archival memory"): a thread's messages, in context or
 /// not, by keyword and meaning together: min-max fused, half each, like memory_query's base
 /// score. Without a query vector (provider down) it is keyword-only.
 #[pg_extern(volatile, parallel_unsafe)]

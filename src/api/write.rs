@@ -1,4 +1,4 @@
-//! memory_write (API.md "Memories"): validation, exact-duplicate no-op, near-duplicate update,
+//! memory_write (docs/api.md "Memories"): validation, exact-duplicate no-op, near-duplicate update,
 //! relation edges, and `memory_write_batch`, the bulk path.
 //!
 //! One call is one statement from the caller's view: any error aborts it and nothing of it
@@ -18,7 +18,7 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
 
-/// Neighbours looked at for dedupe and linking (seed 003 §2 "top-K neighbours").
+/// Neighbours looked at for dedupe and linking (docs/design.md "Relations": the top neighbours).
 const NEIGHBOURS: i64 = 5;
 
 /// A request with its text checked and its vector (if any) decided.
@@ -169,7 +169,7 @@ fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
     );
 }
 
-/// Writes one prepared request; the response of API.md.
+/// Writes one prepared request; the response of docs/api.md.
 fn write_one(model: Option<&ActiveModel>, p: Prepared) -> Value {
     let Prepared {
         req,

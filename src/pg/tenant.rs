@@ -1,4 +1,4 @@
-//! Who the current tenant is, and which tenant a call may act for (API.md "Identity and
+//! Who the current tenant is, and which tenant a call may act for (docs/api.md "Identity and
 //! tenancy"). Row-level security enforces the same rule on every table; checking it here too
 //! turns "you named another tenant" into a clear 42501 instead of an empty result.
 

@@ -1,4 +1,4 @@
-//! The background worker (API.md "Lifecycle"): the TTL sweep every `memory_ext.ttl_interval`,
+//! The background worker (docs/api.md "Lifecycle"): the TTL sweep every `memory_ext.ttl_interval`,
 //! the purge daily, each tenant's consolidation once a day at its slot, and the embedding
 //! backfill whenever rows wait for a vector. One process, connected to `memory_ext.database`,
 //! registered only when memory_ext is in `shared_preload_libraries`.

@@ -1,4 +1,4 @@
-//! Core memory blocks (seed 004): the edit operations agents call and the `<memory_blocks>` /
+//! Core memory blocks (docs/design.md "Core memory blocks"): the edit operations agents call and the `<memory_blocks>` /
 //! `<memory_metadata>` rendering that goes into every system prompt.
 //!
 //! Everything here is pure string work; the pgrx crate loads rows, calls these, and writes the
@@ -6,13 +6,13 @@
 
 use crate::error::{SqlError, SqlState};
 
-/// Letta's `CORE_MEMORY_BLOCK_CHAR_LIMIT` (seed 004 "Design Decisions").
+/// Letta's `CORE_MEMORY_BLOCK_CHAR_LIMIT` (docs/design.md "Core memory blocks").
 pub const DEFAULT_CHAR_LIMIT: i32 = 20_000;
 /// Largest `char_limit` a block may declare: 1,000,000 characters. A block is pasted into every
 /// prompt; anything near this is already far beyond any context window, so larger values are
 /// a mistake, not a use case.
 pub const MAX_CHAR_LIMIT: i32 = 1_000_000;
-/// Longest label, in characters (seed 004 `label VARCHAR(100)`).
+/// Longest label, in characters (Letta's `label VARCHAR(100)`, docs/design.md "Core memory blocks").
 pub const MAX_LABEL_CHARS: usize = 100;
 
 /// A block's value or description as it goes between the tags of the compiled prompt, with

@@ -1,4 +1,4 @@
-//! The hard token budget of a retrieval (API.md: "header + item texts never exceed it").
+//! The hard token budget of a retrieval (docs/api.md: "header + item texts never exceed it").
 
 use crate::tokens::Encoding;
 

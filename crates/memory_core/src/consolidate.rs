@@ -1,4 +1,4 @@
-//! Daily consolidation (seed 003 §4), the parts that need no database: which near pairs are
+//! Daily consolidation (docs/design.md "Consolidation"), the parts that need no database: which near pairs are
 //! worth a same-fact check, the conservative rule used when no LLM is configured, the batched
 //! LLM prompt and the validation of its answer, and which memory of a merged pair survives.
 //!
@@ -14,11 +14,11 @@ use crate::dedupe::distinguishing_tokens;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
-/// Pairs per LLM prompt (seed 003 §4: 5-10).
+/// Pairs per LLM prompt (docs/design.md "Consolidation": 5-10).
 pub const LLM_BATCH: usize = 8;
-/// Days a checked pair is not checked again at the same score (seed 003 §4).
+/// Days a checked pair is not checked again at the same score (docs/design.md "Consolidation").
 pub const FINGERPRINT_DAYS: i32 = 14;
-/// Only memories changed within this many days pair up (seed 003 §4: recency <= 90 d).
+/// Only memories changed within this many days pair up (docs/design.md "Consolidation": recency <= 90 d).
 pub const RECENCY_DAYS: i32 = 90;
 /// Word overlap (Jaccard over content words) from which two texts may be one fact.
 pub const MIN_OVERLAP: f64 = 0.5;

@@ -1,4 +1,4 @@
-//! Write-time dedupe (API.md memory_write): exact duplicates are a no-op, near duplicates update
+//! Write-time dedupe (docs/api.md memory_write): exact duplicates are a no-op, near duplicates update
 //! the existing memory, close neighbours get a relation edge.
 //!
 //! # Why a guard on top of the threshold
@@ -52,7 +52,7 @@ pub struct Decision {
     pub links: Vec<(String, f32)>,
 }
 
-/// Most edges one write creates (seed 003 §2 "top-K neighbours").
+/// Most edges one write creates (docs/design.md "Relations": the top neighbours).
 pub const MAX_LINKS: usize = 3;
 
 /// What to do with a new text given its nearest neighbours (any order).

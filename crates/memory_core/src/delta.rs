@@ -1,4 +1,4 @@
-//! The memory delta header (seed 003 §1): the first lines of a retrieval, telling the agent what
+//! The memory delta header (docs/design.md "Delta header"): the first lines of a retrieval, telling the agent what
 //! changed in its memory since the revision it last saw. At most three bullets.
 
 /// One change-log row, as the header needs it.
@@ -23,7 +23,7 @@ pub fn is_memory_event(event: &str) -> bool {
     )
 }
 
-/// `+created: [Personal] Preferred name is Ana (imp=2)`, in seed 003 §1's notation.
+/// `+created: [Personal] Preferred name is Ana (imp=2)`, in the notation of docs/design.md "Delta header".
 pub fn bullet(c: &Change) -> String {
     let mark = match c.event.as_str() {
         "created" => "+created",

@@ -1,4 +1,4 @@
-//! Layer-2 detail memory (seed 002): keys, placeholders, and the one-line context entry that
+//! Layer-2 detail memory (docs/design.md "Detail memory"): keys, placeholders, and the one-line context entry that
 //! `memory_capture` puts in a conversation instead of a large command output.
 //!
 //! Everything here is deterministic: the same output always gives the same status and salient
@@ -81,7 +81,7 @@ pub fn clean_description(description: &str) -> String {
     }
 }
 
-/// `[MemoryRef: <key> - <description>]` (seed 002 Layer 1).
+/// `[MemoryRef: <key> - <description>]` (the Layer-1 entry of docs/design.md "Detail memory").
 pub fn placeholder(key: &str, description: &str) -> String {
     format!("[MemoryRef: {key} - {description}]")
 }
@@ -203,7 +203,7 @@ pub fn outcome(output: &str) -> Outcome {
     }
 }
 
-/// The one-line context entry of seed 002 §3: `Command '<command>' executed. Output stored in
+/// The one-line context entry of docs/design.md "Detail memory": `Command '<command>' executed. Output stored in
 /// [MemoryRef: <key> - <description>]. Status: <status>. Key lines: "..." | "..."`.
 pub fn capture_line(command: &str, placeholder: &str, o: &Outcome) -> String {
     let cmd = crate::text::normalize(command).replace('\'', "\"");

@@ -2,7 +2,7 @@
 //! condition; the pgrx crate turns it into `PgSqlErrorCode` at the SQL boundary
 //! (`src/error.rs`).
 
-/// The error classes of API.md. Each domain error enum says which one applies to it.
+/// The error classes of docs/api.md. Each domain error enum says which one applies to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlState {
     /// 22023 invalid_parameter_value: bad ids, roles, ranges, unknown keys, ambiguous edits.

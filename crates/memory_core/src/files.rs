@@ -1,9 +1,9 @@
-//! Memory files (seed 001 §5–§8): path rules and the exact-once string edit.
+//! Memory files (docs/design.md "Memory files"): path rules and the exact-once string edit.
 //!
 //! Paths are relative, `/`-separated, like `episodes/2026-01-17/backup-fix.md`. They are keys,
 //! not file-system paths, but agents and people read them as paths, so the rules are the ones
 //! that keep them unambiguous: no absolute paths, no `.`/`..` segments, no empty segments, no
-//! control characters, at most 512 characters (seed 001's `String(512)`).
+//! control characters, at most 512 characters (docs/design.md "Memory files").
 
 use crate::error::{SqlError, SqlState};
 
@@ -163,7 +163,7 @@ pub fn replace_once(path: &str, content: &str, old: &str, new: &str) -> Result<S
 }
 
 /// The title a file gets when the writer gives none: its first markdown heading, else its first
-/// non-empty line, at most 255 characters (seed 001's `String(255)`).
+/// non-empty line, at most 255 characters (docs/design.md "Memory files").
 pub fn default_title(content: &str) -> Option<String> {
     let line = content
         .lines()

@@ -1,4 +1,4 @@
-//! The JSON requests of memory_write and memory_query (API.md), parsed strictly: an unknown key,
+//! The JSON requests of memory_write and memory_query (docs/api.md), parsed strictly: an unknown key,
 //! a wrong type or a value out of range is an error naming the field (SQLSTATE 22023), never a
 //! silently ignored option.
 
@@ -27,7 +27,7 @@ fn err(field: &str, reason: impl Into<String>) -> RequestError {
     }
 }
 
-/// The memory kinds of API.md.
+/// The memory kinds of docs/api.md.
 pub const KINDS: [&str; 6] = [
     "semantic",
     "episodic",
@@ -335,7 +335,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
     })
 }
 
-/// memory_query's filters (seed 003 §6.1).
+/// memory_query's filters (docs/design.md "One query tool").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Filters {
     pub user_id: Option<String>,
@@ -405,7 +405,7 @@ pub const QUERY_KEYS: [&str; 11] = [
     "budget_tokens",
     "threshold",
 ];
-/// API.md: top_k 1-100; 5 when absent.
+/// docs/api.md: top_k 1-100; 5 when absent.
 pub const DEFAULT_TOP_K: usize = 5;
 pub const MAX_TOP_K: i64 = 100;
 /// Largest budget accepted, in tokens: a million-token context is beyond any model today.

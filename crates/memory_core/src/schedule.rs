@@ -1,4 +1,4 @@
-//! When the background worker runs each job (API.md "Lifecycle", seed 003 §4/§7). Pure time
+//! When the background worker runs each job (docs/api.md "Lifecycle", docs/design.md "Consolidation", "TTL and soft delete"). Pure time
 //! arithmetic on Unix seconds, so that the rules are tested without a server or a clock.
 //!
 //! # Why a slot per tenant

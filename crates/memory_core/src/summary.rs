@@ -1,5 +1,5 @@
 //! Summaries without an LLM, and the prompts for when there is one: compaction's summary
-//! message (seed 004 "Summary Memory") and write-after-run episodes (seed 001 §7–§8).
+//! message (docs/design.md "Compaction") and write-after-run episodes (docs/design.md "Episodes").
 //!
 //! # The extractive summary
 //! Sentences are scored by how much of the conversation's vocabulary they carry (the sum of the
@@ -187,7 +187,7 @@ pub fn keywords(turns: &[Turn], n: usize) -> Vec<String> {
     v.into_iter().take(n).map(|(w, _)| w).collect()
 }
 
-/// Compaction's summary (seed 004) when no LLM is configured: at most [`SUMMARY_WORDS`] words.
+/// Compaction's summary (docs/design.md "Core memory blocks") when no LLM is configured: at most [`SUMMARY_WORDS`] words.
 /// `previous` is the summary being folded in, if any.
 pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
     let mut all = Vec::new();
@@ -208,7 +208,7 @@ pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
     limit_words(&extract(&all, SUMMARY_WORDS, keep).join(" "), SUMMARY_WORDS)
 }
 
-/// The system prompt of seed 004's `SummarizeConversation` signature.
+/// The system prompt of Letta's `SummarizeConversation` (docs/design.md "Compaction").
 pub const COMPACTION_PROMPT: &str = "Summarize the conversation to allow resumption without disruption. \
 Keep summary under 100 words. Include:\n\
 1. Task/conversational overview\n\
@@ -257,7 +257,7 @@ pub fn role_label(role: &str) -> &'static str {
     }
 }
 
-/// An episode (seed 001 §8) before rendering.
+/// An episode (docs/design.md "Episodes") before rendering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
     pub title: String,

@@ -1,4 +1,4 @@
-//! Writing constraints (seed 003 §9): what a memory's text may be.
+//! Writing constraints (docs/design.md "Writing rules"): what a memory's text may be.
 //!
 //! Text is trimmed and its whitespace runs collapsed to one space, so that "the same fact" is
 //! the same string (the exact-duplicate check hashes this form). Semantic and episodic memories

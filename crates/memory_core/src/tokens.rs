@@ -1,4 +1,4 @@
-//! Token accounting with tiktoken (seed 004 "Token counting: tiktoken").
+//! Token accounting with tiktoken (tiktoken, as Letta counts; docs/design.md "Core memory blocks").
 //!
 //! # Why counts are stored per message
 //! A thread can hold tens of thousands of messages; re-tokenising them on every
@@ -185,7 +185,7 @@ pub fn usage(
 }
 
 /// Seed 004: compact at 80% of the window by default. True when
-/// `total_tokens >= threshold * context_window` (API.md).
+/// `total_tokens >= threshold * context_window` (docs/api.md).
 ///
 /// # Why decimal
 /// SQL passes `threshold` as `real`; 0.8 as an f32 is 0.800000011920929, so a float product

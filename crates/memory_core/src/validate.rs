@@ -111,7 +111,7 @@ pub fn text<'a>(arg: &'static str, v: Option<&'a str>) -> Result<&'a str, ArgErr
     Ok(v)
 }
 
-/// The four chat roles of seeds 000/004.
+/// The four chat roles of docs/design.md "Recall and archival memory".
 pub const ROLES: [&str; 4] = ["system", "user", "assistant", "tool"];
 
 pub fn role(v: Option<&str>) -> Result<&str, ArgError> {

@@ -1,4 +1,4 @@
-//! The optional LLM: any OpenAI-compatible `POST <url>/chat/completions` (API.md "Embeddings
+//! The optional LLM: any OpenAI-compatible `POST <url>/chat/completions` (docs/api.md "Embeddings
 //! and LLM"), used for consolidation's same-fact checks and for summaries. Temperature 0 and a
 //! JSON answer where the caller asks for one. Every call is bounded by `timeout_ms` and never
 //! retried here: the callers are background jobs that skip what failed and try again on their

@@ -1,4 +1,4 @@
-//! Row-level security with real, non-superuser roles (API.md "Identity and tenancy"): tenant A
+//! Row-level security with real, non-superuser roles (docs/api.md "Identity and tenancy"): tenant A
 //! can neither read, change nor infer tenant B's rows, through tables or functions, and naming
 //! another tenant is 42501.
 

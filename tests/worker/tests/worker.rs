@@ -342,7 +342,7 @@ fn pg_cron_runs_memory_consolidate() {
     let user = unique("cron");
     pairs(&mut c, &user, 2);
     c.batch_execute("RESET memory_ext.user_id").unwrap();
-    // The README's recipe (one tenant here, so that other tests' tenants are left alone).
+    // The recipe of docs/operations.md "Scheduling with pg_cron" (one tenant here, so that other tests' tenants are left alone).
     let job: i64 = c
         .query_one(
             "SELECT cron.schedule($1, '* * * * *', format('SELECT memory_consolidate(%L)', $2::text))",
