@@ -50,7 +50,14 @@ table_hashes() {
 
 for release in "${RELEASES[@]}"; do
   version=${release%%=*}; commit=${release#*=}
-  commit=$(git rev-parse --verify -q "v$version^{commit}" || git rev-parse --verify "$commit^{commit}")
+  if ! commit=$(git rev-parse --verify -q "v$version^{commit}" || git rev-parse --verify -q "$commit^{commit}"); then
+    # Only a shallow clone may lack a release's commit; in a full one its absence is a failure.
+    if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+      echo "upgrade from $version: NOT TESTED, its commit ${release#*=} is not in this shallow clone (git fetch --unshallow)"
+      continue
+    fi
+    echo "upgrade from $version: its commit ${release#*=} is not in this repository" >&2; exit 1
+  fi
   echo "--- upgrade from $version ($commit) to $current"
   tree=target/release-trees/$version
   if [ ! -d "$tree" ]; then
