@@ -1,6 +1,6 @@
 //! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore, the TTL sweep and the purge.
 //! Each is one statement; the audit triggers turn every transition into history and change-log
-//! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `memory.reason` hint.
+//! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `reason` hint (src/pg/hints.rs).
 //! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.
 
 use crate::error::{raise, OrRaise, SpiOk};
@@ -140,9 +140,17 @@ fn memory_purge() -> i64 {
 
 /// The purge for one tenant or (`None`) all: (memories purged, fingerprints pruned).
 pub fn purge(user: Option<String>) -> (i64, i64) {
+    // With no tenant the purge covers every tenant: only for a role that sees them all anyway
+    // (a superuser, BYPASSRLS: the worker, pg_cron). Anyone else sees no rows without a tenant,
+    // so there is nothing for them to purge; running as the owner must not change that.
+    // SAFETY: plain reads of the current role's attributes inside a transaction.
+    let sees_all =
+        unsafe { pg_sys::superuser() || pg_sys::has_bypassrls_privilege(pg_sys::GetUserId()) };
+    if user.is_none() && !sees_all {
+        return (0, 0);
+    }
     // As the owner: the statement also prunes the consolidation bookkeeping, which tenants may
-    // read but not write (src/pg/owner.rs); `user` is the resolved tenant, so it still touches
-    // only that tenant's rows.
+    // read but not write (src/pg/owner.rs); with a tenant it touches only that tenant's rows.
     crate::pg::owner::as_owner(|| purge_rows(user))
 }
 

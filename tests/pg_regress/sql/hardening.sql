@@ -46,6 +46,19 @@ SELECT has_table_privilege('memory.consolidation_usage', 'DELETE') AS may_delete
        has_table_privilege('memory.consolidation_seen', 'INSERT') AS may_insert_seen,
        has_table_privilege('memory.consolidation_usage', 'SELECT') AS may_read_usage;
 
+-- The purge runs as the owner (it prunes the budget tables too), but an ordinary role without a
+-- tenant still purges nothing: another tenant's memory past its purge time stays.
+RESET ROLE;
+SET memory_ext.user_id = 'other-budget';
+SELECT memory_forget((memory_write('{"text": "Due for purging, but not by a stranger."}') ->> 'id')::uuid) ->> 'state' AS state;
+UPDATE memory.items SET purge_at = now() - interval '1 day' WHERE user_id = 'other-budget';
+RESET memory_ext.user_id;
+SET ROLE regress_memory_user;
+SELECT memory_purge() AS purged_without_tenant;
+RESET ROLE;
+SELECT count(*) AS still_there FROM memory.items WHERE user_id = 'other-budget';
+SET ROLE regress_memory_user;
+
 -- 5. The audit trail cannot be forged: settings named like the old hints change nothing, a plain
 -- DELETE is a DELETE by the role that ran it, and bumps the thread's revision.
 SET memory_ext.user_id = 'forger';
