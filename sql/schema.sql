@@ -333,7 +333,7 @@ CREATE TABLE memory.detail_chunks (
 
 -- Memory files (docs/design.md "Memory files"): a small virtual file system per tenant, paths unique per user.
 -- Searched by memory_file_search (keyword + meaning); embeddings follow the same backfill as
--- items and messages, and get the same per-model HNSW index (sql/embeddings.sql): an exact scan
+-- items and messages, and get the same per-model HNSW index (sql/embed.sql): an exact scan
 -- of one tenant's 10,000 file vectors took 38-44 ms (each row's vector is detoasted and cast).
 CREATE TABLE memory.files (
     user_id          text        NOT NULL CHECK (user_id <> ''),

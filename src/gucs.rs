@@ -143,7 +143,7 @@ static WORKER_JOBS: GucSetting<Option<CString>> =
 static WORKER_NAPTIME: GucSetting<i32> = GucSetting::<i32>::new(10);
 /// Seconds between TTL sweeps. 6 h: expiry is measured in days (60 by default), and the sweep
 /// reads every partition once (no index on last_accessed_at, see
-/// sql/queries/ttl_candidates.sql): 13-20 s at a million memories on the bench machine.
+/// sql/queries/lifecycle_ttl_candidates.sql): 13-20 s at a million memories on the bench machine.
 static TTL_INTERVAL: GucSetting<i32> = GucSetting::<i32>::new(6 * 3600);
 /// The hour (server time zone) at which the daily consolidation window opens, and how many
 /// hours it spans: each tenant runs once a day at its own slot inside it (memory_core::schedule).

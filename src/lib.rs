@@ -1,50 +1,24 @@
 //! memory_ext: long-term memory for AI agents inside PostgreSQL.
 //!
-//! Layout: `api/` is the SQL contract, `pg/` the Postgres glue (tenancy, lookups), `embed/` the
-//! configured embedding provider, `worker/` the background worker, `gucs.rs` every setting,
-//! `error.rs` the SQLSTATE boundary; the logic that needs no Postgres is in
-//! `crates/memory_core`. DDL is in `sql/`.
+//! Layout (docs/architecture.md): `api/` declares the SQL functions, `store/` does each
+//! feature's Postgres-side work for them and for `worker/` (the background worker), `embed/`
+//! holds embeddings (model, write path, backfill), `pg/` the Postgres glue (SPI, tenancy,
+//! lookups, events), `gucs.rs` every setting, `error.rs` the SQLSTATE boundary, `ddl.rs` the
+//! DDL files of `sql/`; the logic that needs no Postgres is in `crates/memory_core`.
 
 use pgrx::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod api;
+mod ddl;
 mod embed;
 mod error;
 mod gucs;
 mod pg;
+mod store;
 mod worker;
 
 ::pgrx::pg_module_magic!(name, version);
-
-extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
-extension_sql_file!(
-    "../sql/triggers.sql",
-    name = "triggers",
-    requires = ["schema"]
-);
-extension_sql_file!(
-    "../sql/embeddings.sql",
-    name = "embeddings",
-    requires = ["schema"]
-);
-extension_sql_file!(
-    "../sql/retrieval.sql",
-    name = "retrieval",
-    requires = ["schema"]
-);
-extension_sql_file!(
-    "../sql/lifecycle.sql",
-    name = "lifecycle",
-    requires = ["schema"]
-);
-extension_sql_file!("../sql/worker.sql", name = "worker", requires = ["schema"]);
-extension_sql_file!(
-    "../sql/backup.sql",
-    name = "backup",
-    requires = ["schema", "embeddings", "retrieval", "lifecycle", "worker"]
-);
-extension_sql_file!("../sql/security.sql", name = "security", finalize);
 
 /// Schema `memory` (tables and internal helpers). sql/schema.sql creates it; pgrx needs this
 /// declaration to place `#[pg_extern(schema = "memory")]` functions in it.

@@ -29,9 +29,3 @@ fn checkpoint_size(bytes: i64) -> i64 {
     crate::pg::limits::value_bytes("data", bytes.max(0) as usize);
     bytes
 }
-
-extension_sql_file!(
-    "../../sql/checkpoints.sql",
-    name = "checkpoints",
-    requires = [resolve_tenant, checkpoint_thread, checkpoint_size]
-);

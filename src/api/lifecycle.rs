@@ -1,71 +1,27 @@
-//! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore, the TTL sweep and the purge.
-//! Each is one statement; the audit triggers turn every transition into history and change-log
-//! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `reason` hint (src/pg/hints.rs).
-//! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.
+//! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore,
+//! the TTL sweep and the purge. The work is in src/store/lifecycle.rs; the worker runs the
+//! sweep and the purge, and any scheduler (pg_cron) can call them instead.
 
-use crate::error::{raise, OrRaise, SpiOk};
-use crate::gucs;
-use crate::pg::json::Json;
-use crate::pg::{hints, spi, tenant};
-use memory_core::consolidate::FINGERPRINT_DAYS;
+use crate::error::OrRaise;
+use crate::store::lifecycle as store;
 use memory_core::validate;
-use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
-
-/// Moves one memory between states with `sql` (forget.sql / restore.sql); a memory already in
-/// the target state is a `noop` answer, an unknown one P0002.
-fn transition(id: Option<pgrx::Uuid>, reason: &str, sql: &str, extra: Option<i32>) -> JsonB {
-    let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    let user = tenant::current();
-    let mut args = vec![id.as_str().into(), user.clone().into()];
-    if let Some(days) = extra {
-        args.push(days.into());
-        args.push(gucs::track_events().into());
-    }
-    let changed = hints::with_reason(reason, || {
-        spi::one_opt::<Json>(sql, &args, "changing a memory's state")
-    });
-    changed
-        .or_else(|| {
-            spi::one_opt::<Json>(
-                include_str!("../../sql/queries/item_state.sql"),
-                &[id.as_str().into(), user.into()],
-                "reading a memory's state",
-            )
-        })
-        .map(|j| JsonB(j.0))
-        .unwrap_or_else(|| {
-            raise(
-                SqlState::NoDataFound,
-                format!("memory {id} not found"),
-                None,
-            )
-        })
-}
 
 /// User-initiated delete: soft-deleted now (retrieval stops returning it at once), purged
 /// `memory_ext.purge_after_days` later; `memory_restore` undoes it until then.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_forget(id: Option<pgrx::Uuid>) -> JsonB {
-    transition(
-        id,
-        "forget",
-        include_str!("../../sql/queries/forget.sql"),
-        Some(gucs::purge_after_days()),
-    )
+    let id = validate::required("id", id.as_ref()).or_raise().to_string();
+    JsonB(store::forget(&id))
 }
 
 /// Back to active, `purge_at` cleared: undoes a forget, a TTL expiry or a merge (the merged-away
 /// memory returns; the survivor keeps what it absorbed).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
-    transition(
-        id,
-        "restore",
-        include_str!("../../sql/queries/restore.sql"),
-        None,
-    )
+    let id = validate::required("id", id.as_ref()).or_raise().to_string();
+    JsonB(store::restore(&id))
 }
 
 /// Soft-deletes what nobody retrieved for `memory_ext.ttl_days`, unless pinned or of importance
@@ -73,61 +29,7 @@ fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
 /// is set, else every tenant the caller may see.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_ttl_sweep() -> i64 {
-    ttl_sweep(tenant::current())
-}
-
-/// The TTL sweep for one tenant, or (`None`) every tenant the caller may see: the worker's way
-/// in, which must not depend on its own role name when `tenant_source = 'role'`. One
-/// transaction (the caller's); the worker instead runs [`ttl_candidates`] and
-/// [`ttl_sweep_batch`] in transactions of their own.
-pub fn ttl_sweep(user: Option<String>) -> i64 {
-    let (users, ids): (Vec<String>, Vec<String>) = ttl_candidates(user).into_iter().unzip();
-    ttl_sweep_batch(users, ids)
-}
-
-/// The memories the TTL sweep would soft-delete now: (user_id, id). A read, no locks.
-pub fn ttl_candidates(user: Option<String>) -> Vec<(String, String)> {
-    Spi::connect(|c| {
-        c.select(
-            include_str!("../../sql/queries/ttl_candidates.sql"),
-            None,
-            &[
-                user.into(),
-                gucs::ttl_days().into(),
-                gucs::ttl_min_importance().into(),
-            ],
-        )?
-        .map(|r| {
-            Ok((
-                r.get::<String>(1)?.unwrap_or_default(),
-                r.get::<String>(2)?.unwrap_or_default(),
-            ))
-        })
-        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .spi("finding expired memories")
-}
-
-/// Soft-deletes those of the given memories that are still expired; returns how many.
-pub fn ttl_sweep_batch(users: Vec<String>, ids: Vec<String>) -> i64 {
-    if ids.is_empty() {
-        return 0;
-    }
-    hints::with_reason("ttl", || {
-        spi::one_opt::<i64>(
-            include_str!("../../sql/queries/ttl_sweep_batch.sql"),
-            &[
-                users.into(),
-                ids.into(),
-                gucs::ttl_days().into(),
-                gucs::ttl_min_importance().into(),
-                gucs::purge_after_days().into(),
-                gucs::track_events().into(),
-            ],
-            "sweeping expired memories",
-        )
-        .unwrap_or(0)
-    })
+    store::ttl_sweep_current()
 }
 
 /// Removes soft-deleted memories whose `purge_at` has passed; returns how many. History keeps
@@ -135,45 +37,5 @@ pub fn ttl_sweep_batch(users: Vec<String>, ids: Vec<String>) -> i64 {
 /// Consolidation fingerprints past their 14 days and usage rows older than a week go too.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_purge() -> i64 {
-    purge(tenant::current()).0
-}
-
-/// The purge for one tenant or (`None`) all: (memories purged, fingerprints pruned).
-pub fn purge(user: Option<String>) -> (i64, i64) {
-    // With no tenant the purge covers every tenant: only for a role that sees them all anyway
-    // (a superuser, BYPASSRLS: the worker, pg_cron). Anyone else sees no rows without a tenant,
-    // so there is nothing for them to purge; running as the owner must not change that.
-    // SAFETY: plain reads of the current role's attributes inside a transaction.
-    let sees_all =
-        unsafe { pg_sys::superuser() || pg_sys::has_bypassrls_privilege(pg_sys::GetUserId()) };
-    if user.is_none() && !sees_all {
-        return (0, 0);
-    }
-    // As the owner: the statement also prunes the consolidation bookkeeping, which tenants may
-    // read but not write (src/pg/owner.rs); with a tenant it touches only that tenant's rows.
-    crate::pg::owner::as_owner(|| purge_rows(user))
-}
-
-fn purge_rows(user: Option<String>) -> (i64, i64) {
-    hints::with_reason("purge", || {
-        Spi::connect_mut(|c| {
-            let r = c.update(
-                include_str!("../../sql/queries/purge.sql"),
-                Some(1),
-                &[
-                    user.into(),
-                    FINGERPRINT_DAYS.into(),
-                    gucs::events_retention_days().into(),
-                    gucs::track_events().into(),
-                    gucs::change_log_days().into(),
-                ],
-            )?;
-            let row = r.first();
-            Ok::<_, pgrx::spi::Error>((
-                row.get::<i64>(1)?.unwrap_or(0),
-                row.get::<i64>(2)?.unwrap_or(0),
-            ))
-        })
-        .spi("purging memories")
-    })
+    store::purge_current()
 }

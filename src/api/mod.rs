@@ -1,4 +1,6 @@
-//! The SQL-facing API (docs/api.md): one module per part of the contract.
+//! The SQL-facing API (docs/api.md): `#[pg_extern]` functions only, one module per feature.
+//! Each checks its arguments, makes one call into src/store/ (or src/embed/), and shapes the
+//! answer; none runs SQL itself.
 
 pub mod audit;
 pub mod blocks;
@@ -9,7 +11,6 @@ pub mod consolidate;
 pub mod detail;
 pub mod embed;
 pub mod episodes;
-pub mod events;
 pub mod files;
 pub mod lifecycle;
 pub mod query;

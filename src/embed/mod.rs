@@ -1,10 +1,15 @@
-//! The embedding provider as the `memory_ext.embedding_*` settings configure it, for this
-//! backend: which model is active, and text -> vectors through it.
+//! Embeddings: the provider as the `memory_ext.embedding_*` settings configure it, for this
+//! backend (which model is active, and text -> vectors through it, here), the write path's
+//! vectors (`write`) and the backfill that re-embeds (`reembed`). The providers themselves are
+//! in crates/memory_providers/src/embed/.
 //!
 //! # Model ids
 //! Every stored vector records the model that made it (`embedding_model`): `builtin:<name>`,
 //! `openai:<model>` or `ollama:<model>`. Retrieval compares only vectors of the active model, and
 //! the backfill re-embeds rows of any other model, so a switch loses nothing and needs no downtime.
+
+pub mod reembed;
+pub mod write;
 
 use crate::gucs::{self, EmbeddingProvider};
 use memory_providers::embed::builtin::{self, MiniLm};

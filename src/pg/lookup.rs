@@ -6,10 +6,9 @@
 //! maintenance) can see the same id in several tenants: that is an error naming the fix,
 //! never a guess.
 
-use crate::error::{raise, SpiOk};
-use crate::pg::tenant;
+use crate::error::raise;
+use crate::pg::{spi, tenant};
 use memory_core::SqlState;
-use pgrx::prelude::*;
 
 /// Which table an id lives in.
 #[derive(Clone, Copy)]
@@ -36,12 +35,12 @@ impl Owned {
 /// The tenant owning `id`, or `None` when the current tenant has no such id.
 pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
     let tenant = tenant::current();
-    let owners: Vec<String> = Spi::connect(|c| {
-        c.select(kind.query(), Some(2), &[id.into(), tenant.clone().into()])?
-            .map(|row| row.get::<String>(1).map(|o| o.unwrap_or_default()))
-            .collect::<Result<Vec<_>, _>>()
-    })
-    .spi("looking up an owner");
+    let owners: Vec<String> = spi::rows(
+        kind.query(),
+        &[id.into(), tenant.clone().into()],
+        "looking up an owner",
+        |row| row.get::<String>(1).map(Option::unwrap_or_default),
+    );
     match owners.len() {
         0 => None,
         1 => owners.into_iter().next(),

@@ -1,6 +1,9 @@
-//! Postgres glue shared by the API modules: tenancy, row lookups, pgvector's names, and tsvector reading.
+//! Postgres glue shared by the store, the API and the worker: SPI helpers, tenancy, row
+//! lookups, hints, limits, pgvector's names, tsvector reading, full-text pieces and events.
 
 pub mod deadline;
+pub mod events;
+pub mod fulltext;
 pub mod hints;
 pub mod json;
 pub mod limits;

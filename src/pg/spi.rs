@@ -21,6 +21,59 @@ pub fn one_opt<T: FromDatum + IntoDatum>(
     Spi::connect_mut(|c| first(c.update(query, None, args)?)).spi(what)
 }
 
+/// One row of a result, as the mapping functions of [`rows`] and [`row`] see it.
+pub type Row<'a> = pgrx::spi::SpiHeapTupleData<'a>;
+
+/// Every row of a read-only `query`, each mapped by `f`: the one loop over SPI rows the store's
+/// readers share (`what` names the step in an error).
+pub fn rows<T>(
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    what: &str,
+    mut f: impl FnMut(&Row<'_>) -> Result<T, pgrx::spi::Error>,
+) -> Vec<T> {
+    Spi::connect(|c| {
+        c.select(query, None, args)?
+            .map(|r| f(&r))
+            .collect::<Result<Vec<T>, pgrx::spi::Error>>()
+    })
+    .spi(what)
+}
+
+/// [`rows`] for a statement that writes (`UPDATE ... RETURNING`, `SELECT ... FOR UPDATE`).
+pub fn rows_mut<T>(
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    what: &str,
+    mut f: impl FnMut(&Row<'_>) -> Result<T, pgrx::spi::Error>,
+) -> Vec<T> {
+    Spi::connect_mut(|c| {
+        c.update(query, None, args)?
+            .map(|r| f(&r))
+            .collect::<Result<Vec<T>, pgrx::spi::Error>>()
+    })
+    .spi(what)
+}
+
+/// The first row of `query` mapped by `f`, `None` for no row; runs read-write like [`one_opt`].
+pub fn row<T>(
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    what: &str,
+    f: impl FnOnce(&Row<'_>) -> Result<T, pgrx::spi::Error>,
+) -> Option<T> {
+    Spi::connect_mut(|c| match c.update(query, None, args)?.next() {
+        Some(r) => f(&r).map(Some),
+        None => Ok(None),
+    })
+    .spi(what)
+}
+
+/// A statement run for its effect, read-write.
+pub fn run(query: &str, args: &[DatumWithOid<'_>], what: &str) {
+    Spi::run_with_args(query, args).spi(what)
+}
+
 /// The first column of the first row, `None` for no row.
 fn first<T: FromDatum + IntoDatum>(
     rows: pgrx::spi::SpiTupleTable<'_>,
@@ -91,6 +144,17 @@ pub fn with_prepared<R>(
     let plan = kept(c, query, args, false)?;
     let table = c.select(&*plan, None, args)?;
     f(table)
+}
+
+/// [`rows`] through a statement kept prepared (see [`with_prepared`]), on the caller's
+/// connection: for the statements of a search, which run inside planner settings of their own.
+pub fn rows_prepared<T>(
+    c: &pgrx::spi::SpiClient<'_>,
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    mut f: impl FnMut(&Row<'_>) -> Result<T, pgrx::spi::Error>,
+) -> Result<Vec<T>, pgrx::spi::Error> {
+    with_prepared(c, query, args, |t| t.map(|r| f(&r)).collect())
 }
 
 /// `one_opt` through a kept plan (parsed once per backend, planned the way Postgres' plan cache

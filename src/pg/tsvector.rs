@@ -109,7 +109,7 @@ unsafe fn bytes<'a>(datum: pg_sys::Datum) -> &'a [u8] {
 }
 
 /// `memory.bm25(tsv tsvector, terms text[], idf float8[], avg_len float8) RETURNS float8`
-/// (declared STRICT in sql/retrieval.sql): the sum over `terms` present in `tsv` of
+/// (declared STRICT in sql/search.sql): the sum over `terms` present in `tsv` of
 /// `rank::bm25_term`, with the document's length `length(tsv) - 1` (a memory's tsvector holds
 /// its tenant's lexeme besides its words).
 #[pg_extern(sql = false)]

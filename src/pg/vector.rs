@@ -18,8 +18,7 @@ fn schema() -> String {
             return v.clone();
         }
         let v = spi::one_opt::<String>(
-            "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-             WHERE e.extname = 'vector'",
+            "SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
             &[],
             "finding pgvector's schema",
         )

@@ -4,9 +4,11 @@
 //! transaction (consolidation), so that pg_cron calling the SQL functions gets the same result.
 
 use super::txn;
-use crate::api::{consolidate, embed, lifecycle};
+use crate::embed::reembed;
 use crate::error::SpiOk;
 use crate::gucs;
+use crate::pg::spi;
+use crate::store::{consolidate, lifecycle};
 use memory_core::schedule;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -32,11 +34,11 @@ pub struct Tick {
 /// memory.worker_jobs. `None` when the extension is not installed in this database.
 pub fn read_tick() -> Result<Option<Tick>, String> {
     txn::run("memory_ext worker: reading job state", || {
-        let installed = Spi::get_one::<bool>(
-            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'memory_ext')
-                AND to_regclass('memory.worker_jobs') IS NOT NULL",
+        let installed = spi::one_opt::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'memory_ext') AND to_regclass('memory.worker_jobs') IS NOT NULL",
+            &[],
+            "checking for the extension",
         )
-        .spi("checking for the extension")
         .unwrap_or(false);
         if !installed {
             return None;
@@ -45,14 +47,11 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
             "SELECT extract(epoch FROM now())::float8, extract(epoch FROM date_trunc('day', now()))::float8",
         )
         .spi("reading the clock");
-        let jobs = Spi::connect(|c| {
-            c.select(
-                "SELECT job, requested_at IS NOT NULL, extract(epoch FROM last_finished_at)::float8
-                 FROM memory.worker_jobs",
-                None,
-                &[],
-            )?
-            .map(|r| {
+        let jobs: HashMap<String, JobState> = spi::rows(
+            "SELECT job, requested_at IS NOT NULL, extract(epoch FROM last_finished_at)::float8 FROM memory.worker_jobs",
+            &[],
+            "reading memory.worker_jobs",
+            |r| {
                 Ok((
                     r.get::<String>(1)?.unwrap_or_default(),
                     JobState {
@@ -60,10 +59,10 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
                         last_finished: r.get::<f64>(3)?.map(|x| x as i64),
                     },
                 ))
-            })
-            .collect::<Result<HashMap<_, _>, pgrx::spi::Error>>()
-        })
-        .spi("reading memory.worker_jobs");
+            },
+        )
+        .into_iter()
+        .collect();
         Some(Tick {
             now: now.unwrap_or(0.0) as i64,
             day_start: day_start.unwrap_or(0.0) as i64,
@@ -78,11 +77,11 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
 pub fn run_job(job: &str, body: impl FnOnce() -> Result<Value, String>) -> Result<Value, String> {
     let name = job.to_string();
     let _ = txn::run("memory_ext worker: job bookkeeping", move || {
-        Spi::run_with_args(
+        spi::run(
             include_str!("../../sql/queries/worker_job_start.sql"),
             &[name.as_str().into()],
+            "marking a job started",
         )
-        .spi("marking a job started")
     });
     let started = Instant::now();
     let outcome = body();
@@ -100,7 +99,7 @@ pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stam
     };
     let name = job.to_string();
     let recorded = txn::run("memory_ext worker: job bookkeeping", move || {
-        Spi::run_with_args(
+        spi::run(
             include_str!("../../sql/queries/worker_job_finish.sql"),
             &[
                 name.as_str().into(),
@@ -109,8 +108,8 @@ pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stam
                 error.into(),
                 stamp_start.into(),
             ],
+            "recording a job's outcome",
         )
-        .spi("recording a job's outcome")
     });
     if let Err(e) = recorded {
         pgrx::log!("memory_ext worker: could not record the outcome of {job}: {e}");
@@ -121,16 +120,12 @@ pub fn record(job: &str, started: Instant, outcome: &Result<Value, String>, stam
 /// the server stopped mid-run); called once per worker process. Returns those jobs.
 pub fn close_interrupted() -> Result<Vec<String>, String> {
     txn::run("memory_ext worker: interrupted runs", || {
-        Spi::connect_mut(|c| {
-            c.update(
-                include_str!("../../sql/queries/worker_job_interrupted.sql"),
-                None,
-                &[],
-            )?
-            .map(|r| Ok(r.get::<String>(1)?.unwrap_or_default()))
-            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-        })
-        .spi("recording interrupted job runs")
+        spi::rows_mut(
+            include_str!("../../sql/queries/worker_job_interrupted.sql"),
+            &[],
+            "recording interrupted job runs",
+            |r| r.get::<String>(1).map(Option::unwrap_or_default),
+        )
     })
 }
 
@@ -178,23 +173,17 @@ pub fn purge() -> Result<Value, String> {
 /// The tenants with memories and when each was last consolidated.
 fn tenants() -> Result<Vec<(String, Option<i64>)>, String> {
     txn::run("memory_ext worker: listing tenants", || {
-        Spi::connect(|c| {
-            c.select(
-                "SELECT c.user_id, extract(epoch FROM r.last_run_at)::float8
-                 FROM memory.corpus c LEFT JOIN memory.consolidation_runs r USING (user_id)
-                 WHERE c.docs > 0 ORDER BY c.user_id",
-                None,
-                &[],
-            )?
-            .map(|r| {
+        spi::rows(
+            include_str!("../../sql/queries/worker_tenants.sql"),
+            &[],
+            "listing tenants",
+            |r| {
                 Ok((
                     r.get::<String>(1)?.unwrap_or_default(),
                     r.get::<f64>(2)?.map(|x| x as i64),
                 ))
-            })
-            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-        })
-        .spi("listing tenants")
+            },
+        )
     })
 }
 
@@ -255,14 +244,11 @@ pub fn consolidate(users: &[String]) -> Result<Value, String> {
 }
 
 fn record_tenant(user: &str, counts: Option<Value>, error: Option<&str>) {
-    Spi::run_with_args(
-        "INSERT INTO memory.consolidation_runs AS r (user_id, last_run_at, last_counts, last_error)
-         VALUES ($1, now(), $2, $3)
-         ON CONFLICT (user_id) DO UPDATE SET last_run_at = now(), last_counts = coalesce(EXCLUDED.last_counts, r.last_counts),
-                                             last_error = EXCLUDED.last_error",
+    spi::run(
+        include_str!("../../sql/queries/worker_consolidated.sql"),
         &[user.into(), counts.map(JsonB).into(), error.into()],
-    )
-    .spi("recording a tenant's consolidation");
+        "recording a tenant's consolidation",
+    );
 }
 
 /// Embeds rows without a vector, a batch per transaction, until a batch comes back short or
@@ -275,7 +261,7 @@ pub fn backfill(budget_s: i64) -> Result<i64, String> {
     loop {
         pgrx::check_for_interrupts!();
         let n = txn::run("memory_ext worker: embedding backfill", move || {
-            embed::reembed(batch)
+            reembed::reembed(batch)
         })?;
         total += n;
         if n < batch as i64 || started.elapsed().as_secs() as i64 >= budget_s {

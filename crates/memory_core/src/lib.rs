@@ -5,6 +5,7 @@
 
 pub mod blocks;
 pub mod budget;
+pub mod config;
 pub mod consolidate;
 pub mod dedupe;
 pub mod delta;

@@ -1,5 +1,6 @@
--- Lifecycle bookkeeping: consolidation's pair fingerprints and per-tenant daily usage (docs/design.md
--- §4). TTL and purge need no tables of their own (items.state / purge_at, history).
+-- Consolidation's bookkeeping (docs/design.md "Consolidation"; src/store/consolidate.rs): pair
+-- fingerprints, per-tenant daily usage, and which memories were examined. The other lifecycle
+-- steps, TTL and purge, need no tables of their own (items.state / purge_at, history).
 
 -- A checked pair, so that it is not checked again for 14 days at the same score
 -- (consolidate.rs FINGERPRINT_DAYS). id_a < id_b. Rows older than that are dead weight: the

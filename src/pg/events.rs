@@ -7,7 +7,6 @@
 //! reports was committed. `memory_ext.track_events = off` turns it off.
 
 use crate::gucs;
-use pgrx::prelude::*;
 
 /// Where in the seed's flow an event happened.
 #[derive(Clone, Copy)]
@@ -67,8 +66,7 @@ pub fn record(e: Event<'_>) {
         return;
     }
     crate::pg::spi::run_kept(
-        "INSERT INTO memory.events (user_id, thread_id, node, op, status, memory_id, category, sim)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        include_str!("../../sql/queries/events_record.sql"),
         &[
             e.user.into(),
             e.thread.into(),
@@ -82,9 +80,3 @@ pub fn record(e: Event<'_>) {
         "recording an event",
     );
 }
-
-extension_sql_file!(
-    "../../sql/events.sql",
-    name = "events",
-    requires = ["schema"]
-);

@@ -123,3 +123,27 @@ BEGIN
     RETURN true;
 END $$;
 REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;
+
+-- memory_embed(input) -> vector: the configured provider, for callers and tests.
+-- memory_embed_batch(inputs) -> (ord, embedding): one provider call for many inputs.
+-- SQL wrappers over memory.embed_array and memory.embed_batch_arrays (src/api/embed.rs), so that
+-- the result is pgvector's own type (real[] -> vector is pgvector's cast); created with
+-- pgvector's schema written into their bodies, which are resolved at call time under the
+-- caller's search_path.
+DO $do$
+DECLARE
+    vs text := (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+                WHERE e.extname = 'vector');
+BEGIN
+    EXECUTE format($f$
+        CREATE FUNCTION memory_embed(input text) RETURNS %1$s.vector
+        LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+        AS 'SELECT memory.embed_array(input)::%1$s.vector'
+    $f$, vs);
+    EXECUTE format($f$
+        CREATE FUNCTION memory_embed_batch(inputs text[]) RETURNS TABLE (ord integer, embedding %1$s.vector)
+        LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+        AS 'SELECT b.ord, b.embedding::%1$s.vector FROM memory.embed_batch_arrays(inputs) b'
+    $f$, vs);
+END
+$do$;

@@ -1,11 +1,11 @@
 -- memory_query's candidate pool and every signal rank.rs fuses, in one statement, from the
--- seeds sql/queries/query_seed.sql found.
+-- seeds sql/queries/search_memories_seed.sql found.
 --
 -- Every lookup here is by key (episode edges of given ids, memories by id, thread terms of
--- given lexemes), so src/api/query.rs keeps one generic plan of it per backend (planned once,
+-- given lexemes), so src/store/search.rs keeps one generic plan of it per backend (planned once,
 -- not per call); the tenant's partition is chosen when the plan starts (run-time pruning).
 --
--- src/api/query.rs fills in two template slots (in braces, never in a comment): "filters",
+-- src/store/search.rs fills in two template slots (in braces, never in a comment): "filters",
 -- extra AND conditions on `i` whose values are parameters, and "similarity", the cosine
 -- expression with the active model's id, type and operator as literals. Its query vector is a
 -- scalar subquery, `(SELECT $3::vector(n))`: an InitPlan, parsed from text once per execution

@@ -1,6 +1,7 @@
--- conversation_search: a thread's messages (in context or not) ranked by keyword and meaning.
--- $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or NULL, $5 roles or NULL,
--- $6 start, $7 end, $8 candidates per side. The "dense" and "similarity" template slots (in braces
+-- conversation_search (src/store/search.rs): a thread's messages (in context or not) ranked by
+-- keyword and meaning. $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or
+-- NULL, $5 roles or NULL, $6 start, $7 end, $8 candidates per side. The "dense" slot
+-- (sql/queries/search_messages_dense.sql, or an empty CTE) and the "similarity" slot (in braces
 -- where used, never in a comment) carry the active model's id, type and operator as literals.
 WITH lex AS (
     SELECT m.id FROM memory.messages m

@@ -3,7 +3,7 @@
 -- than $2 days (they no longer suppress a re-check), candidate marks as old, and usage rows older than a week (the caps
 -- are per day), and operational events older than $3 days (0: kept). $4: record an event per
 -- purged memory (node worker, op purge). $5: change-log rows older than this many days go (0:
--- kept; a delta header asked for a revision before them says "too many changes", src/api/query.rs).
+-- kept; a delta header asked for a revision before them says "too many changes", src/store/delta.rs).
 -- $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items

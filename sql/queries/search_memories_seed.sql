@@ -1,5 +1,5 @@
 -- memory_query's seeds: the best memories by BM25 and by vector similarity, as one array of ids.
--- sql/queries/query_pool.sql then widens them along episodes and gathers every signal.
+-- sql/queries/search_memories_pool.sql then widens them along episodes and gathers every signal.
 --
 -- # Why a statement of its own
 -- This is the part whose right plan depends on the call's values: an HNSW walk for a large
@@ -8,8 +8,8 @@
 -- are all by key, keeps one generic plan per backend. Planning both as one statement cost
 -- ~1.25 ms a call at a million memories (pg_stat_statements), this one alone ~0.3 ms.
 --
--- src/api/query.rs fills in the template slots (in braces, never in a comment): "dense", the
--- vector side (a CTE, or an empty one); "lexical", false when no query term is worth a
+-- src/store/search.rs fills in the template slots (in braces, never in a comment): "dense", the
+-- vector side (sql/queries/search_memories_dense.sql, or an empty CTE); "lexical", false when no query term is worth a
 -- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
 -- `i` whose values are parameters. The active model's id, type and operator are written in as
 -- literals so that the planner can use that model's partial HNSW index.

@@ -1,4 +1,4 @@
--- Soft-deletes a batch of TTL candidates (ttl_candidates.sql): state soft_deleted, purge_at =
+-- Soft-deletes a batch of TTL candidates (lifecycle_ttl_candidates.sql): state soft_deleted, purge_at =
 -- now() + purge_after_days. The conditions are checked again, so a memory retrieved, pinned or
 -- raised in importance since the scan stays. $1 user_ids, $2 ids (parallel arrays),
 -- $3 ttl_days, $4 ttl_min_importance, $5 purge_after_days, $6 record events (memory.events,

@@ -1,6 +1,6 @@
 -- Memory files the backfill should embed: no vector, or one of an old model ($2), not given up
 -- on and due for a retry. The body is the title and the start of the content, as on write
--- (src/api/files.rs). Claimed with SKIP LOCKED. $1 how many.
+-- (src/store/files.rs). Claimed with SKIP LOCKED. $1 how many.
 SELECT f.user_id, f.id::text, coalesce(f.title || E'\n', '') || left(f.content, 4000)
 FROM memory.files f
 WHERE (f.embedding_model IS NULL OR f.embedding_model = ANY($2::text[]))

@@ -1,7 +1,7 @@
 -- The TTL sweep's candidates (docs/design.md "TTL and soft delete"): unpinned, below the importance floor, not retrieved
 -- for ttl_days. $1 tenant or NULL (all the caller may see), $2 ttl_days, $3 ttl_min_importance.
 -- A plain read (no row locks): the rows are soft-deleted afterwards in short batches
--- (ttl_sweep_batch.sql), which check the conditions again under the row lock.
+-- (lifecycle_ttl_sweep.sql), which check the conditions again under the row lock.
 -- No index on last_accessed_at (it would make every retrieval's bookkeeping update non-HOT):
 -- this reads each partition once (bench/results/lifecycle.md has the time at a million).
 SELECT user_id, id::text

@@ -1,0 +1,4 @@
+-- A checked pair's verdict. $1 user_id, $2 and $3 the pair, $4 its rounded score, $5 verdict.
+INSERT INTO memory.consolidation_fingerprints (user_id, id_a, id_b, score, verdict)
+VALUES ($1, $2::uuid, $3::uuid, $4::numeric(3,2), $5)
+ON CONFLICT (user_id, id_a, id_b, score) DO UPDATE SET verdict = EXCLUDED.verdict, checked_at = now()

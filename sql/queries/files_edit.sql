@@ -1,0 +1,5 @@
+-- memory_file_edit: the edited content with its new vector. $4 is the vector's text form or
+-- NULL; the "vector" slot (in braces, never in a comment) is pgvector's schema-qualified type.
+UPDATE memory.files SET content = $3, embedding = $4::{vector}, embedding_model = $5, updated_at = now()
+WHERE user_id = $1 AND path = $2
+RETURNING jsonb_build_object('path', path, 'id', id, 'event', 'updated', 'chars', char_length(content), 'updated_at', updated_at)

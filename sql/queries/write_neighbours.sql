@@ -1,0 +1,9 @@
+-- memory_write's nearest active memories of the same model (dedupe and linking). $1 user_id,
+-- $2 the vector's text form, $3 how many. The slots (in braces, never in a comment) are the
+-- active model's id, its vector type and pgvector's cosine operator, as literals, so that the
+-- planner uses that model's partial HNSW index.
+SELECT id::text, (1 - (embedding::{vt} {op} $2::{vt}))::real, text
+FROM memory.items
+WHERE user_id = $1 AND state = 'active' AND embedding_model = {model}
+ORDER BY embedding::{vt} {op} $2::{vt}
+LIMIT $3

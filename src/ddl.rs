@@ -1,0 +1,60 @@
+//! Every DDL file of sql/, included from this one place, in the order they depend on each other
+//! (pgrx places each in the generated install script after what it `requires`). sql/schema.sql
+//! holds the tables; each feature's triggers, functions and views are in its own file
+//! (docs/architecture.md "SQL").
+
+use pgrx::prelude::*;
+
+extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+extension_sql_file!(
+    "../sql/triggers.sql",
+    name = "triggers",
+    requires = ["schema"]
+);
+// memory_embed and memory_embed_batch wrap these two functions.
+extension_sql_file!(
+    "../sql/embed.sql",
+    name = "embed",
+    requires = [
+        "schema",
+        api::embed::embed_array,
+        api::embed::embed_batch_arrays
+    ]
+);
+extension_sql_file!("../sql/search.sql", name = "search", requires = ["schema"]);
+extension_sql_file!(
+    "../sql/consolidate.sql",
+    name = "consolidate",
+    requires = ["schema"]
+);
+extension_sql_file!("../sql/worker.sql", name = "worker", requires = ["schema"]);
+extension_sql_file!("../sql/events.sql", name = "events", requires = ["schema"]);
+// The checkpoint functions are SQL around these three argument checks.
+extension_sql_file!(
+    "../sql/checkpoints.sql",
+    name = "checkpoints",
+    requires = [
+        api::checkpoints::resolve_tenant,
+        api::checkpoints::checkpoint_thread,
+        api::checkpoints::checkpoint_size
+    ]
+);
+// memory_ref_store names the arguments of memory.ref_store.
+extension_sql_file!(
+    "../sql/detail.sql",
+    name = "detail",
+    requires = [api::detail::ref_store]
+);
+// memory_export_rows: the export as a stream of rows, for tenants whose export exceeds what one
+// jsonb value can hold.
+extension_sql_file!(
+    "../sql/audit.sql",
+    name = "audit",
+    requires = ["checkpoints"]
+);
+extension_sql_file!(
+    "../sql/backup.sql",
+    name = "backup",
+    requires = ["schema", "embed", "search", "consolidate", "worker"]
+);
+extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -1,0 +1,169 @@
+//! The backfill (`memory_reembed`, and the worker's embedding job): rows without a vector, or
+//! with one of a model other than the active one, get the active model's. Rows are claimed with
+//! `FOR UPDATE SKIP LOCKED`, so several backfills can run at once; a row whose embedding fails
+//! is recorded in memory.embedding_failures and retried with backoff, up to
+//! `memory_ext.embedding_max_attempts`.
+
+use crate::embed::write::{ensure_model, record_failure};
+use crate::embed::{self, vector_text, ActiveModel};
+use crate::error::OrRaise;
+use crate::pg::{spi, vector};
+use memory_providers::embed::EmbedError;
+
+/// One row the backfill claimed.
+struct Claimed {
+    target: &'static str,
+    user: String,
+    id: String,
+    body: String,
+}
+
+fn claim(target: &'static str, query: &str, stale: &[String], limit: i32) -> Vec<Claimed> {
+    spi::rows_mut(
+        query,
+        &[limit.into(), stale.to_vec().into()],
+        "claiming rows to embed",
+        |r| {
+            Ok(Claimed {
+                target,
+                user: r.get::<String>(1)?.unwrap_or_default(),
+                id: r.get::<String>(2)?.unwrap_or_default(),
+                body: r.get::<String>(3)?.unwrap_or_default(),
+            })
+        },
+    )
+}
+
+/// Stores the vectors of `rows`; with the registry full, records the failure of each row
+/// instead (retried with backoff like an outage). Returns how many rows got a vector.
+fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize {
+    if let Some(first) = vectors.first() {
+        if let Err(e) = ensure_model(model, first.len()) {
+            for r in rows {
+                record_failure(&r.user, r.target, &r.id, &model.id, &e);
+            }
+            return 0;
+        }
+    }
+    for target in ["item", "message", "file"] {
+        let (users, ids, vecs): (Vec<String>, Vec<String>, Vec<String>) = rows
+            .iter()
+            .zip(vectors)
+            .filter(|(r, _)| r.target == target)
+            .map(|(r, v)| (r.user.clone(), r.id.clone(), vector_text(v)))
+            .fold((vec![], vec![], vec![]), |mut acc, (u, i, v)| {
+                acc.0.push(u);
+                acc.1.push(i);
+                acc.2.push(v);
+                acc
+            });
+        if ids.is_empty() {
+            continue;
+        }
+        let table = match target {
+            "item" => "items",
+            "message" => "messages",
+            _ => "files",
+        };
+        spi::run(
+            &include_str!("../../sql/queries/embed_store.sql")
+                .replace("{table}", table)
+                .replace("{vector}", &vector::unsized_ty()),
+            &[
+                users.clone().into(),
+                ids.clone().into(),
+                vecs.into(),
+                model.id.as_str().into(),
+            ],
+            "storing embeddings",
+        );
+        spi::run(
+            include_str!("../../sql/queries/embed_failure_clear.sql"),
+            &[users.into(), ids.into(), target.into()],
+            "clearing embedding failures",
+        );
+    }
+    rows.len()
+}
+
+/// One backfill batch of up to `batch` rows: memories first, then messages, then memory files;
+/// returns how many rows got a vector (memory_reembed, and the worker's embedding job).
+pub fn reembed(batch: i32) -> i64 {
+    let model = embed::active_model().or_raise();
+    let stale: Vec<String> = spi::one_opt::<Vec<String>>(
+        "SELECT coalesce(array_agg(model_id), '{}') FROM memory.embedding_models WHERE model_id <> $1",
+        &[model.id.as_str().into()],
+        "listing old embedding models",
+    )
+    .unwrap_or_default();
+    // Memories first, then messages, then files, while the batch has room.
+    let mut rows = vec![];
+    for (target, sql) in [
+        (
+            "item",
+            include_str!("../../sql/queries/embed_reembed_items.sql"),
+        ),
+        (
+            "message",
+            include_str!("../../sql/queries/embed_reembed_messages.sql"),
+        ),
+        (
+            "file",
+            include_str!("../../sql/queries/embed_reembed_files.sql"),
+        ),
+    ] {
+        let left = batch - rows.len() as i32;
+        if left <= 0 {
+            break;
+        }
+        rows.extend(claim(target, sql, &stale, left));
+    }
+    if rows.is_empty() {
+        return 0;
+    }
+    let bodies: Vec<&str> = rows.iter().map(|r| r.body.as_str()).collect();
+    match embed::embed(&bodies) {
+        Ok((m, vectors)) => {
+            let refs: Vec<&Claimed> = rows.iter().collect();
+            store(&refs, &vectors, &m) as i64
+        }
+        Err(batch_error) if provider_down(&batch_error) => {
+            // Trying each row alone would only repeat the outage once per row (up to one
+            // timeout each, with the rows locked): every row waits for its retry instead.
+            let e = batch_error.to_string();
+            for r in &rows {
+                record_failure(&r.user, r.target, &r.id, &model.id, &e);
+            }
+            0
+        }
+        Err(batch_error) => {
+            // One bad input must not hold back the rest: try each row alone.
+            let mut done = 0;
+            for r in &rows {
+                // A cancel or a worker shutdown stops here rather than after the last row.
+                pgrx::check_for_interrupts!();
+                match embed::embed(&[r.body.as_str()]) {
+                    Ok((m, vectors)) => done += store(&[r], &vectors, &m),
+                    Err(e) => {
+                        let e = if rows.len() == 1 { &batch_error } else { &e };
+                        record_failure(&r.user, r.target, &r.id, &model.id, &e.to_string())
+                    }
+                }
+            }
+            done as i64
+        }
+    }
+}
+
+/// Errors of the provider as a whole (down, unreachable, misconfigured), as opposed to one
+/// input it could not embed.
+fn provider_down(e: &EmbedError) -> bool {
+    matches!(
+        e,
+        EmbedError::Unreachable { .. }
+            | EmbedError::Timeout { .. }
+            | EmbedError::Config(_)
+            | EmbedError::ModelMissing { .. }
+            | EmbedError::ModelLoad { .. }
+    )
+}

@@ -1,0 +1,54 @@
+//! memory_history and memory_export (docs/api.md; docs/design.md "History"): what happened to a
+//! memory, and everything a tenant has.
+
+use crate::error::raise;
+use crate::pg::json::Json;
+use crate::pg::{spi, tenant};
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// A history row: event, old_ref, new_ref, actor, meta, ts.
+pub type Event = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    JsonB,
+    TimestampWithTimeZone,
+);
+
+/// A memory's (or block's, file's, message's) events, newest first, within the current tenant
+/// when one is set.
+pub fn history(id: &str) -> Vec<Event> {
+    spi::rows(
+        include_str!("../../sql/queries/audit_history.sql"),
+        &[id.into(), tenant::current().into()],
+        "reading history",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?,
+                r.get::<String>(3)?,
+                r.get::<String>(4)?,
+                r.get::<Json>(5)?
+                    .map(|j| JsonB(j.0))
+                    .unwrap_or(JsonB(json!({}))),
+                r.get::<TimestampWithTimeZone>(6)?
+                    .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+            ))
+        },
+    )
+}
+
+/// Everything the tenant has, as one JSON document (sql/queries/audit_export.sql).
+pub fn export(user_id: Option<&str>) -> Value {
+    let user = tenant::resolve(user_id);
+    spi::one_opt::<Json>(
+        include_str!("../../sql/queries/audit_export.sql"),
+        &[user.as_str().into()],
+        "exporting",
+    )
+    .map_or_else(|| json!({}), |j| j.0)
+}

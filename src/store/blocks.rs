@@ -1,0 +1,189 @@
+//! Core memory (docs/api.md "Core memory"): agents, their blocks, the edit operations, and the
+//! text `compile_core_blocks` renders into every system prompt.
+//!
+//! Each edit reads the block with `FOR UPDATE`, computes the new value in `memory_core`, and
+//! writes it back: concurrent edits of one block queue on the row lock and none is lost. Any
+//! error is raised before the write. Version bumps and history rows come from the triggers
+//! (sql/triggers.sql), so a plain UPDATE by an application gets them too.
+
+use crate::error::{raise, OrRaise};
+use crate::pg::json::Json;
+use crate::pg::lookup::{self, Owned};
+use crate::pg::{spi, tenant};
+use memory_core::blocks::{self, BlockState, BlockView, Metadata};
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use serde_json::{json, Value};
+
+fn block_json(label: &str, version: i32, chars: i64) -> Value {
+    json!({ "label": label, "version": version, "chars": chars })
+}
+
+/// Applies `edit` to the agent's locked block and stores the result.
+pub fn edit(
+    agent_id: &str,
+    label: &str,
+    edit: impl FnOnce(&BlockState) -> Result<String, blocks::BlockError>,
+) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let current = spi::row(
+        include_str!("../../sql/queries/blocks_lock.sql"),
+        &[user.as_str().into(), agent_id.into(), label.into()],
+        "reading a block",
+        |row| {
+            Ok((
+                row.get::<String>(1)?.unwrap_or_default(),
+                row.get::<i32>(2)?.unwrap_or(blocks::DEFAULT_CHAR_LIMIT),
+                row.get::<bool>(3)?.unwrap_or(false),
+            ))
+        },
+    );
+    let Some((value, char_limit, read_only)) = current else {
+        raise(
+            SqlState::NoDataFound,
+            format!("block \"{label}\" not found for agent \"{agent_id}\""),
+            Some("create it with block_set".into()),
+        )
+    };
+    let state = BlockState {
+        label,
+        value: &value,
+        char_limit,
+        read_only,
+    };
+    let new_value = edit(&state).or_raise();
+    let version = spi::one_opt::<i32>(
+        "UPDATE memory.blocks SET value = $4 WHERE user_id = $1 AND agent_id = $2 AND label = $3 RETURNING version",
+        &[
+            user.as_str().into(),
+            agent_id.into(),
+            label.into(),
+            new_value.as_str().into(),
+        ],
+        "updating a block",
+    )
+    .unwrap_or(1);
+    block_json(label, version, blocks::chars(&new_value) as i64)
+}
+
+/// memory_agent: creates the agent with its default `persona` and `human` blocks, or returns
+/// the existing agent unchanged.
+pub fn agent(user_id: Option<&str>, agent_id: &str, persona: &str, human: &str) -> Value {
+    let user = tenant::resolve(user_id);
+    let user = user.as_str();
+    let created = spi::one_opt::<bool>(
+        "INSERT INTO memory.agents (user_id, agent_id) VALUES ($1, $2) ON CONFLICT (user_id, agent_id) DO NOTHING RETURNING true",
+        &[user.into(), agent_id.into()],
+        "creating an agent",
+    )
+    .unwrap_or(false);
+    if created {
+        spi::run(
+            include_str!("../../sql/queries/blocks_defaults.sql"),
+            &[
+                user.into(),
+                agent_id.into(),
+                blocks::PERSONA_DESCRIPTION.into(),
+                persona.into(),
+                blocks::HUMAN_DESCRIPTION.into(),
+                human.into(),
+            ],
+            "creating default blocks",
+        );
+    }
+    let list = spi::one_opt::<Json>(
+        include_str!("../../sql/queries/blocks_list.sql"),
+        &[user.into(), agent_id.into()],
+        "listing blocks",
+    )
+    .map(|j| j.0)
+    .unwrap_or_else(|| json!([]));
+    json!({ "agent_id": agent_id, "user_id": user, "created": created, "blocks": list })
+}
+
+/// block_set: creates or overwrites a block; a read-only block stays read-only.
+pub fn set(
+    agent_id: &str,
+    label: &str,
+    value: &str,
+    description: Option<&str>,
+    char_limit: i32,
+    read_only: bool,
+) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let existing = spi::one_opt::<bool>(
+        "SELECT read_only FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
+        &[user.as_str().into(), agent_id.into(), label.into()],
+        "reading a block",
+    );
+    if existing == Some(true) {
+        Err::<(), _>(blocks::BlockError::ReadOnly {
+            label: label.to_string(),
+        })
+        .or_raise();
+    }
+    // description NULL keeps the existing description on overwrite.
+    let version = spi::one_opt::<i32>(
+        include_str!("../../sql/queries/blocks_set.sql"),
+        &[
+            user.as_str().into(),
+            agent_id.into(),
+            label.into(),
+            description.into(),
+            value.into(),
+            char_limit.into(),
+            read_only.into(),
+        ],
+        "writing a block",
+    )
+    .unwrap_or(1);
+    block_json(label, version, blocks::chars(value) as i64)
+}
+
+/// The agent's blocks and metadata, rendered (docs/design.md "Core memory blocks" layout). Dates
+/// are formatted by Postgres in the session's TimeZone, as that section shows them
+/// ("2026-01-23 10:30:00 PST").
+pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String {
+    // Read-only (compile_core_blocks is STABLE): one row, the statement aggregates.
+    let (date, modified, messages, memories, rows) = spi::rows(
+        include_str!("../../sql/queries/blocks_compile.sql"),
+        &[user.into(), agent_id.into(), now.into()],
+        "compiling blocks",
+        |t| {
+            Ok((
+                t.get::<String>(1)?.unwrap_or_default(),
+                t.get::<String>(2)?,
+                t.get::<i64>(3)?.unwrap_or(0),
+                t.get::<i64>(4)?.unwrap_or(0),
+                t.get::<Json>(5)?.map(|j| j.0).unwrap_or_else(|| json!([])),
+            ))
+        },
+    )
+    .pop()
+    .unwrap_or_else(|| (String::new(), None, 0, 0, json!([])));
+    let views: Vec<BlockView> = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|b| BlockView {
+            label: b["label"].as_str().unwrap_or_default().to_string(),
+            description: b["description"].as_str().map(str::to_string),
+            value: b["value"].as_str().unwrap_or_default().to_string(),
+            char_limit: b["char_limit"].as_i64().unwrap_or(0) as i32,
+            read_only: b["read_only"].as_bool().unwrap_or(false),
+        })
+        .collect();
+    let meta = Metadata {
+        system_date: date,
+        blocks_modified: modified,
+        recall_messages: messages,
+        archival_memories: memories,
+    };
+    blocks::compile(&views, &meta)
+}
+
+/// compile_core_blocks for an agent, its tenant looked up.
+pub fn compile_agent(agent_id: &str, now: TimestampWithTimeZone) -> String {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    compile(&user, agent_id, now)
+}

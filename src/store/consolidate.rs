@@ -1,0 +1,403 @@
+//! memory_consolidate (docs/api.md "Lifecycle", docs/design.md "Consolidation"): the daily pass that merges memories
+//! stating one fact twice and links the rest of the near pairs. The decisions that need no
+//! database are in `memory_core::consolidate`; this module gathers pairs, asks the LLM (or
+//! applies the rule), and writes merges, links, fingerprints and usage.
+//!
+//! Everything a run writes for a tenant is in the caller's transaction: a run stopped half-way
+//! (error, cancel, server stop) leaves no half-merged pair. The worker runs one transaction per
+//! tenant, so one tenant's failure does not undo another's.
+
+use crate::embed;
+use crate::error::OrRaise;
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::owner::as_owner;
+use crate::pg::{hints, spi, tenant, vector};
+use memory_core::consolidate::{self as rules, Side};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashSet};
+
+/// Candidates per tenant per run (newest first); each brings its 5 nearest neighbours.
+const POOL: i64 = 500;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    pub pairs_checked: i64,
+    pub merged: i64,
+    pub linked: i64,
+    pub skipped_fingerprinted: i64,
+    pub llm_calls: i64,
+    pub errors: i64,
+}
+
+impl Counts {
+    pub fn add(&mut self, o: Counts) {
+        self.pairs_checked += o.pairs_checked;
+        self.merged += o.merged;
+        self.linked += o.linked;
+        self.skipped_fingerprinted += o.skipped_fingerprinted;
+        self.llm_calls += o.llm_calls;
+        self.errors += o.errors;
+    }
+
+    pub fn json(&self) -> Value {
+        json!({
+            "pairs_checked": self.pairs_checked, "merged": self.merged, "linked": self.linked,
+            "skipped_fingerprinted": self.skipped_fingerprinted, "llm_calls": self.llm_calls,
+            "errors": self.errors,
+        })
+    }
+}
+
+struct Item {
+    text: String,
+    side: Side,
+}
+
+struct Pair {
+    a: String,
+    b: String,
+    score: f64,
+}
+
+/// The tenants a call covers: the one named, else the current one, else every tenant with
+/// memories that the caller may see.
+pub fn tenants(user_id: Option<&str>) -> Vec<String> {
+    if user_id.is_some() || tenant::current().is_some() {
+        return vec![tenant::resolve(user_id)];
+    }
+    spi::rows(
+        "SELECT user_id FROM memory.corpus WHERE docs > 0 ORDER BY user_id",
+        &[],
+        "listing tenants",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    )
+}
+
+/// This run's candidates and their near pairs (each unordered pair once, best score first).
+fn near_pairs(user: &str, model: &embed::ActiveModel) -> (Vec<String>, Vec<Pair>) {
+    let dims = model.dims.unwrap_or(0);
+    let sql = include_str!("../../sql/queries/consolidate_pairs.sql")
+        .replace("{model}", &vector::literal(&model.id))
+        .replace("{vt}", &vector::ty(dims))
+        .replace("{op}", &vector::cosine_op());
+    let rows: Vec<(String, Option<String>, f64)> = vector::with_iterative_scan(|| {
+        spi::rows(
+            &sql,
+            &[
+                user.into(),
+                POOL.into(),
+                gucs::link_threshold().into(),
+                gucs::merge_threshold().into(),
+            ],
+            "finding near pairs",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?,
+                    r.get::<f64>(3)?.unwrap_or(0.0),
+                ))
+            },
+        )
+    });
+    let mut distinct = HashSet::new();
+    let candidates: Vec<String> = rows
+        .iter()
+        .filter(|(x, _, _)| distinct.insert(x.clone()))
+        .map(|(x, _, _)| x.clone())
+        .collect();
+    // Each unordered pair once, best score first.
+    let mut seen = HashSet::new();
+    let mut pairs: Vec<Pair> = rows
+        .into_iter()
+        .filter_map(|(x, y, score)| {
+            let y = y?;
+            let (a, b) = if x < y { (x, y) } else { (y, x) };
+            seen.insert((a.clone(), b.clone()))
+                .then_some(Pair { a, b, score })
+        })
+        .collect();
+    pairs.sort_by(|p, q| q.score.total_cmp(&p.score));
+    (candidates, pairs)
+}
+
+/// Marks `ids` examined (memory.consolidation_seen), so that the next runs take other
+/// candidates first.
+fn mark_examined(user: &str, ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/consolidate_seen.sql"),
+            &[user.into(), ids.to_vec().into()],
+            "marking candidates examined",
+        )
+    });
+}
+
+fn items(user: &str, ids: &[String]) -> BTreeMap<String, Item> {
+    spi::rows(
+        include_str!("../../sql/queries/consolidate_items.sql"),
+        &[user.into(), ids.to_vec().into()],
+        "reading pair texts",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                Item {
+                    text: r.get::<String>(2)?.unwrap_or_default(),
+                    side: Side {
+                        pinned: r.get::<bool>(3)?.unwrap_or(false),
+                        importance: r.get::<i16>(4)?.unwrap_or(2),
+                        updated: r.get::<f64>(5)?.unwrap_or(0.0),
+                        access_count: r.get::<i64>(6)?.unwrap_or(0),
+                    },
+                },
+            ))
+        },
+    )
+    .into_iter()
+    .collect()
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The pairs among `pairs` checked within FINGERPRINT_DAYS at the same rounded score, in one
+/// query.
+fn fingerprinted(user: &str, pairs: &[Pair]) -> HashSet<(String, String)> {
+    let a: Vec<String> = pairs.iter().map(|p| p.a.clone()).collect();
+    let b: Vec<String> = pairs.iter().map(|p| p.b.clone()).collect();
+    let score: Vec<f64> = pairs.iter().map(|p| round2(p.score)).collect();
+    spi::rows(
+        include_str!("../../sql/queries/consolidate_fingerprinted.sql"),
+        &[
+            user.into(),
+            a.into(),
+            b.into(),
+            score.into(),
+            rules::FINGERPRINT_DAYS.into(),
+        ],
+        "reading fingerprints",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        },
+    )
+    .into_iter()
+    .collect()
+}
+
+fn usage(user: &str) -> (i64, i64) {
+    spi::row(
+        "SELECT pairs::bigint, llm_calls::bigint FROM memory.consolidation_usage WHERE user_id = $1 AND day = current_date",
+        &[user.into()],
+        "reading consolidation usage",
+        |row| Ok((row.get::<i64>(1)?.unwrap_or(0), row.get::<i64>(2)?.unwrap_or(0))),
+    )
+    .unwrap_or((0, 0))
+}
+
+/// Verdicts for `pairs` from the LLM, batched; `None` where it gave none (error, skipped,
+/// invalid, or the day's prompt cap reached): those pairs wait for the next run.
+fn ask_llm(
+    cfg: &memory_providers::llm::LlmConfig,
+    texts: &[(&str, &str)],
+    calls_left: &mut i64,
+    c: &mut Counts,
+) -> Vec<Option<bool>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(rules::LLM_BATCH) {
+        // A cancel, statement_timeout or worker shutdown takes effect between prompts (each
+        // bounded by memory_ext.http_timeout_ms), rolling the whole run back.
+        pgrx::check_for_interrupts!();
+        if *calls_left <= 0 {
+            out.extend(std::iter::repeat_n(None, chunk.len()));
+            continue;
+        }
+        *calls_left -= 1;
+        c.llm_calls += 1;
+        let (system, user) = rules::llm_prompt(chunk);
+        let verdicts = memory_providers::llm::chat(cfg, &system, &user, true)
+            .map_err(|e| e.to_string())
+            .and_then(|a| rules::parse_llm_answer(&a, chunk.len()));
+        match verdicts {
+            Ok(v) => {
+                c.errors += v.iter().filter(|x| x.is_none()).count() as i64;
+                out.extend(v);
+            }
+            Err(e) => {
+                pgrx::warning!("memory_consolidate: same-fact check failed: {e}");
+                c.errors += 1;
+                out.extend(std::iter::repeat_n(None, chunk.len()));
+            }
+        }
+    }
+    out
+}
+
+/// One tenant's run.
+pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
+    let mut c = Counts::default();
+    let model = embed::active_model().or_raise();
+    let (pairs_today, calls_today) = usage(user);
+    let mut budget = max_pairs - pairs_today;
+    if budget <= 0 {
+        return c;
+    }
+    let (candidates, pairs) = near_pairs(user, &model);
+    // Memories with a pair left undecided (over the day's budget, or no verdict) are not marked
+    // examined: the next run takes them first.
+    let mut undecided: HashSet<String> = HashSet::new();
+    let ids: Vec<String> = pairs
+        .iter()
+        .flat_map(|p| [p.a.clone(), p.b.clone()])
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let items = items(user, &ids);
+    let (link, merge) = (gucs::link_threshold(), gucs::merge_threshold());
+    let checked = fingerprinted(user, &pairs);
+    let mut todo: Vec<&Pair> = vec![];
+    for p in &pairs {
+        let (Some(a), Some(b)) = (items.get(&p.a), items.get(&p.b)) else {
+            continue;
+        };
+        if !rules::worth_checking(&a.text, &b.text, p.score, link, merge) {
+            continue;
+        }
+        if checked.contains(&(p.a.clone(), p.b.clone())) {
+            c.skipped_fingerprinted += 1;
+            continue;
+        }
+        if budget == 0 {
+            undecided.insert(p.a.clone());
+            undecided.insert(p.b.clone());
+            continue;
+        }
+        budget -= 1;
+        todo.push(p);
+    }
+    let texts: Vec<(&str, &str)> = todo
+        .iter()
+        .map(|p| (items[&p.a].text.as_str(), items[&p.b].text.as_str()))
+        .collect();
+    let verdicts: Vec<Option<bool>> = match gucs::llm() {
+        Some(cfg) => {
+            let mut left = gucs::consolidation_max_llm_calls() as i64 - calls_today;
+            ask_llm(&cfg, &texts, &mut left, &mut c)
+        }
+        None => todo
+            .iter()
+            .zip(&texts)
+            .map(|(p, (a, b))| Some(rules::rule_same_fact(a, b, p.score)))
+            .collect(),
+    };
+    let mut gone: HashSet<String> = HashSet::new();
+    for (p, v) in todo.iter().zip(verdicts) {
+        let Some(same) = v else {
+            undecided.insert(p.a.clone());
+            undecided.insert(p.b.clone());
+            continue;
+        };
+        // A memory merged away earlier in this run takes no further part.
+        if gone.contains(&p.a) || gone.contains(&p.b) {
+            continue;
+        }
+        c.pairs_checked += 1;
+        if same {
+            let (keep, lose) = if rules::a_survives(&items[&p.a].side, &items[&p.b].side) {
+                (&p.a, &p.b)
+            } else {
+                (&p.b, &p.a)
+            };
+            if merge_pair(user, keep, lose, p.score) {
+                c.merged += 1;
+                gone.insert(lose.clone());
+                events::record(Event {
+                    memory_id: Some(keep),
+                    sim: Some(p.score as f32),
+                    ..Event::new(user, Node::Worker, "merge")
+                });
+            }
+        } else if link_pair(user, &p.a, &p.b, p.score) {
+            c.linked += 1;
+            events::record(Event {
+                memory_id: Some(&p.a),
+                sim: Some(p.score as f32),
+                ..Event::new(user, Node::Worker, "link")
+            });
+        }
+        as_owner(|| {
+            spi::run(
+                include_str!("../../sql/queries/consolidate_fingerprint.sql"),
+                &[
+                    user.into(),
+                    p.a.as_str().into(),
+                    p.b.as_str().into(),
+                    round2(p.score).into(),
+                    if same { "same" } else { "different" }.into(),
+                ],
+                "recording a fingerprint",
+            )
+        });
+    }
+    let examined: Vec<String> = candidates
+        .into_iter()
+        .filter(|id| !undecided.contains(id))
+        .collect();
+    mark_examined(user, &examined);
+    // The budget bookkeeping is the operator's, not the tenant's (src/pg/owner.rs).
+    as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/consolidate_usage.sql"),
+            &[
+                user.into(),
+                (c.pairs_checked as i32).into(),
+                (c.llm_calls as i32).into(),
+            ],
+            "recording consolidation usage",
+        )
+    });
+    c
+}
+
+fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {
+    let meta = json!({ "merged_into": keep, "score": round2(score) }).to_string();
+    hints::with_reason_and_meta("merge", &meta, || {
+        spi::one_opt::<bool>(
+            include_str!("../../sql/queries/consolidate_merge.sql"),
+            &[
+                user.into(),
+                keep.into(),
+                lose.into(),
+                gucs::purge_after_days().into(),
+            ],
+            "merging a pair",
+        )
+        .unwrap_or(false)
+    })
+}
+
+fn link_pair(user: &str, a: &str, b: &str, score: f64) -> bool {
+    spi::one_opt::<i64>(
+        include_str!("../../sql/queries/consolidate_link.sql"),
+        &[user.into(), a.into(), b.into(), (score as f32).into()],
+        "linking a pair",
+    )
+    .unwrap_or(0)
+        > 0
+}
+
+/// memory_consolidate: the run for one tenant (`user_id`, or the current tenant) or, with
+/// neither, every tenant the caller may see; the counts summed.
+pub fn run(user_id: Option<&str>, max_pairs: i64) -> Value {
+    let mut total = Counts::default();
+    for user in tenants(user_id) {
+        total.add(consolidate_tenant(&user, max_pairs));
+    }
+    total.json()
+}

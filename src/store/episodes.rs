@@ -1,0 +1,214 @@
+//! Write-after-run episodes (docs/design.md "Episodes"): `episode_write` summarises a run's messages into a
+//! memory file under `episodes/YYYY-MM-DD/` in the seed's markdown template, and indexes it as an
+//! episodic memory so memory_query recalls it ("remember when we worked on X?").
+//!
+//! A run is the thread's messages since its previous episode (or, for a `run_id` that already
+//! has an episode, since that episode began: writing it again after more messages rewrites the
+//! same file and memory instead of adding a second one).
+
+use crate::error::raise;
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::{spi, tenant};
+use crate::store::files;
+use memory_core::summary::{self, Episode, Turn};
+use memory_core::SqlState;
+use serde_json::{json, Value};
+
+/// Characters of each message the LLM and the extractive summary see (a tool's 10 MB output is
+/// not what an episode is about).
+const MESSAGE_CHARS: usize = 2000;
+const LLM_TRANSCRIPT_CHARS: usize = 60_000;
+
+/// This run's episode, if it has one: (path, memory id, from_seq, to_seq).
+type RunEpisode = (String, Option<String>, i64, i64);
+
+/// This run's episode, and the last seq any episode of the thread covers.
+fn previous(user: &str, thread: &str, run: Option<&str>) -> (Option<RunEpisode>, i64) {
+    let same_run = run.and_then(|r| {
+        spi::row(
+            include_str!("../../sql/queries/episodes_run.sql"),
+            &[user.into(), thread.into(), r.into()],
+            "finding the run's episode",
+            |row| {
+                Ok((
+                    row.get::<String>(1)?.unwrap_or_default(),
+                    row.get::<String>(2)?,
+                    row.get::<i64>(3)?.unwrap_or(1),
+                    row.get::<i64>(4)?.unwrap_or(0),
+                ))
+            },
+        )
+    });
+    let last_to = spi::one_opt::<i64>(
+        include_str!("../../sql/queries/episodes_last.sql"),
+        &[user.into(), thread.into()],
+        "finding the last episode",
+    )
+    .unwrap_or(0);
+    (same_run, last_to)
+}
+
+fn episode(turns: &[Turn], date: &str, refs: &str) -> (Episode, &'static str) {
+    if let Some(cfg) = gucs::llm() {
+        let t = summary::transcript(None, turns, MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
+        match memory_providers::llm::chat(&cfg, summary::EPISODE_PROMPT, &t, true) {
+            Ok(a) => match summary::parse_episode_answer(&a, date, refs) {
+                Some(e) => return (e, "llm"),
+                None => pgrx::notice!(
+                    "writing the episode without the LLM: its answer was not the JSON asked for"
+                ),
+            },
+            Err(e) => pgrx::notice!("writing the episode without the LLM: {e}"),
+        }
+    }
+    (summary::episode_extract(turns, date, refs), "extractive")
+}
+
+/// `episodes/<date>/<title-slug>-<run id or last seq>.md`.
+fn episode_path(date: &str, title: &str, run: Option<&str>, to_seq: i64) -> String {
+    let slug = memory_core::detail::slug(title)
+        .unwrap_or_else(|| "episode".into())
+        .replace('_', "-");
+    let tail = match run.and_then(memory_core::detail::slug) {
+        Some(r) => r.replace('_', "-"),
+        None => format!("seq{to_seq}"),
+    };
+    format!("episodes/{date}/{slug}-{tail}.md")
+}
+
+/// episode_write: summarises the run's messages into an episode file and an episodic memory.
+/// Returns `{path, memory_id, event, from_seq, to_seq, messages, method, content}`. P0002 when
+/// the thread is unknown or has no message since its last episode.
+pub fn write(user_id: Option<&str>, thread: &str, run: Option<&str>) -> Value {
+    let user = tenant::resolve(user_id);
+    // One episode at a time per thread: the range below must not be taken twice.
+    let exists = spi::one_opt::<i32>(
+        "SELECT 1 FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
+        &[user.as_str().into(), thread.into()],
+        "locking the thread",
+    );
+    if exists.is_none() {
+        raise(
+            SqlState::NoDataFound,
+            format!("thread \"{thread}\" not found"),
+            None,
+        );
+    }
+    let (same_run, last_to) = previous(&user, thread, run);
+    let (from, covered) = match &same_run {
+        Some((_, _, f, t)) => (*f, *t),
+        None => (last_to + 1, last_to),
+    };
+    type Row = (i64, String, String, String);
+    let rows: Vec<Row> = spi::rows(
+        include_str!("../../sql/queries/episodes_messages.sql"),
+        &[
+            user.as_str().into(),
+            thread.into(),
+            from.into(),
+            (MESSAGE_CHARS as i32).into(),
+        ],
+        "reading the run's messages",
+        |r| {
+            Ok((
+                r.get::<i64>(1)?.unwrap_or(0),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+                r.get::<String>(4)?.unwrap_or_default(),
+            ))
+        },
+    );
+    if rows.last().is_none_or(|r| r.0 <= covered) {
+        raise(
+            SqlState::NoDataFound,
+            format!("thread \"{thread}\" has no messages since its last episode"),
+            Some("append the run's messages first (message_append)".into()),
+        );
+    }
+    let (first_seq, last_seq) = (rows[0].0, rows[rows.len() - 1].0);
+    let date = rows[rows.len() - 1].3.clone();
+    let turns: Vec<Turn> = rows
+        .iter()
+        .map(|r| Turn {
+            label: summary::role_label(&r.1).into(),
+            text: r.2.clone(),
+        })
+        .collect();
+    let refs = match run {
+        Some(r) => format!("thread_id={thread}, run_id={r}"),
+        None => format!("thread_id={thread}, messages={first_seq}-{last_seq}"),
+    };
+    let (ep, method) = episode(&turns, &date, &refs);
+    let content = summary::render_episode(&ep);
+    let path = match &same_run {
+        Some((p, _, _, _)) => p.clone(),
+        None => episode_path(&date, &ep.title, run, last_seq),
+    };
+    // The Layer-1 memory: the same write path as any memory (an episode of the same run updates
+    // its memory rather than adding one).
+    let happened = spi::one_opt::<String>(
+        include_str!("../../sql/queries/episodes_time.sql"),
+        &[
+            user.as_str().into(),
+            thread.into(),
+            first_seq.into(),
+            last_seq.into(),
+        ],
+        "reading the run's time",
+    );
+    let mut req = json!({
+        "user_id": user, "kind": "episodic", "text": summary::episode_memory_text(&ep),
+        "thread_id": thread, "tags": ep.tags, "metadata": {"path": path},
+        "content": content,
+    });
+    if let Some(r) = run {
+        req["run_id"] = json!(r);
+    }
+    if let Some(h) = happened {
+        req["happened_at"] = json!(h);
+    }
+    if let Some((_, Some(mid), _, _)) = &same_run {
+        let active = spi::one_opt::<bool>(
+            "SELECT state = 'active' FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), mid.as_str().into()],
+            "reading the episode's memory",
+        );
+        if active == Some(true) {
+            req["id"] = json!(mid);
+        }
+    }
+    let written = crate::store::write::write_json(&req);
+    let memory_id = written["id"].as_str().unwrap_or_default().to_string();
+    let metadata: Value = json!({
+        "kind": "episode", "thread_id": thread, "run_id": run, "from_seq": first_seq,
+        "to_seq": last_seq, "memory_id": memory_id, "method": method,
+    });
+    files::write(
+        &user,
+        &path,
+        Some(&ep.title),
+        &content,
+        Some(ep.tags.clone()),
+        Some(metadata),
+    );
+    let event = if same_run.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
+    events::record(Event {
+        thread: Some(thread),
+        memory_id: Some(&memory_id),
+        op: if same_run.is_some() {
+            "update"
+        } else {
+            "create"
+        },
+        ..Event::new(&user, Node::Episodic, "create")
+    });
+    json!({
+        "path": path, "memory_id": memory_id, "event": event, "from_seq": first_seq,
+        "to_seq": last_seq, "messages": rows.len(), "method": method, "content": content,
+    })
+}

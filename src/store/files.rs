@@ -1,0 +1,263 @@
+//! Memory files (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Memory
+//! files"): a small virtual file system per tenant. Paths are unique per user and follow
+//! memory_core::files's rules.
+//!
+//! Files are embedded like messages (title and the start of the content), on write or later by
+//! the backfill, and searched by keyword and meaning together (src/store/search.rs).
+
+use crate::embed::write::for_write;
+use crate::error::{raise, OrRaise};
+use crate::pg::events::{self, Event, Node};
+use crate::pg::json::Json;
+use crate::pg::{spi, tenant, vector};
+use crate::store::search::{self, FileHit};
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::Value;
+
+/// Characters of a file the embedding sees (with its title). The built-in model reads 256
+/// tokens; remote models more, but a file's opening says what it is about.
+const EMBED_CHARS: usize = 4000;
+
+fn embed_body(title: Option<&str>, content: &str) -> String {
+    let head: String = content.chars().take(EMBED_CHARS).collect();
+    match title {
+        Some(t) => format!("{t}\n{head}"),
+        None => head,
+    }
+}
+
+/// memory_file_write, its arguments checked: a no-op when nothing changed, else [`write`].
+pub fn write_checked(
+    user_id: Option<&str>,
+    path: &str,
+    title: Option<String>,
+    content: &str,
+    tags: Option<Vec<String>>,
+    metadata: Option<Value>,
+) -> Value {
+    let user = tenant::resolve(user_id);
+    // Unchanged content and title: no new embedding, no new updated_at.
+    let unchanged = spi::one_opt::<Json>(
+        include_str!("../../sql/queries/files_unchanged.sql"),
+        &[
+            user.as_str().into(),
+            path.into(),
+            content.into(),
+            title.clone().into(),
+            tags.clone().into(),
+            metadata.clone().map(JsonB).into(),
+        ],
+        "comparing a file",
+    );
+    if let Some(Json(row)) = unchanged {
+        return row;
+    }
+    let out = write(&user, path, title.as_deref(), content, tags, metadata);
+    let id = out["id"].as_str().unwrap_or_default().to_string();
+    events::record(Event {
+        memory_id: Some(&id),
+        ..Event::new(&user, Node::Hotpath, "file_write")
+    });
+    out
+}
+
+/// Creates or overwrites a file (memory_file_write after its checks; episodes): `tags` and
+/// `metadata` left `None` keep an existing file's. Returns `{path, id, event, chars, updated_at}`.
+pub fn write(
+    user: &str,
+    path: &str,
+    title: Option<&str>,
+    content: &str,
+    tags: Option<Vec<String>>,
+    metadata: Option<Value>,
+) -> Value {
+    let embedding = for_write(&embed_body(title, content));
+    let (vector, model) = embedding.columns();
+    let Json(out) = spi::one_opt::<Json>(
+        &include_str!("../../sql/queries/files_write.sql")
+            .replace("{vector}", &vector::unsized_ty()),
+        &[
+            user.into(),
+            path.into(),
+            title.into(),
+            content.into(),
+            tags.into(),
+            metadata.map(JsonB).into(),
+            vector.into(),
+            model.into(),
+        ],
+        "writing a file",
+    )
+    .unwrap_or(Json(Value::Null));
+    let id = out["id"].as_str().unwrap_or_default();
+    if let Some(error) = embedding.record(user, "file", id) {
+        pgrx::notice!("file stored without an embedding (the backfill will retry): {error}");
+    }
+    out
+}
+
+/// memory_file_read: the file, its access recorded; P0002 when there is none.
+pub fn read(user_id: Option<&str>, path: &str) -> Value {
+    let user = tenant::resolve(user_id);
+    spi::one_opt::<Json>(
+        include_str!("../../sql/queries/files_read.sql"),
+        &[user.as_str().into(), path.into()],
+        "reading a file",
+    )
+    .map(|j| j.0)
+    .unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("memory file \"{path}\" not found"),
+            None,
+        )
+    })
+}
+
+/// A memory_file_ls row: path, title, tags, chars, updated_at, last_accessed_at.
+pub type Listed = (
+    String,
+    Option<String>,
+    Vec<String>,
+    i32,
+    TimestampWithTimeZone,
+    Option<TimestampWithTimeZone>,
+);
+
+/// memory_file_ls: files under `prefix`, by path.
+pub fn ls(user_id: Option<&str>, prefix: &str, limit: i64) -> Vec<Listed> {
+    let user = tenant::resolve(user_id);
+    spi::rows(
+        include_str!("../../sql/queries/files_ls.sql"),
+        &[user.as_str().into(), prefix.into(), limit.into()],
+        "listing files",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?,
+                r.get::<Vec<String>>(3)?.unwrap_or_default(),
+                r.get::<i32>(4)?.unwrap_or(0),
+                r.get::<TimestampWithTimeZone>(5)?
+                    .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                r.get::<TimestampWithTimeZone>(6)?,
+            ))
+        },
+    )
+}
+
+/// memory_file_edit: replaces the single occurrence of `old` with `new` in the locked file.
+pub fn edit(user_id: Option<&str>, path: &str, old: &str, new: &str) -> Value {
+    let user = tenant::resolve(user_id);
+    let (content, title) = spi::row(
+        "SELECT content, title FROM memory.files WHERE user_id = $1 AND path = $2 FOR UPDATE",
+        &[user.as_str().into(), path.into()],
+        "reading a file to edit",
+        |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<String>(2)?)),
+    )
+    .unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("memory file \"{path}\" not found"),
+            None,
+        )
+    });
+    let edited = memory_core::files::replace_once(path, &content, old, new).or_raise();
+    let embedding = for_write(&embed_body(title.as_deref(), &edited));
+    let (vector, model) = embedding.columns();
+    let Json(out) = spi::one_opt::<Json>(
+        &include_str!("../../sql/queries/files_edit.sql")
+            .replace("{vector}", &vector::unsized_ty()),
+        &[
+            user.as_str().into(),
+            path.into(),
+            edited.as_str().into(),
+            vector.into(),
+            model.into(),
+        ],
+        "editing a file",
+    )
+    .unwrap_or(Json(Value::Null));
+    let id = out["id"].as_str().unwrap_or_default().to_string();
+    embedding.record(&user, "file", &id);
+    events::record(Event {
+        memory_id: Some(&id),
+        ..Event::new(&user, Node::Hotpath, "file_write")
+    });
+    out
+}
+
+/// memory_file_grep: lines matching `pattern` in files under `prefix`, `(path, line, text)`.
+/// Whole files are tested first (one regex run per file, most fail fast); only matching files
+/// are split into lines. Lines are cut at 1,000 characters in the answer. The expression runs
+/// under `memory_ext.regex_timeout_ms`.
+pub fn grep(
+    user_id: Option<&str>,
+    pattern: &str,
+    prefix: &str,
+    limit: i64,
+) -> Vec<(String, i32, String)> {
+    let user = tenant::resolve(user_id);
+    let ms = crate::gucs::regex_timeout_ms();
+    crate::pg::deadline::within(
+        ms,
+        "the regular expression",
+        "memory_ext.regex_timeout_ms",
+        || {
+            spi::rows(
+                include_str!("../../sql/queries/files_grep.sql"),
+                &[
+                    user.as_str().into(),
+                    prefix.into(),
+                    pattern.into(),
+                    limit.into(),
+                ],
+                "searching files",
+                |r| {
+                    Ok((
+                        r.get::<String>(1)?.unwrap_or_default(),
+                        r.get::<i32>(2)?.unwrap_or(0),
+                        r.get::<String>(3)?.unwrap_or_default(),
+                    ))
+                },
+            )
+        },
+    )
+}
+
+/// memory_file_search: the tenant's files by keyword and meaning (src/store/search.rs).
+pub fn search(
+    user_id: Option<&str>,
+    query: &str,
+    tags: Option<Vec<String>>,
+    limit: usize,
+) -> Vec<FileHit> {
+    let user = tenant::resolve(user_id);
+    search::files(&user, query, tags, limit)
+}
+
+/// memory_file_delete: true when there was a file.
+pub fn delete(user_id: Option<&str>, path: &str) -> bool {
+    let user = tenant::resolve(user_id);
+    let id = spi::one_opt::<String>(
+        "DELETE FROM memory.files WHERE user_id = $1 AND path = $2 RETURNING id::text",
+        &[user.as_str().into(), path.into()],
+        "deleting a file",
+    );
+    match id {
+        Some(id) => {
+            spi::run(
+                "DELETE FROM memory.embedding_failures WHERE user_id = $1 AND target = 'file' AND row_id = $2::uuid",
+                &[user.as_str().into(), id.as_str().into()],
+                "clearing embedding failures",
+            );
+            events::record(Event {
+                memory_id: Some(&id),
+                ..Event::new(&user, Node::Hotpath, "file_delete")
+            });
+            true
+        }
+        None => false,
+    }
+}

@@ -1,0 +1,163 @@
+//! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore, the TTL sweep and the purge.
+//! Each is one statement; the audit triggers turn every transition into history and change-log
+//! events (`~soft_deleted`, `-deleted`, `↺restored`), told apart by the `reason` hint (src/pg/hints.rs).
+//! The worker runs the sweep and the purge; any scheduler (pg_cron) can call them instead.
+
+use crate::error::raise;
+use crate::gucs;
+use crate::pg::json::Json;
+use crate::pg::{hints, spi, tenant};
+use memory_core::consolidate::FINGERPRINT_DAYS;
+use memory_core::SqlState;
+use pgrx::pg_sys;
+use serde_json::Value;
+
+/// Moves one memory between states with `sql` (lifecycle_forget.sql / lifecycle_restore.sql); a memory already in
+/// the target state is a `noop` answer, an unknown one P0002.
+fn transition(id: &str, reason: &str, sql: &str, extra: Option<i32>) -> Value {
+    let user = tenant::current();
+    let mut args = vec![id.into(), user.clone().into()];
+    if let Some(days) = extra {
+        args.push(days.into());
+        args.push(gucs::track_events().into());
+    }
+    let changed = hints::with_reason(reason, || {
+        spi::one_opt::<Json>(sql, &args, "changing a memory's state")
+    });
+    changed
+        .or_else(|| {
+            spi::one_opt::<Json>(
+                include_str!("../../sql/queries/lifecycle_state.sql"),
+                &[id.into(), user.into()],
+                "reading a memory's state",
+            )
+        })
+        .map(|j| j.0)
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {id} not found"),
+                None,
+            )
+        })
+}
+
+/// memory_forget: soft-deleted now (retrieval stops returning it at once), purged
+/// `memory_ext.purge_after_days` later.
+pub fn forget(id: &str) -> Value {
+    transition(
+        id,
+        "forget",
+        include_str!("../../sql/queries/lifecycle_forget.sql"),
+        Some(gucs::purge_after_days()),
+    )
+}
+
+/// memory_restore: back to active, `purge_at` cleared.
+pub fn restore(id: &str) -> Value {
+    transition(
+        id,
+        "restore",
+        include_str!("../../sql/queries/lifecycle_restore.sql"),
+        None,
+    )
+}
+
+/// memory_ttl_sweep: the sweep for the current tenant, else every tenant the caller may see.
+pub fn ttl_sweep_current() -> i64 {
+    ttl_sweep(tenant::current())
+}
+
+/// memory_purge: the purge for the current tenant, else every tenant the caller may see.
+pub fn purge_current() -> i64 {
+    purge(tenant::current()).0
+}
+
+/// The TTL sweep for one tenant, or (`None`) every tenant the caller may see: the worker's way
+/// in, which must not depend on its own role name when `tenant_source = 'role'`. One
+/// transaction (the caller's); the worker instead runs [`ttl_candidates`] and
+/// [`ttl_sweep_batch`] in transactions of their own.
+pub fn ttl_sweep(user: Option<String>) -> i64 {
+    let (users, ids): (Vec<String>, Vec<String>) = ttl_candidates(user).into_iter().unzip();
+    ttl_sweep_batch(users, ids)
+}
+
+/// The memories the TTL sweep would soft-delete now: (user_id, id). A read, no locks.
+pub fn ttl_candidates(user: Option<String>) -> Vec<(String, String)> {
+    spi::rows(
+        include_str!("../../sql/queries/lifecycle_ttl_candidates.sql"),
+        &[
+            user.into(),
+            gucs::ttl_days().into(),
+            gucs::ttl_min_importance().into(),
+        ],
+        "finding expired memories",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        },
+    )
+}
+
+/// Soft-deletes those of the given memories that are still expired; returns how many.
+pub fn ttl_sweep_batch(users: Vec<String>, ids: Vec<String>) -> i64 {
+    if ids.is_empty() {
+        return 0;
+    }
+    hints::with_reason("ttl", || {
+        spi::one_opt::<i64>(
+            include_str!("../../sql/queries/lifecycle_ttl_sweep.sql"),
+            &[
+                users.into(),
+                ids.into(),
+                gucs::ttl_days().into(),
+                gucs::ttl_min_importance().into(),
+                gucs::purge_after_days().into(),
+                gucs::track_events().into(),
+            ],
+            "sweeping expired memories",
+        )
+        .unwrap_or(0)
+    })
+}
+
+/// The purge for one tenant or (`None`) all: (memories purged, fingerprints pruned).
+pub fn purge(user: Option<String>) -> (i64, i64) {
+    // With no tenant the purge covers every tenant: only for a role that sees them all anyway
+    // (a superuser, BYPASSRLS: the worker, pg_cron). Anyone else sees no rows without a tenant,
+    // so there is nothing for them to purge; running as the owner must not change that.
+    // SAFETY: plain reads of the current role's attributes inside a transaction.
+    let sees_all =
+        unsafe { pg_sys::superuser() || pg_sys::has_bypassrls_privilege(pg_sys::GetUserId()) };
+    if user.is_none() && !sees_all {
+        return (0, 0);
+    }
+    // As the owner: the statement also prunes the consolidation bookkeeping, which tenants may
+    // read but not write (src/pg/owner.rs); with a tenant it touches only that tenant's rows.
+    crate::pg::owner::as_owner(|| purge_rows(user))
+}
+
+fn purge_rows(user: Option<String>) -> (i64, i64) {
+    hints::with_reason("purge", || {
+        spi::row(
+            include_str!("../../sql/queries/lifecycle_purge.sql"),
+            &[
+                user.into(),
+                FINGERPRINT_DAYS.into(),
+                gucs::events_retention_days().into(),
+                gucs::track_events().into(),
+                gucs::change_log_days().into(),
+            ],
+            "purging memories",
+            |row| {
+                Ok((
+                    row.get::<i64>(1)?.unwrap_or(0),
+                    row.get::<i64>(2)?.unwrap_or(0),
+                ))
+            },
+        )
+        .unwrap_or((0, 0))
+    })
+}

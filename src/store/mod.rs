@@ -1,0 +1,20 @@
+//! The Postgres-side work of every feature, shared by the SQL functions (src/api/) and the
+//! background worker (src/worker/): one module per feature, named as in `api/`,
+//! `crates/memory_core/src/` and `sql/queries/<feature>_*.sql`. `search` is the hybrid search
+//! engine that memory_query, conversation_search and memory_file_search share; `delta` the
+//! delta header.
+
+pub mod audit;
+pub mod blocks;
+pub mod compaction;
+pub mod config;
+pub mod consolidate;
+pub mod delta;
+pub mod detail;
+pub mod episodes;
+pub mod files;
+pub mod lifecycle;
+pub mod query;
+pub mod recall;
+pub mod search;
+pub mod write;

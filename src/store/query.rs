@@ -1,0 +1,404 @@
+//! memory_query, the single retrieval tool (docs/api.md, docs/design.md "One query tool"), and
+//! what is built on the same ranking: memory_search, memory_context and query_plan.
+//!
+//! The hybrid search engine (src/store/search.rs) ranks the pool; the allowlists, threshold,
+//! top_k, the delta header (src/store/delta.rs) and the token budget are applied here.
+
+use crate::error::{raise, OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::lookup::{self, Owned};
+use crate::pg::{spi, tenant, vector};
+use crate::store::search::{self, Hit};
+use crate::store::{blocks, delta};
+use memory_core::budget;
+use memory_core::request::{Filters, QueryRequest, ReturnMode};
+use memory_core::validate;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use serde_json::{json, Value};
+
+/// Related bullets per item in "full" mode (docs/api.md: up to 2).
+const RELATED_PER_ITEM: i64 = 2;
+
+/// The categories this request may see: the agent's allowlist (docs/design.md "Categories and allowlists") intersected with
+/// what it asked for. `None` = no restriction. Asking for a category outside the allowlist is
+/// 42501, whatever the filters say.
+pub fn allowed_categories(
+    user: &str,
+    agent: Option<&str>,
+    requested: Option<&[String]>,
+) -> Option<Vec<String>> {
+    let Some(agent) = agent else {
+        return requested.map(<[String]>::to_vec);
+    };
+    let configured = spi::one_opt::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM memory.allowlists WHERE user_id = $1)",
+        &[user.into()],
+        "reading allowlists",
+    )
+    .unwrap_or(false);
+    if !configured {
+        return requested.map(<[String]>::to_vec);
+    }
+    let allow: Vec<String> = spi::one_opt::<Vec<String>>(
+        include_str!("../../sql/queries/query_allowlist.sql"),
+        &[user.into(), agent.into()],
+        "reading an allowlist",
+    )
+    .unwrap_or_default();
+    if allow.is_empty() {
+        raise(
+            SqlState::InsufficientPrivilege,
+            format!("agent \"{agent}\" has no category allowlist"),
+            Some("add it to the allowlists with memory_configure".into()),
+        );
+    }
+    match requested {
+        None => Some(allow),
+        Some(req) => {
+            let bad: Vec<&str> = req
+                .iter()
+                .filter(|c| !allow.contains(c))
+                .map(String::as_str)
+                .collect();
+            if !bad.is_empty() {
+                raise(
+                    SqlState::InsufficientPrivilege,
+                    format!(
+                        "agent \"{agent}\" may not read categories: {}",
+                        bad.join(", ")
+                    ),
+                    Some(format!("its allowlist is: {}", allow.join(", "))),
+                );
+            }
+            Some(req.to_vec())
+        }
+    }
+}
+
+fn related(user: &str, id: &str, categories: Option<&[String]>) -> Vec<String> {
+    spi::rows(
+        include_str!("../../sql/queries/query_related.sql"),
+        &[
+            user.into(),
+            id.into(),
+            categories.map(<[String]>::to_vec).into(),
+            RELATED_PER_ITEM.into(),
+        ],
+        "reading related memories",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    )
+}
+
+fn touch(user: &str, ids: &[String]) {
+    if ids.is_empty() {
+        return;
+    }
+    // Parsed once per backend, planned per call (`spi::with_custom_plan` says why).
+    spi::with_custom_plan(|| {
+        spi::run_kept(
+            include_str!("../../sql/queries/query_touch.sql"),
+            &[user.into(), ids.to_vec().into()],
+            "recording access",
+        )
+    });
+}
+
+/// The whole of memory_query once the request is parsed.
+pub fn run_query(q: &QueryRequest) -> Value {
+    let user = tenant::resolve(q.filters.user_id.as_deref());
+    if let Some(agent) = &q.agent {
+        validate::id("agent", Some(agent)).or_raise();
+    }
+    let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
+    let mut hits = search::memories(
+        &user,
+        &q.query,
+        q.embedding.as_deref(),
+        &q.filters,
+        categories.as_deref(),
+        q.top_k,
+    );
+    if let Some(t) = q.threshold {
+        hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
+    }
+    hits.truncate(q.top_k);
+    let (header, revision) = match &q.thread_id {
+        Some(t) => delta::header(&user, t, q.since_rev, categories.as_deref()),
+        None => (None, 0),
+    };
+    let lines: Vec<String> = hits.iter().map(Hit::line).collect();
+    let enc = gucs::token_encoding();
+    let fit = match q.budget_tokens {
+        Some(b) => {
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            budget::fit(enc, b, header.as_deref(), &refs)
+        }
+        None => budget::Fit {
+            used_tokens: header.as_deref().map_or(0, |h| enc.count(h))
+                + lines.iter().map(|l| enc.count(l)).sum::<usize>(),
+            header: header.clone(),
+            items: hits.len(),
+        },
+    };
+    hits.truncate(fit.items);
+    let items: Vec<Value> = hits
+        .iter()
+        .zip(&lines)
+        .map(|(h, line)| match q.mode {
+            ReturnMode::Bullets => json!({ "id": h.id, "category": h.category, "text": line }),
+            ReturnMode::Full => json!({
+                "id": h.id, "category": h.category, "text": line, "content": h.content,
+                "score": (h.score * 10_000.0).round() / 10_000.0, "importance": h.importance, "tags": h.tags,
+                "metadata": h.metadata, "updated_at": h.updated_at,
+                "related": related(&user, &h.id, categories.as_deref()),
+            }),
+        })
+        .collect();
+    touch(
+        &user,
+        &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+    );
+    events::record(Event {
+        thread: q.thread_id.as_deref(),
+        memory_id: hits.first().map(|h| h.id.as_str()),
+        category: hits.first().and_then(|h| h.category.as_deref()),
+        sim: hits.first().and_then(|h| h.similarity).map(|s| s as f32),
+        ..Event::new(&user, Node::Context, "search")
+    });
+    json!({
+        "header": fit.header,
+        "revision": revision,
+        "items": items,
+        "used_tokens": fit.used_tokens,
+    })
+}
+
+/// Name of the SQL-level prepared statement `query_plan` explains the pool statement through.
+const PLAN_STATEMENT: &str = "memory_ext_query_plan";
+
+/// query_plan: the plans of the two statements memory_query runs for `q` (EXPLAIN, text format; with
+/// `measure`, EXPLAIN ANALYZE: it runs them): the seeds as planned for this call, then the pool
+/// statement's generic plan, as memory_query keeps it. For DBAs, and for the tests that prove
+/// the indexes are used.
+pub fn plan(q: &QueryRequest, measure: bool) -> String {
+    let user = tenant::resolve(q.filters.user_id.as_deref());
+    let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
+    let st = search::Statements::new(
+        &user,
+        &q.query,
+        q.embedding.as_deref(),
+        &q.filters,
+        categories.as_deref(),
+        q.top_k,
+    );
+    let how = if measure {
+        "ANALYZE, COSTS OFF, TIMING ON"
+    } else {
+        "COSTS OFF"
+    };
+    let lines = |t: pgrx::spi::SpiTupleTable<'_>| {
+        t.map(|r| r.get::<String>(1).map(Option::unwrap_or_default))
+            .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+    };
+    vector::with_iterative_scan(|| {
+        // EXPLAIN, PREPARE and DEALLOCATE are utility statements: SPI refuses them read-only.
+        Spi::connect_mut(|c| {
+            let mut out = vec![
+                "-- seeds (sql/queries/search_memories_seed.sql, planned for each call)"
+                    .to_string(),
+            ];
+            out.extend(lines(c.update(
+                &format!("EXPLAIN ({how}) {}", st.seed_sql),
+                None,
+                &st.seed_args,
+            )?)?);
+            let ids = st.seeds(c)?;
+            let (sql, args) = st.pool(ids);
+            // A generic plan is what EXPLAIN EXECUTE of a prepared statement shows under
+            // force_generic_plan (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)). EXECUTE's
+            // arguments cannot be SPI parameters: they go in as literals of their types.
+            let n = args.len();
+            let exprs: Vec<String> = (1..=n)
+                .map(|i| {
+                    format!("quote_nullable(${i}) || '::' || format_type(pg_typeof(${i}), NULL)")
+                })
+                .collect();
+            let row = c
+                .select(&format!("SELECT {}", exprs.join(", ")), None, &args)?
+                .first();
+            let literals = (1..=n)
+                .map(|i| row.get::<String>(i).map(Option::unwrap_or_default))
+                .collect::<Result<Vec<_>, _>>()?;
+            let types: Vec<&str> = literals
+                .iter()
+                .map(|l| l.rsplit_once("::").map_or("", |t| t.1))
+                .collect();
+            if !c
+                .select(
+                    "SELECT 1 FROM pg_prepared_statements WHERE name = $1",
+                    None,
+                    &[PLAN_STATEMENT.into()],
+                )?
+                .is_empty()
+            {
+                c.update(&format!("DEALLOCATE {PLAN_STATEMENT}"), None, &[])?;
+            }
+            c.update(
+                &format!("PREPARE {PLAN_STATEMENT} ({}) AS {sql}", types.join(", ")),
+                None,
+                &[],
+            )?;
+            out.push(
+                "-- pool (sql/queries/search_memories_pool.sql, one generic plan per backend)"
+                    .into(),
+            );
+            let pool = spi::with_generic_plan(|| {
+                c.update(
+                    &format!(
+                        "EXPLAIN ({how}) EXECUTE {PLAN_STATEMENT}({})",
+                        literals.join(", ")
+                    ),
+                    None,
+                    &[],
+                )
+                .and_then(lines)
+            });
+            c.update(&format!("DEALLOCATE {PLAN_STATEMENT}"), None, &[])?;
+            out.extend(pool?);
+            Ok::<_, pgrx::spi::Error>(out)
+        })
+        .spi("explaining a query")
+    })
+    .join("\n")
+}
+
+/// A memory_search row: the ranked memory with its kind and time as Postgres types.
+pub struct Ranked {
+    pub id: pgrx::Uuid,
+    pub kind: String,
+    pub category: Option<String>,
+    pub text: String,
+    pub score: f64,
+    pub importance: i16,
+    pub updated_at: TimestampWithTimeZone,
+}
+
+/// memory_search: the same ranking for SQL users, `top_k` rows under `q`'s filters.
+pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
+    let user = tenant::resolve(q.filters.user_id.as_deref());
+    let mut hits = search::memories(&user, query, None, &q.filters, None, top_k);
+    hits.truncate(top_k);
+    let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    // Kind and timestamps as Postgres types, in rank order.
+    let rows: Vec<(pgrx::Uuid, String, TimestampWithTimeZone)> = spi::rows(
+        include_str!("../../sql/queries/query_ranked.sql"),
+        &[user.as_str().into(), ids.into()],
+        "reading ranked memories",
+        |r| {
+            Ok((
+                r.get::<pgrx::Uuid>(1)?
+                    .unwrap_or(pgrx::Uuid::from_bytes([0; 16])),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<TimestampWithTimeZone>(3)?
+                    .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+            ))
+        },
+    );
+    touch(
+        &user,
+        &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+    );
+    hits.into_iter()
+        .zip(rows)
+        .map(|(h, (id, kind, updated_at))| Ranked {
+            id,
+            kind,
+            category: h.category,
+            text: h.text,
+            score: (h.score * 10_000.0).round() / 10_000.0,
+            importance: h.importance,
+            updated_at,
+        })
+        .collect()
+}
+
+/// memory_context: the memory section of a prompt, in one call (read-before-think,
+/// docs/design.md "Episodes"): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]`
+/// block of recalled memories. The result never exceeds `budget` tokens: the blocks go in whole
+/// (a budget smaller than them is 22023), then the header and as many memories, best first, as
+/// fit.
+pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> String {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let now = spi::one_opt::<TimestampWithTimeZone>("SELECT now()", &[], "reading now()")
+        .unwrap_or_else(|| raise(SqlState::NoDataFound, "now() is NULL", None));
+    let blocks = blocks::compile(&user, agent_id, now);
+    let enc = gucs::token_encoding();
+    let block_tokens = enc.count(&blocks);
+    if block_tokens > budget {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("budget_tokens {budget} is smaller than the compiled core blocks ({block_tokens} tokens)"),
+            Some("raise budget_tokens, or shorten the blocks".into()),
+        );
+    }
+    // An agent that the tenant's allowlists leave out recalls no memories here, rather than
+    // failing the whole prompt.
+    let shut_out = spi::one_opt::<bool>(
+        include_str!("../../sql/queries/query_shut_out.sql"),
+        &[user.as_str().into(), agent_id.into()],
+        "reading allowlists",
+    )
+    .unwrap_or(false);
+    let left = budget - block_tokens;
+    if shut_out || left == 0 {
+        return blocks;
+    }
+    let q = QueryRequest {
+        agent: Some(agent_id.to_string()),
+        query: query.to_string(),
+        categories: None,
+        filters: Filters {
+            user_id: Some(user.clone()),
+            ..Default::default()
+        },
+        thread_id: Some(thread_id.to_string()),
+        since_rev: None,
+        top_k: 10,
+        mode: ReturnMode::Bullets,
+        budget_tokens: Some(left),
+        threshold: None,
+        embedding: None,
+    };
+    let r = run_query(&q);
+    let header = r["header"].as_str().map(str::to_string);
+    let mut items: Vec<String> = r["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["text"].as_str().map(str::to_string))
+        .collect();
+    // Joining adds separators and can merge tokens: count the assembled text, and let the
+    // lowest-ranked memories go (then the header) until it fits.
+    loop {
+        let mut out = blocks.clone();
+        if let Some(h) = &header {
+            out.push_str("\n\n");
+            out.push_str(h);
+        }
+        if !items.is_empty() {
+            out.push_str("\n\n[MEMORY CONTEXT]");
+            for i in &items {
+                out.push_str("\n- ");
+                out.push_str(i);
+            }
+        }
+        if enc.count(&out) <= budget {
+            return out;
+        }
+        if items.pop().is_none() {
+            return blocks;
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Recall memory (docs/api.md "Recall memory and compaction"): every message is stored with its
+//! token count, counted once at write time, so usage and compaction checks are sums over stored
+//! counts and never re-tokenise history. Its search is the hybrid engine's
+//! (src/store/search.rs).
+
+use crate::embed::write::for_write;
+use crate::error::{raise, OrRaise};
+use crate::gucs;
+use crate::pg::json::Json;
+use crate::pg::lookup::{self, Owned};
+use crate::pg::{spi, tenant, vector};
+use crate::store::blocks;
+use crate::store::search::{self, MessageHit};
+use memory_core::tokens::{self, Usage};
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use serde_json::{json, Value};
+
+/// A message to append, its arguments checked.
+pub struct Message<'a> {
+    pub thread: &'a str,
+    pub role: &'a str,
+    pub content: &'a str,
+    pub user_id: Option<&'a str>,
+    pub tool_calls: Option<Json>,
+    pub tool_calls_text: Option<String>,
+    pub tool_call_id: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
+/// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
+/// `user_id` is needed only for a thread that does not exist yet.
+pub fn append(m: Message<'_>) -> Value {
+    let user = match m.user_id {
+        Some(_) => tenant::resolve(m.user_id),
+        None => lookup::find_owner(Owned::Thread, m.thread).unwrap_or_else(|| {
+            tenant::current().unwrap_or_else(|| {
+                raise(
+                    SqlState::NullValueNotAllowed,
+                    format!("user_id is required to start thread \"{}\"", m.thread),
+                    Some("pass user_id, or SET memory_ext.user_id".into()),
+                )
+            })
+        }),
+    };
+    let tokens = tokens::message_tokens(
+        gucs::token_encoding(),
+        m.role,
+        m.content,
+        m.name,
+        m.tool_calls_text.as_deref(),
+    ) as i32;
+    // Embedded before the insert, so no lock is held while a provider answers.
+    let embedding = for_write(m.content);
+    let (vector, model) = embedding.columns();
+    let (id, seq) = spi::row(
+        &include_str!("../../sql/queries/recall_append.sql")
+            .replace("{vector}", &vector::unsized_ty()),
+        &[
+            user.as_str().into(),
+            m.thread.into(),
+            m.role.into(),
+            m.content.into(),
+            m.tool_calls.into(),
+            m.tool_call_id.into(),
+            m.name.into(),
+            tokens.into(),
+            vector.into(),
+            model.into(),
+        ],
+        "appending a message",
+        |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<i64>(2)?)),
+    )
+    .unwrap_or_default();
+    if let Some(error) = embedding.record(&user, "message", &id) {
+        pgrx::notice!("message stored without an embedding (the backfill will retry): {error}");
+    }
+    json!({ "id": id, "seq": seq, "tokens": tokens })
+}
+
+/// conversation_search: the thread's messages, in context or not, by keyword and meaning.
+pub fn search(
+    thread: &str,
+    query: &str,
+    roles: Option<Vec<String>>,
+    start: Option<TimestampWithTimeZone>,
+    end: Option<TimestampWithTimeZone>,
+    limit: usize,
+) -> Vec<MessageHit> {
+    let user = lookup::owner(Owned::Thread, thread);
+    search::messages(&user, thread, query, roles, start, end, limit)
+}
+
+/// Compiled blocks + in-context messages of a thread, against a context window of `window`
+/// tokens (already checked).
+pub fn usage(thread: &str, window: i64, agent_id: Option<&str>) -> Usage {
+    let user = lookup::owner(Owned::Thread, thread);
+    // Read-only (context_usage is STABLE): one row, the statement aggregates.
+    let (messages_tokens, thread_agent) = spi::rows(
+        include_str!("../../sql/queries/recall_usage.sql"),
+        &[user.as_str().into(), thread.into()],
+        "summing message tokens",
+        |r| Ok((r.get::<i64>(1)?.unwrap_or(0), r.get::<String>(2)?)),
+    )
+    .pop()
+    .unwrap_or((0, None));
+    // The blocks in the prompt: the named agent's, else the agent the thread belongs to.
+    let blocks_tokens = match agent_id.map(str::to_string).or(thread_agent) {
+        Some(agent) => {
+            let agent_user = lookup::owner(Owned::Agent, &agent);
+            if agent_user != user {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("agent \"{agent}\" and thread \"{thread}\" belong to different users"),
+                    None,
+                );
+            }
+            let now = spi::rows("SELECT now()", &[], "reading now()", |r| {
+                r.get::<TimestampWithTimeZone>(1)
+            })
+            .pop()
+            .flatten()
+            .unwrap_or_else(|| raise(SqlState::NoDataFound, "now() returned NULL", None));
+            gucs::token_encoding().count(&blocks::compile(&user, &agent, now)) as i64
+        }
+        None => 0,
+    };
+    tokens::usage(blocks_tokens, messages_tokens, window).or_raise()
+}

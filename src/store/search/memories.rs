@@ -1,0 +1,334 @@
+//! The memory side of the search engine (memory_query, memory_search): the seeds — the best
+//! memories by BM25 and by vector similarity — then the pool around them with every signal,
+//! ranked by `memory_core::rank::rank` (docs/retrieval.md "How a query runs").
+
+use super::Probe;
+use crate::error::{OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::json::Json;
+use crate::pg::{fulltext, spi, vector};
+use memory_core::rank::{self, Candidate, DEFAULT_WEIGHTS};
+use memory_core::request::Filters;
+use pgrx::datum::DatumWithOid;
+use pgrx::prelude::*;
+use serde_json::Value;
+
+/// A memory the ranking returned.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub id: String,
+    pub category: Option<String>,
+    pub text: String,
+    pub content: Option<String>,
+    pub importance: i16,
+    pub tags: Vec<String>,
+    pub metadata: Value,
+    pub updated_at: String,
+    pub similarity: Option<f64>,
+    pub score: f64,
+}
+
+impl Hit {
+    /// The Layer-1 line as it goes into a prompt: `[category] text`.
+    pub fn line(&self) -> String {
+        match &self.category {
+            Some(c) => format!("[{c}] {}", self.text),
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// SQL conditions for the filters, with their values appended to `args` (numbered after them).
+fn filter_sql(
+    f: &Filters,
+    categories: Option<&[String]>,
+    args: &mut Vec<DatumWithOid<'static>>,
+) -> String {
+    let mut sql = String::new();
+    let mut add = |cond: &str, v: DatumWithOid<'static>, args: &mut Vec<DatumWithOid<'static>>| {
+        args.push(v);
+        sql.push_str(&cond.replace('$', &format!("${}", args.len())));
+    };
+    if let Some(v) = &f.agent_id {
+        add(" AND i.agent_id = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.run_id {
+        add(" AND i.run_id = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.actor_id {
+        add(" AND i.actor_id = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.role {
+        add(" AND i.role = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.kind {
+        add(" AND i.kind = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.category {
+        add(" AND i.category = $", v.clone().into(), args);
+    }
+    if let Some(v) = &f.tags {
+        add(" AND i.tags @> $::text[]", v.clone().into(), args);
+    }
+    if let Some(v) = f.pinned {
+        add(" AND i.pinned = $", v.into(), args);
+    }
+    if let Some(v) = f.importance_min {
+        add(" AND i.importance >= $", v.into(), args);
+    }
+    if let Some(v) = f.importance_max {
+        add(" AND i.importance <= $", v.into(), args);
+    }
+    if let Some(v) = f.updated_after {
+        add(
+            " AND i.updated_at > $::timestamptz",
+            v.to_rfc3339().into(),
+            args,
+        );
+    }
+    if let Some(v) = f.updated_before {
+        add(
+            " AND i.updated_at < $::timestamptz",
+            v.to_rfc3339().into(),
+            args,
+        );
+    }
+    if let Some(c) = categories {
+        add(" AND i.category = ANY($::text[])", c.to_vec().into(), args);
+    }
+    sql
+}
+
+/// The query's terms as the tenant's statistics see them, read in one statement.
+struct Terms {
+    /// The query's lexemes (Postgres' english configuration), sorted.
+    lexemes: Vec<String>,
+    /// Each lexeme's BM25 idf in the tenant, aligned with `lexemes`.
+    idf: Vec<f64>,
+    /// The tenant's average memory length, for BM25.
+    avg_len: f64,
+    /// The tsquery over the terms worth a GIN lookup (`memory_core::rank::candidate_terms`);
+    /// `None` when none is.
+    tsquery: Option<String>,
+}
+
+fn terms(user: &str, query: &str) -> Terms {
+    let rows: Vec<(String, f64, f64, f64, String)> = if query.trim().is_empty() {
+        vec![]
+    } else {
+        Spi::connect(|c| {
+            spi::rows_prepared(
+                c,
+                include_str!("../../../sql/queries/search_terms.sql"),
+                &[user.into(), query.into()],
+                |r| {
+                    Ok((
+                        r.get::<String>(1)?.unwrap_or_default(),
+                        r.get::<f64>(2)?.unwrap_or(0.0),
+                        r.get::<f64>(3)?.unwrap_or(0.0),
+                        r.get::<f64>(4)?.unwrap_or(0.0),
+                        r.get::<String>(5)?.unwrap_or_default(),
+                    ))
+                },
+            )
+        })
+        .spi("reading term statistics")
+    };
+    let (docs, total_len) = rows.first().map_or((0.0, 0.0), |r| (r.2, r.3));
+    let dfs: Vec<(String, f64)> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();
+    let lookup = rank::candidate_terms(&dfs, rank::MAX_LEXICAL_MATCHES);
+    Terms {
+        lexemes: dfs.iter().map(|(l, _)| l.clone()).collect(),
+        idf: dfs
+            .iter()
+            .map(|(_, df)| rank::bm25_idf(docs, *df))
+            .collect(),
+        avg_len: rank::bm25_avg_len(docs, total_len),
+        tsquery: rows.first().and_then(|r| fulltext::tsquery(&lookup, &r.4)),
+    }
+}
+
+/// The two statements a memory search runs: the seeds (custom-planned) and the pool around
+/// them (one generic plan per backend), with what they need.
+pub struct Statements {
+    /// sql/queries/search_memories_seed.sql with its slots filled, and its parameters.
+    pub seed_sql: String,
+    pub seed_args: Vec<DatumWithOid<'static>>,
+    /// The cosine expression of the pool statement (the active model's, or NULL).
+    similarity: String,
+    user: String,
+    vector: Option<String>,
+    terms: Terms,
+    filters: Filters,
+    categories: Option<Vec<String>>,
+}
+
+impl Statements {
+    /// The seed and pool statements for a memory search.
+    pub fn new(
+        user: &str,
+        query: &str,
+        supplied: Option<&[f32]>,
+        filters: &Filters,
+        categories: Option<&[String]>,
+        top_k: usize,
+    ) -> Statements {
+        let terms = terms(user, query);
+        let probe = Probe::new(query, supplied, "searching by keyword only");
+        let vtext = probe.vector();
+        let mut seed_args: Vec<DatumWithOid<'static>> = vec![
+            user.to_string().into(),
+            vtext.clone().into(),
+            terms.tsquery.clone().into(),
+            terms.lexemes.clone().into(),
+            (rank::lexical_side(top_k) as i64).into(),
+            terms.idf.clone().into(),
+            terms.avg_len.into(),
+            (rank::vector_side(top_k) as i64).into(),
+        ];
+        let seed_filters = filter_sql(filters, categories, &mut seed_args);
+        let dense = probe.dense_cte(
+            include_str!("../../../sql/queries/search_memories_dense.sql"),
+            &seed_filters,
+        );
+        let seed_sql = include_str!("../../../sql/queries/search_memories_seed.sql")
+            // No candidate terms: a constant false, so the plan has no lexical scan at all.
+            .replace(
+                "{lexical}",
+                if terms.tsquery.is_some() {
+                    "true"
+                } else {
+                    "false"
+                },
+            )
+            .replace("{dense}", &dense)
+            .replace("{filters}", &seed_filters);
+        Statements {
+            seed_sql,
+            seed_args,
+            // The query vector as an InitPlan (sql/queries/search_memories_pool.sql says why).
+            similarity: probe.similarity("r", "(SELECT $3::{vt})"),
+            user: user.to_string(),
+            vector: vtext,
+            terms,
+            filters: filters.clone(),
+            categories: categories.map(<[String]>::to_vec),
+        }
+    }
+
+    /// The pool statement and its parameters for the seeds `ids`.
+    pub fn pool(&self, ids: Vec<pgrx::Uuid>) -> (String, Vec<DatumWithOid<'static>>) {
+        let mut args: Vec<DatumWithOid<'static>> = vec![
+            self.user.clone().into(),
+            ids.into(),
+            self.vector.clone().into(),
+            self.terms.lexemes.clone().into(),
+            self.terms.idf.clone().into(),
+            self.terms.avg_len.into(),
+        ];
+        // The seed statement's conditions again: a neighbour must pass the filters too.
+        let filters = filter_sql(&self.filters, self.categories.as_deref(), &mut args);
+        let sql = include_str!("../../../sql/queries/search_memories_pool.sql")
+            .replace("{similarity}", &self.similarity)
+            .replace("{filters}", &filters);
+        (sql, args)
+    }
+
+    /// The seeds' ids (custom plan, inside `vector::with_iterative_scan`).
+    pub fn seeds(&self, c: &pgrx::spi::SpiClient<'_>) -> Result<Vec<pgrx::Uuid>, pgrx::spi::Error> {
+        spi::with_prepared(c, &self.seed_sql, &self.seed_args, |t| {
+            Ok(t.first().get_one::<Vec<pgrx::Uuid>>()?.unwrap_or_default())
+        })
+    }
+}
+
+/// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
+pub fn memories(
+    user: &str,
+    query: &str,
+    supplied: Option<&[f32]>,
+    filters: &Filters,
+    categories: Option<&[String]>,
+    top_k: usize,
+) -> Vec<Hit> {
+    let st = Statements::new(user, query, supplied, filters, categories, top_k);
+    struct Row {
+        hit: Hit,
+        cand: Candidate,
+        follows: Vec<String>,
+    }
+    let rows: Vec<Row> = vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            let ids = st.seeds(c)?;
+            if ids.is_empty() {
+                return Ok(vec![]);
+            }
+            let (sql, args) = st.pool(ids);
+            spi::with_generic_plan(|| {
+                spi::rows_prepared(c, &sql, &args, |r| {
+                    let id = r.get::<String>(1)?.unwrap_or_default();
+                    let actor = r.get::<String>(12)?;
+                    let similarity = r.get::<f64>(13)?;
+                    Ok(Row {
+                        hit: Hit {
+                            id: id.clone(),
+                            category: r.get::<String>(2)?,
+                            text: r.get::<String>(3)?.unwrap_or_default(),
+                            content: r.get::<String>(4)?,
+                            importance: r.get::<i16>(5)?.unwrap_or(2),
+                            tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
+                            metadata: r.get::<Json>(8)?.map(|j| j.0).unwrap_or(Value::Null),
+                            updated_at: r.get::<String>(9)?.unwrap_or_default(),
+                            similarity,
+                            score: 0.0,
+                        },
+                        cand: Candidate {
+                            id,
+                            similarity,
+                            bm25: r.get::<f64>(14)?.unwrap_or(0.0),
+                            thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
+                            importance: r.get::<i16>(5)?.unwrap_or(2),
+                            pinned: r.get::<bool>(6)?.unwrap_or(false),
+                            age_days: r.get::<f64>(10)?.unwrap_or(0.0),
+                            actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
+                        },
+                        follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
+                    })
+                })
+            })
+        })
+        .spi("ranking memories")
+    });
+    if rows.is_empty() {
+        return vec![];
+    }
+    let ids: Vec<String> = rows.iter().map(|r| r.hit.id.clone()).collect();
+    let pos: std::collections::HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
+        .collect();
+    // Episode edges between pool members (an edge out of the pool is not a neighbour's score).
+    let pos = &pos;
+    let edges: Vec<(usize, usize)> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.follows
+                .iter()
+                .filter_map(move |b| Some((i, *pos.get(b.as_str())?)))
+        })
+        .collect();
+    let cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
+    let weights = match gucs::rank_weights() {
+        Some(s) => rank::weights_from_json(&s).or_raise(),
+        None => DEFAULT_WEIGHTS,
+    };
+    rank::rank(&cands, &edges, &weights)
+        .into_iter()
+        .map(|(i, score)| Hit {
+            score,
+            ..rows[i].hit.clone()
+        })
+        .collect()
+}

@@ -1,0 +1,292 @@
+//! The hybrid search engine: one way to search by keyword and meaning together, used by
+//! memory_query and memory_search (memories), conversation_search (messages) and
+//! memory_file_search (files).
+//!
+//! Every search starts from a [`Probe`]: the query's lexemes and tsquery inside the tenant
+//! (src/pg/fulltext.rs) and its vector (supplied, or embedded; a provider that is down degrades
+//! the search to keyword-only, it never fails it). Its vector side is one `dense` CTE per corpus
+//! (`sql/queries/search_<corpus>_dense.sql`) with the active model's id, type and operator
+//! written in as literals, so that the planner uses that model's partial HNSW index, and a
+//! similarity expression of the same model. Statements are `sql/queries/search_*.sql`.
+//!
+//! Memories are ranked with every signal by `memory_core::rank::rank` (docs/retrieval.md);
+//! messages and files by the min-max fusion of keyword and vector scores, half each
+//! (`memory_core::rank::fused_order`).
+
+mod memories;
+
+pub use memories::{memories, Hit, Statements};
+
+use crate::embed::{self, vector_text};
+use crate::error::{raise, OrRaise};
+use crate::pg::{fulltext, spi, vector};
+use memory_core::rank;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+
+/// Candidates taken from each side (keyword, vector) before fusion, for messages and files.
+const FUSED_PER_SIDE: i64 = 50;
+
+/// The query's vector side: the vector in text form and the active model's cosine parts.
+pub struct Dense {
+    pub text: String,
+    pub cosine: vector::Cosine,
+}
+
+/// What a search looks for: the query's vector side (`None`: keyword-only).
+pub struct Probe {
+    pub dense: Option<Dense>,
+}
+
+impl Probe {
+    /// The query's vector: `supplied` (taken as the active model's, its size checked), or the
+    /// query embedded; without a provider the search is keyword-only (`degraded` says so in a
+    /// notice).
+    pub fn new(query: &str, supplied: Option<&[f32]>, degraded: &str) -> Probe {
+        let qvec = match supplied {
+            Some(v) => {
+                let m = embed::active_model().or_raise();
+                m.check_supplied(v);
+                Some((m, v.to_vec()))
+            }
+            None => embed::query_vector(query, degraded),
+        };
+        Probe {
+            dense: qvec.map(|(m, v)| Dense {
+                cosine: vector::Cosine::of(&m.id, v.len()),
+                text: vector_text(&v),
+            }),
+        }
+    }
+
+    /// The query vector's text form, the statement parameter.
+    pub fn vector(&self) -> Option<String> {
+        self.dense.as_ref().map(|d| d.text.clone())
+    }
+
+    /// The `dense` CTE: `template` (a `search_*_dense.sql`) with the model's literals and
+    /// `filters` filled in, or an empty CTE without a vector.
+    fn dense_cte(&self, template: &str, filters: &str) -> String {
+        match &self.dense {
+            Some(Dense { cosine, .. }) => template
+                .replace("{model}", &cosine.model)
+                .replace("{vt}", &cosine.ty)
+                .replace("{op}", &cosine.op)
+                .replace("{filters}", filters),
+            None => ", dense AS (SELECT NULL::uuid AS id WHERE false)".to_string(),
+        }
+    }
+
+    /// The cosine similarity of `alias`'s vector to `param` (the query vector as an SQL
+    /// expression, `{vt}` standing for its type), NULL for rows of another model or without a
+    /// vector.
+    fn similarity(&self, alias: &str, param: &str) -> String {
+        match &self.dense {
+            Some(Dense { cosine, .. }) => {
+                let vector::Cosine { model, ty: vt, op } = cosine;
+                let q = param.replace("{vt}", vt);
+                format!("CASE WHEN {alias}.embedding_model = {model} THEN (1 - ({alias}.embedding::{vt} {op} {q}))::float8 END")
+            }
+            None => "NULL::float8".to_string(),
+        }
+    }
+}
+
+// ---- messages ----------------------------------------------------------------------------
+
+/// A message conversation_search found, with its fused score.
+#[derive(Clone)]
+pub struct MessageHit {
+    pub id: pgrx::Uuid,
+    pub seq: i64,
+    pub role: String,
+    pub content: String,
+    pub created_at: TimestampWithTimeZone,
+    pub score: f64,
+}
+
+/// A thread's messages (in context or not) for `query`, best first, at most `limit`.
+pub fn messages(
+    user: &str,
+    thread: &str,
+    query: &str,
+    roles: Option<Vec<String>>,
+    start: Option<TimestampWithTimeZone>,
+    end: Option<TimestampWithTimeZone>,
+    limit: usize,
+) -> Vec<MessageHit> {
+    let tsq = fulltext::tsquery(&fulltext::lexemes(query), &fulltext::tenant_lexeme(user));
+    let probe = Probe::new(query, None, "searching by keyword only");
+    let sql = include_str!("../../../sql/queries/search_messages.sql")
+        .replace(
+            "{dense}",
+            &probe.dense_cte(
+                include_str!("../../../sql/queries/search_messages_dense.sql"),
+                "",
+            ),
+        )
+        .replace("{similarity}", &probe.similarity("m", "$4::{vt}"));
+    let rows: Vec<(MessageHit, f64, Option<f64>)> = vector::with_iterative_scan(|| {
+        spi::rows(
+            &sql,
+            &[
+                user.into(),
+                thread.into(),
+                tsq.into(),
+                probe.vector().into(),
+                roles.into(),
+                start.into(),
+                end.into(),
+                FUSED_PER_SIDE.into(),
+            ],
+            "searching messages",
+            |r| {
+                Ok((
+                    MessageHit {
+                        id: r
+                            .get::<pgrx::Uuid>(1)?
+                            .unwrap_or(pgrx::Uuid::from_bytes([0; 16])),
+                        seq: r.get::<i64>(2)?.unwrap_or(0),
+                        role: r.get::<String>(3)?.unwrap_or_default(),
+                        content: r.get::<String>(4)?.unwrap_or_default(),
+                        created_at: r
+                            .get::<TimestampWithTimeZone>(5)?
+                            .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                        score: 0.0,
+                    },
+                    r.get::<f64>(6)?.unwrap_or(0.0),
+                    r.get::<f64>(7)?,
+                ))
+            },
+        )
+    });
+    // Ties: the later message first.
+    fused(rows, limit, |a, b| b.seq.cmp(&a.seq), |h, s| h.score = s)
+}
+
+// ---- files -------------------------------------------------------------------------------
+
+/// A file memory_file_search found: path, title, snippet, fused score.
+pub struct FileHit {
+    pub path: String,
+    pub title: Option<String>,
+    pub snippet: String,
+    pub score: f64,
+}
+
+/// The query terms worth a full-text lookup among the tenant's files: `rank::candidate_terms`
+/// over their document frequencies (counted through the full-text index).
+fn file_lookup_terms(user: &str, lexemes: &[String]) -> Vec<String> {
+    if lexemes.is_empty() {
+        return vec![];
+    }
+    let dfs: Vec<(String, f64)> = spi::rows(
+        include_str!("../../../sql/queries/search_files_terms.sql"),
+        &[user.into(), lexemes.to_vec().into()],
+        "counting file terms",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<f64>(2)?.unwrap_or(0.0),
+            ))
+        },
+    );
+    rank::candidate_terms(&dfs, rank::MAX_LEXICAL_MATCHES)
+}
+
+/// The tenant's files for `query` (with any of `tags`, when given), best first, at most `limit`,
+/// each with a snippet; their access is recorded.
+pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -> Vec<FileHit> {
+    let lexemes = fulltext::lexemes(query);
+    // Every query term scores the candidates; only the rarer ones look candidates up (a term in
+    // every file would have the lexical side rank all of them: 55 vs 17 ms at 10,000 files).
+    let tenant = fulltext::tenant_lexeme(user);
+    let tsq = fulltext::tsquery(&lexemes, &tenant);
+    let lookup = fulltext::tsquery(&file_lookup_terms(user, &lexemes), &tenant);
+    let probe = Probe::new(query, None, "searching files by keyword only");
+    let sql = include_str!("../../../sql/queries/search_files.sql")
+        .replace(
+            "{dense}",
+            &probe.dense_cte(
+                include_str!("../../../sql/queries/search_files_dense.sql"),
+                "",
+            ),
+        )
+        .replace("{similarity}", &probe.similarity("f", "$3::{vt}"));
+    let rows: Vec<(FileHit, f64, Option<f64>)> = vector::with_iterative_scan(|| {
+        spi::rows(
+            &sql,
+            &[
+                user.into(),
+                tsq.clone().into(),
+                probe.vector().into(),
+                tags.into(),
+                FUSED_PER_SIDE.into(),
+                lookup.into(),
+            ],
+            "searching files",
+            |r| {
+                Ok((
+                    FileHit {
+                        path: r.get::<String>(1)?.unwrap_or_default(),
+                        title: r.get::<String>(2)?,
+                        snippet: r.get::<String>(3)?.unwrap_or_default(),
+                        score: 0.0,
+                    },
+                    r.get::<f64>(4)?.unwrap_or(0.0),
+                    r.get::<f64>(5)?,
+                ))
+            },
+        )
+    });
+    // Ties: path order.
+    let mut hits = fused(rows, limit, |a, b| a.path.cmp(&b.path), |h, s| h.score = s);
+    let paths: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
+    // Snippets only for what is returned: ts_headline re-parses the text, ~1 ms per file.
+    let snippets: std::collections::HashMap<String, String> = if paths.is_empty() {
+        Default::default()
+    } else {
+        spi::rows_mut(
+            include_str!("../../../sql/queries/search_files_snippets.sql"),
+            &[user.into(), paths.into(), tsq.into()],
+            "recording access",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                ))
+            },
+        )
+        .into_iter()
+        .collect()
+    };
+    for h in &mut hits {
+        h.snippet = snippets.get(&h.path).cloned().unwrap_or_default();
+    }
+    hits
+}
+
+// ---- fusion ------------------------------------------------------------------------------
+
+/// Rows `(hit, keyword score, similarity)` in the fused order of their two scores (ties by
+/// `tie`), at most `limit`, each given its score (rounded to 4 places) by `set`.
+fn fused<H>(
+    rows: Vec<(H, f64, Option<f64>)>,
+    limit: usize,
+    tie: impl Fn(&H, &H) -> std::cmp::Ordering,
+    set: impl Fn(&mut H, f64),
+) -> Vec<H> {
+    let lex: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    let sims: Vec<f64> = rows.iter().map(|r| r.2.unwrap_or(f64::NAN)).collect();
+    let (scores, mut order) = rank::fused_order(&lex, &sims, |a, b| tie(&rows[a].0, &rows[b].0));
+    order.truncate(limit);
+    let mut slots: Vec<Option<H>> = rows.into_iter().map(|r| Some(r.0)).collect();
+    order
+        .into_iter()
+        .filter_map(|i| {
+            let mut h = slots[i].take()?;
+            set(&mut h, (scores[i] * 10_000.0).round() / 10_000.0);
+            Some(h)
+        })
+        .collect()
+}

@@ -1,0 +1,363 @@
+//! memory_write (docs/api.md "Memories"): validation, exact-duplicate no-op, near-duplicate update,
+//! relation edges, and `memory_write_batch`, the bulk path.
+//!
+//! One call is one statement from the caller's view: any error aborts it and nothing of it
+//! stays. History, change log and revisions come from the triggers.
+
+use crate::embed::write::{self as embedding, WriteEmbedding};
+use crate::embed::{self, vector_text};
+use crate::error::{raise, OrRaise, SpiOk};
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::{spi, tenant, vector};
+use memory_core::dedupe::{self, Neighbour};
+use memory_core::request::{self, WriteRequest};
+use memory_core::{text, SqlState};
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// Neighbours looked at for dedupe and linking (docs/design.md "Relations": the top neighbours).
+const NEIGHBOURS: i64 = 5;
+
+/// A request with its text checked and its vector (or why it has none) decided.
+struct Prepared {
+    req: WriteRequest,
+    user: String,
+    text: String,
+    embedding: WriteEmbedding,
+}
+
+fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
+    if let Some(c) = &req.content {
+        crate::pg::limits::value_bytes("content", c.len());
+    }
+    let user = tenant::resolve(req.user_id.as_deref());
+    // An update keeps its memory's kind unless the request names one.
+    let existing_kind = match (&req.id, &req.kind) {
+        (Some(id), None) => spi::one_opt::<String>(
+            "SELECT kind FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a memory's kind",
+        ),
+        _ => None,
+    };
+    let kind = req
+        .kind
+        .clone()
+        .or(existing_kind)
+        .unwrap_or_else(|| "semantic".into());
+    let text = text::check(&kind, &req.text).or_raise();
+    (req, user, text)
+}
+
+/// Query text with `{vector}` replaced by pgvector's schema-qualified type.
+fn sql(q: &str) -> String {
+    q.replace("{vector}", &vector::unsized_ty())
+}
+
+/// Checks every request and decides its vector: a supplied one (taken as the active model's),
+/// else the text embedded through the one write path of src/embed/write.rs (one provider call
+/// for all of them).
+fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
+    let model = embed::active_model().ok();
+    let mut out: Vec<Prepared> = reqs
+        .into_iter()
+        .map(|r| {
+            let (req, user, text) = prepare(r);
+            Prepared {
+                req,
+                user,
+                text,
+                embedding: WriteEmbedding::Deferred,
+            }
+        })
+        .collect();
+    // Supplied vectors are taken as the active model's; their size must match it.
+    let mut todo: Vec<usize> = vec![];
+    for (i, p) in out.iter_mut().enumerate() {
+        match p.req.embedding.take() {
+            Some(v) => {
+                let Some(m) = &model else {
+                    raise(
+                        SqlState::InvalidParameterValue,
+                        "invalid \"embedding\": no embedding model is configured",
+                        None,
+                    )
+                };
+                m.check_supplied(&v);
+                p.embedding = embedding::supplied(m, v);
+            }
+            None => todo.push(i),
+        }
+    }
+    let texts: Vec<&str> = todo.iter().map(|&i| out[i].text.as_str()).collect();
+    let embedded = embedding::for_writes(&texts);
+    for (i, e) in todo.into_iter().zip(embedded) {
+        out[i].embedding = e;
+    }
+    out
+}
+
+fn thread_revision(user: &str, thread: Option<&str>) -> Value {
+    match thread {
+        None => Value::Null,
+        Some(t) => spi::one_kept::<i64>(
+            "SELECT revision FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
+            &[user.into(), t.into()],
+            "reading a revision",
+        )
+        .map_or(Value::Null, Value::from),
+    }
+}
+
+fn neighbours(user: &str, model: &str, v: &[f32]) -> Vec<Neighbour> {
+    let q = include_str!("../../sql/queries/write_neighbours.sql")
+        .replace("{vt}", &vector::ty(v.len()))
+        .replace("{op}", &vector::cosine_op())
+        .replace("{model}", &vector::literal(model));
+    vector::with_iterative_scan(|| {
+        Spi::connect(|c| {
+            spi::rows_prepared(
+                c,
+                &q,
+                &[user.into(), vector_text(v).into(), NEIGHBOURS.into()],
+                |r| {
+                    Ok(Neighbour {
+                        id: r.get::<String>(1)?.unwrap_or_default(),
+                        similarity: r.get::<f32>(2)?.unwrap_or(0.0),
+                        text: r.get::<String>(3)?.unwrap_or_default(),
+                    })
+                },
+            )
+        })
+        .spi("finding neighbours")
+    })
+}
+
+fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
+    spi::run_kept(
+        include_str!("../../sql/queries/write_link.sql"),
+        &[
+            user.into(),
+            from.into(),
+            to.into(),
+            kind.into(),
+            strength.into(),
+        ],
+        "linking memories",
+    );
+}
+
+/// Writes one prepared request; the response of docs/api.md.
+fn write_one(p: Prepared) -> Value {
+    let Prepared {
+        req,
+        user,
+        text,
+        embedding,
+    } = p;
+    // A provider outage or a full model registry stores the memory without a vector (found by
+    // keyword meanwhile) and leaves it to the backfill: the write is never lost.
+    let (vec_text, model_id) = embedding.columns();
+    let model_id = model_id.map(str::to_string);
+    let tags: Option<Vec<String>> = req.tags.clone();
+    let happened = req.happened_at.map(|t| t.to_rfc3339());
+    let metadata = req.metadata.clone().map(JsonB);
+
+    // Update of a named memory.
+    if let Some(id) = &req.id {
+        let done = spi::one_opt::<String>(
+            &sql(include_str!("../../sql/queries/write_update.sql")),
+            &[
+                user.as_str().into(),
+                id.as_str().into(),
+                text.as_str().into(),
+                req.category.clone().into(),
+                req.importance.into(),
+                req.pinned.into(),
+                tags.clone().into(),
+                metadata.into(),
+                req.content.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+                happened.clone().into(),
+                req.kind.clone().into(),
+            ],
+            "updating a memory",
+        );
+        let Some(id) = done else {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {id} not found"),
+                None,
+            )
+        };
+        embedding.record(&user, "item", &id);
+        let thread = spi::one_opt::<String>(
+            "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a thread",
+        );
+        events::record(Event {
+            thread: thread.as_deref(),
+            memory_id: Some(&id),
+            category: req.category.as_deref(),
+            ..Event::new(&user, Node::Hotpath, "update")
+        });
+        return json!({ "id": id, "event": "updated", "revision": thread_revision(&user, thread.as_deref()), "related": [] });
+    }
+
+    // Exact duplicate: refresh it, change nothing else.
+    if let Some(id) = spi::with_custom_plan(|| {
+        spi::one_kept::<String>(
+            include_str!("../../sql/queries/write_exact.sql"),
+            &[user.as_str().into(), text.as_str().into()],
+            "checking for an exact duplicate",
+        )
+    }) {
+        events::record(Event {
+            thread: req.thread_id.as_deref(),
+            status: "skipped",
+            memory_id: Some(&id),
+            category: req.category.as_deref(),
+            ..Event::new(&user, Node::Hotpath, "create")
+        });
+        return json!({ "id": id, "event": "noop", "revision": thread_revision(&user, req.thread_id.as_deref()), "related": [] });
+    }
+
+    let near = match embedding.vector() {
+        Some((model, v)) => neighbours(&user, model, v),
+        None => vec![],
+    };
+    let best_sim = near.iter().map(|n| n.similarity).reduce(f32::max);
+    let decision = if near.is_empty() {
+        Default::default()
+    } else {
+        dedupe::decide(
+            &text,
+            &near,
+            gucs::merge_threshold() as f32,
+            gucs::link_threshold() as f32,
+        )
+    };
+
+    let (id, event) = if let Some(target) = &decision.merge_into {
+        // Near duplicate: the newer wording replaces the older; tags, importance and pinning
+        // keep the stronger of both.
+        let id = spi::one_opt::<String>(
+            &sql(include_str!("../../sql/queries/write_merge.sql")),
+            &[
+                user.as_str().into(),
+                target.as_str().into(),
+                text.as_str().into(),
+                req.category.clone().into(),
+                req.importance.into(),
+                req.pinned.into(),
+                tags.clone().into(),
+                metadata.into(),
+                req.content.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+            ],
+            "updating a near duplicate",
+        )
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::NoDataFound,
+                format!("memory {target} vanished"),
+                None,
+            )
+        });
+        (id, "updated")
+    } else {
+        let previous = req.thread_id.as_deref().and_then(|t| {
+            spi::one_kept::<String>(
+                include_str!("../../sql/queries/write_previous.sql"),
+                &[user.as_str().into(), t.into()],
+                "finding the thread's last memory",
+            )
+        });
+        let id = spi::one_kept::<String>(
+            &sql(include_str!("../../sql/queries/write_insert.sql")),
+            &[
+                user.as_str().into(),
+                req.kind.as_deref().unwrap_or("semantic").into(),
+                req.category.clone().into(),
+                text.as_str().into(),
+                req.content.clone().into(),
+                tags.clone().into(),
+                req.importance.unwrap_or(2).into(),
+                req.pinned.unwrap_or(false).into(),
+                metadata.into(),
+                req.agent_id.clone().into(),
+                req.run_id.clone().into(),
+                req.actor_id.clone().into(),
+                req.role.clone().into(),
+                req.thread_id.clone().into(),
+                happened.clone().into(),
+                vec_text.clone().into(),
+                model_id.clone().into(),
+            ],
+            "inserting a memory",
+        )
+        .unwrap_or_default();
+        // Consecutive memories of a thread form an episode (rank.rs uses these edges).
+        if let Some(prev) = previous {
+            link(&user, &id, &prev, "follows", 1.0);
+        }
+        (id, "created")
+    };
+    embedding.record(&user, "item", &id);
+    let mut related = vec![];
+    for (to, strength) in &decision.links {
+        if *to != id {
+            link(&user, &id, to, "related_to", *strength);
+            related.push(json!({ "id": to, "strength": strength }));
+        }
+    }
+    let thread = if event == "updated" {
+        spi::one_opt::<String>(
+            "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading a thread",
+        )
+    } else {
+        req.thread_id.clone()
+    };
+    events::record(Event {
+        thread: thread.as_deref(),
+        // A near-duplicate folded into an existing memory is the seed's "merge".
+        op: if event == "updated" {
+            "merge"
+        } else {
+            "create"
+        },
+        memory_id: Some(&id),
+        category: req.category.as_deref(),
+        sim: best_sim,
+        ..Event::new(&user, Node::Hotpath, "create")
+    });
+    json!({ "id": id, "event": event, "revision": thread_revision(&user, thread.as_deref()), "related": related })
+}
+
+/// One memory_write request given as JSON, for other modules (episodes index their summary
+/// through the same path as any memory).
+pub fn write_json(v: &Value) -> Value {
+    let req = request::parse_write(v).or_raise();
+    write(req)
+}
+
+/// memory_write: stores one checked request; `{"id", "event", "revision", "related"}`.
+pub fn write(req: WriteRequest) -> Value {
+    let p = prepare_all(vec![req])
+        .pop()
+        .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
+    write_one(p)
+}
+
+/// memory_write_batch: the requests embedded together (one provider call), then written in
+/// order, each seeing the ones before it, so the result equals one-by-one writes.
+pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
+    Value::Array(prepare_all(reqs).into_iter().map(write_one).collect())
+}
