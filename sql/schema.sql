@@ -190,6 +190,8 @@ END $$;
 CREATE UNIQUE INDEX items_key_idx ON memory.items (user_id, key) WHERE key IS NOT NULL;
 CREATE INDEX items_hash_idx ON memory.items (user_id, content_hash) WHERE state = 'active';
 CREATE INDEX items_thread_idx ON memory.items (user_id, thread_id, created_at) WHERE thread_id IS NOT NULL;
+-- A thread-less memory's predecessor (sql/queries/write_previous_unthreaded.sql), 0.3.0.
+CREATE INDEX items_unthreaded_idx ON memory.items (user_id, created_at) WHERE thread_id IS NULL;
 -- No index on last_accessed_at: every retrieval updates it, and an indexed column would make
 -- those updates non-HOT (see the fillfactor above). The TTL sweep reads a partition at a time.
 CREATE INDEX items_purge_idx ON memory.items (user_id, purge_at) WHERE state = 'soft_deleted';

@@ -1,6 +1,6 @@
 //! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
-//! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation]`),
+//! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation] [--shapes turns,bare,facts]`),
 //! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
 //! `checkpoint`, `detail` (detail memory and memory files), `latency` (`--items N`: N queries of
 //! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
@@ -34,6 +34,7 @@ struct Args {
     items: usize,
     reuse: bool,
     lc_dsn: String,
+    shapes: Vec<String>,
 }
 
 fn args() -> Args {
@@ -49,6 +50,7 @@ fn args() -> Args {
     let mut items = 100_000;
     let mut reuse = false;
     let mut lc_dsn = String::new();
+    let mut shapes = vec![];
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
@@ -66,6 +68,13 @@ fn args() -> Args {
             "--data" => data = v,
             "--items" => items = v.parse().expect("--items N"),
             "--lc-dsn" => lc_dsn = v,
+            "--shapes" => {
+                shapes = v
+                    .split([',', ' '])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            }
             _ => panic!("unknown option {k}"),
         }
     }
@@ -79,6 +88,7 @@ fn args() -> Args {
         items,
         reuse,
         lc_dsn,
+        shapes,
     }
 }
 
@@ -236,7 +246,7 @@ fn main() {
             );
             save(&a.out, "embed", &result, &md);
         }
-        "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse),
+        "eval" => eval::run(&a.dsn, &a.data, &a.out, a.ablation, a.reuse, &a.shapes),
         "query" => query_suite(&a),
         // The query half of the query suite alone, on data already loaded (for profiling runs):
         // prints its JSON, writes no result file.

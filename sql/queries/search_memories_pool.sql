@@ -65,12 +65,18 @@ WITH hop1 AS MATERIALIZED (
 )
 SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags, r.metadata,
        to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-       extract(epoch FROM now() - r.updated_at)::float8 / 86400,
+       extract(epoch FROM r.happened_at)::float8 / 86400,
        r.thread_id, r.actor_id,
        {similarity},
        coalesce(memory.bm25(r.tsv, $4::text[], $5::float8[], $6::float8), 0)::float8,
        coalesce(t.score, 0)::float8,
        -- Episode edges out of this memory (the ranking keeps those into the pool).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'follows')
+             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'follows'),
+       -- A turn of a conversation: its neighbours and thread count for it (rank.rs says why).
+       (r.kind IN ('episodic', 'archival') OR r.role IS NOT NULL),
+       to_char(r.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       -- Older memories this one was linked to when written (a newer fact may update them).
+       ARRAY(SELECT f.to_id::text FROM memory.relations f
+             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'related_to')
 FROM rows r LEFT JOIN tbm25 t ON t.thread_id = r.thread_id

@@ -1,4 +1,5 @@
--- memory_query's seeds: the best memories by BM25 and by vector similarity, as one array of ids.
+-- memory_query's seeds: the best memories by BM25 and by vector similarity, as two arrays of ids
+-- (lexical, dense: `explain` reports which side found a memory).
 -- sql/queries/search_memories_pool.sql then widens them along episodes and gathers every signal.
 --
 -- # Why a statement of its own
@@ -25,4 +26,4 @@ WITH lex AS (
     ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
     LIMIT $5
 ){dense}
-SELECT ARRAY(SELECT id FROM lex UNION SELECT id FROM dense)
+SELECT ARRAY(SELECT id FROM lex), ARRAY(SELECT id FROM dense)

@@ -49,6 +49,7 @@ fn memory_search(
         name!(score, f64),
         name!(importance, i16),
         name!(updated_at, TimestampWithTimeZone),
+        name!(happened_at, TimestampWithTimeZone),
     ),
 > {
     let text = validate::required("query", query).or_raise();
@@ -69,6 +70,7 @@ fn memory_search(
             r.score,
             r.importance,
             r.updated_at,
+            r.happened_at,
         )
     }))
 }

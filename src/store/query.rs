@@ -14,6 +14,7 @@ use crate::store::{blocks, delta};
 use memory_core::budget;
 use memory_core::request::{Filters, QueryRequest, ReturnMode};
 use memory_core::validate;
+use memory_core::when;
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use serde_json::{json, Value};
@@ -112,6 +113,8 @@ pub fn run_query(q: &QueryRequest) -> Value {
         validate::id("agent", Some(agent)).or_raise();
     }
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
+    let reference = q.reference_time.unwrap_or_else(when::now);
+    let window = when::window(&q.query, reference);
     let mut hits = search::memories(
         &user,
         &q.query,
@@ -119,10 +122,13 @@ pub fn run_query(q: &QueryRequest) -> Value {
         &q.filters,
         categories.as_deref(),
         q.top_k,
+        window,
     );
+    let found = hits.len();
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
     }
+    let above_threshold = hits.len();
     hits.truncate(q.top_k);
     let (header, revision) = match &q.thread_id {
         Some(t) => delta::header(&user, t, q.since_rev, categories.as_deref()),
@@ -146,14 +152,20 @@ pub fn run_query(q: &QueryRequest) -> Value {
     let items: Vec<Value> = hits
         .iter()
         .zip(&lines)
-        .map(|(h, line)| match q.mode {
-            ReturnMode::Bullets => json!({ "id": h.id, "category": h.category, "text": line }),
-            ReturnMode::Full => json!({
-                "id": h.id, "category": h.category, "text": line, "content": h.content,
-                "score": (h.score * 10_000.0).round() / 10_000.0, "importance": h.importance, "tags": h.tags,
-                "metadata": h.metadata, "updated_at": h.updated_at,
-                "related": related(&user, &h.id, categories.as_deref()),
-            }),
+        .map(|(h, line)| {
+            let mut item = match q.mode {
+                ReturnMode::Bullets => json!({ "id": h.id, "category": h.category, "text": line }),
+                ReturnMode::Full => json!({
+                    "id": h.id, "category": h.category, "text": line, "content": h.content,
+                    "score": round4(h.score), "importance": h.importance, "tags": h.tags,
+                    "metadata": h.metadata, "updated_at": h.updated_at, "happened_at": h.happened,
+                    "related": related(&user, &h.id, categories.as_deref()),
+                }),
+            };
+            if q.explain {
+                item["explain"] = explain(h);
+            }
+            item
         })
         .collect();
     touch(
@@ -167,11 +179,66 @@ pub fn run_query(q: &QueryRequest) -> Value {
         sim: hits.first().and_then(|h| h.similarity).map(|s| s as f32),
         ..Event::new(&user, Node::Context, "search")
     });
-    json!({
+    let mut out = json!({
         "header": fit.header,
         "revision": revision,
         "items": items,
         "used_tokens": fit.used_tokens,
+    });
+    if items_empty(&out) {
+        // Why nothing came back (docs/api.md "Empty results"): an empty memory and a query
+        // that matched nothing look alike otherwise.
+        let reason = if found > 0 && above_threshold == 0 {
+            "below_threshold"
+        } else if above_threshold > 0 {
+            "over_budget"
+        } else if has_memories(&user) {
+            "no_match"
+        } else {
+            "no_memories"
+        };
+        out["empty_reason"] = json!(reason);
+    }
+    if q.explain {
+        out["explain"] = json!({
+            "time_window": window.map(|(a, b)| json!([when::day_text(a), when::day_text(b)])),
+            "reference_time": when::rfc3339(reference),
+            "pool": found,
+        });
+    }
+    out
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+fn items_empty(out: &Value) -> bool {
+    out["items"].as_array().is_none_or(Vec::is_empty)
+}
+
+/// Whether the tenant has any active memory (only asked when a query found nothing).
+fn has_memories(user: &str) -> bool {
+    spi::one_opt::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM memory.items WHERE user_id = $1 AND state = 'active')",
+        &[user.into()],
+        "checking for memories",
+    )
+    .unwrap_or(false)
+}
+
+/// An item's `explain`: what each signal added to its score (they add up to `score`), its
+/// cosine similarity and the side of the search that found it.
+fn explain(h: &Hit) -> Value {
+    let mut signals = serde_json::Map::new();
+    for (name, v) in h.parts.named() {
+        signals.insert(name.into(), json!(v));
+    }
+    json!({
+        "score": h.score,
+        "signals": signals,
+        "similarity": h.similarity,
+        "pool": h.pool.name(),
     })
 }
 
@@ -214,7 +281,7 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
                 None,
                 &st.seed_args,
             )?)?);
-            let ids = st.seeds(c)?;
+            let ids = st.seeds(c)?.all();
             let (sql, args) = st.pool(ids);
             // A generic plan is what EXPLAIN EXECUTE of a prepared statement shows under
             // force_generic_plan (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)). EXECUTE's
@@ -283,16 +350,24 @@ pub struct Ranked {
     pub score: f64,
     pub importance: i16,
     pub updated_at: TimestampWithTimeZone,
+    /// When it happened (event time).
+    pub happened_at: TimestampWithTimeZone,
 }
 
 /// memory_search: the same ranking for SQL users, `top_k` rows under `q`'s filters.
 pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
     let user = tenant::resolve(q.filters.user_id.as_deref());
-    let mut hits = search::memories(&user, query, None, &q.filters, None, top_k);
+    let window = when::window(query, when::now());
+    let mut hits = search::memories(&user, query, None, &q.filters, None, top_k, window);
     hits.truncate(top_k);
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
     // Kind and timestamps as Postgres types, in rank order.
-    let rows: Vec<(pgrx::Uuid, String, TimestampWithTimeZone)> = spi::rows(
+    let rows: Vec<(
+        pgrx::Uuid,
+        String,
+        TimestampWithTimeZone,
+        TimestampWithTimeZone,
+    )> = spi::rows(
         include_str!("../../sql/queries/query_ranked.sql"),
         &[user.as_str().into(), ids.into()],
         "reading ranked memories",
@@ -303,6 +378,8 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
                 r.get::<String>(2)?.unwrap_or_default(),
                 r.get::<TimestampWithTimeZone>(3)?
                     .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                r.get::<TimestampWithTimeZone>(4)?
+                    .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
             ))
         },
     );
@@ -312,7 +389,7 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
     );
     hits.into_iter()
         .zip(rows)
-        .map(|(h, (id, kind, updated_at))| Ranked {
+        .map(|(h, (id, kind, updated_at, happened_at))| Ranked {
             id,
             kind,
             category: h.category,
@@ -320,6 +397,7 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
             score: (h.score * 10_000.0).round() / 10_000.0,
             importance: h.importance,
             updated_at,
+            happened_at,
         })
         .collect()
 }
@@ -370,6 +448,8 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
         budget_tokens: Some(left),
         threshold: None,
         embedding: None,
+        explain: false,
+        reference_time: None,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);

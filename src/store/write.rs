@@ -271,13 +271,18 @@ fn write_one(p: Prepared) -> Value {
         });
         (id, "updated")
     } else {
-        let previous = req.thread_id.as_deref().and_then(|t| {
-            spi::one_kept::<String>(
+        let previous = match req.thread_id.as_deref() {
+            Some(t) => spi::one_kept::<String>(
                 include_str!("../../sql/queries/write_previous.sql"),
                 &[user.as_str().into(), t.into()],
                 "finding the thread's last memory",
-            )
-        });
+            ),
+            None => spi::one_kept::<String>(
+                include_str!("../../sql/queries/write_previous_unthreaded.sql"),
+                &[user.as_str().into(), happened.clone().into()],
+                "finding the last memory written without a thread",
+            ),
+        };
         let id = spi::one_kept::<String>(
             &sql(include_str!("../../sql/queries/write_insert.sql")),
             &[
@@ -302,7 +307,8 @@ fn write_one(p: Prepared) -> Value {
             "inserting a memory",
         )
         .unwrap_or_default();
-        // Consecutive memories of a thread form an episode (rank.rs uses these edges).
+        // Consecutive memories of a thread form an episode, and so do thread-less memories of
+        // one sitting (rank.rs uses these edges).
         if let Some(prev) = previous {
             link(&user, &id, &prev, "follows", 1.0);
         }

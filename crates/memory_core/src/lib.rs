@@ -19,5 +19,6 @@ pub mod summary;
 pub mod text;
 pub mod tokens;
 pub mod validate;
+pub mod when;
 
 pub use error::{SqlError, SqlState};

@@ -1,22 +1,51 @@
 //! Hybrid ranking for memory_query: the fusion of every signal SQL gathered for a pool of
 //! candidates (the best by vector similarity and by BM25, plus their episode neighbours).
 //!
-//! score = episode-smoothed( w_lex * BM25 + w_vec * cosine )        (both min-max over the pool)
-//!       + w_thread * BM25 of the memory's thread as one document   (min-max over the pool)
-//!       + w_actor  * [the query names the memory's actor]
-//!       + w_imp * (importance - 1) / 4 + w_pin * pinned + w_rec * 2^(-age / half-life)
+//! score = base + neighbours + thread + actor + time + importance + pinned + recency
+//!   base       = w_vec * cosine (spread over the pool's range, at least MIN_COSINE_SPREAD)
+//!              + w_lex * BM25 / the pool's best BM25
+//!   neighbours = w_hop1 * the best base one `follows` edge away
+//!              + w_hop2 * the best base two edges away          (conversational memories only)
+//!   thread     = w_thread * BM25 of the memory's thread as one document / the pool's best
+//!                                                               (conversational memories only)
+//!   actor      = w_actor  * [the query names the memory's actor]
+//!   time       = w_time   * [the memory happened within the time the query names]
+//!   importance = w_imp * (importance - 1) / 4,  pinned = w_pin * pinned
+//!   recency    = w_rec * 2^(-(newest event time in the pool - its event time) / half-life)
+//!   update     = for a fact linked (`related_to`) to an older fact it was written after, whose
+//!                base it nearly matches (within UPDATE_MARGIN): enough to rank above it
 //!
-//! "Episode-smoothed" adds to each memory a share of its neighbours' base scores along
-//! `follows` edges (consecutive memories of a thread): 1 hop at `w_hop1`, 2 hops at `w_hop2`.
-//! An answer often sits next to the turn that matches the question's words.
+//! # Why neighbours count only between conversational memories
+//! An answer often sits next to the turn that matches the question's words ("did you go?" /
+//! "yes, last Tuesday"), so a turn borrows from the turns around it in its exchange. Facts are
+//! self-contained (docs/design.md "Writing memories"): two facts written one after the other in a
+//! thread say nothing about each other, and lending scores between them buried the clear best
+//! match under its neighbour (tests `the_obvious_fact_wins`). So edges and thread documents lift
+//! only memories that are turns of a conversation: kind `episodic` or `archival`, or written with
+//! a `role`. And a neighbour lends its best, not the sum of all: a memory in the middle of a
+//! well-matching exchange is not lifted above the turn that matched.
+//!
+//! # Why a newer fact goes above an older one it nearly ties with
+//! Two facts on one subject that a query matches about equally ("Lena's favourite colour is
+//! blue." then, later, "... is green now.") are an old and a new statement of the same thing: the
+//! newer is the current one. Only near ties count: a newer fact that the query matches clearly
+//! less ("Sam has a cat." against "does Sam have a dog?") is not lifted over the older one.
+//! Turns of a conversation are not updates of each other, so only facts take part.
+//!
+//! # Why BM25 is scaled by the pool's best and cosine by the pool's range
+//! BM25 is a sum of matched terms' weights with a true zero (nothing matched); when every
+//! candidate matched only the same common word their scores are all alike, and stretching them
+//! to [0, 1] would turn length noise into a full signal. Cosine has no such zero (unrelated texts
+//! score 0.1-0.3 with MiniLM, 0.7 with other models), so it is spread over the pool's range.
 //!
 //! # Why these weights
 //! Tuned on the LoCoMo dev split (760 questions) in steps from the plain 0.5/0.5 fusion, with
 //! round values only, so as not to fit the split; every component's contribution is measured in
-//! the eval's ablation. Similarity edges (`related_to`) were tried as a spreading signal too and
-//! hurt recall (turn recall@5 0.706 -> 0.661 at weight 0.3), so they only feed the "related"
-//! bullets, not the score. Importance, pinning and recency cannot be measured on LoCoMo (every
-//! turn is equal there), so their weights are small tie-breakers.
+//! the eval's ablation (bench/results/eval.md), in each shape of data it measures (turns with
+//! and without structure, facts). Similarity edges (`related_to`) were tried as a spreading
+//! signal too and hurt recall (turn recall@5 0.706 -> 0.661 at weight 0.3), so they only feed
+//! the "related" bullets, not the score. Importance, pinning and recency cannot be measured on
+//! LoCoMo (every turn is equal there), so their weights are small tie-breakers.
 
 use std::collections::{HashMap, HashSet};
 
@@ -28,6 +57,7 @@ pub struct Weights {
     pub hop2: f64,
     pub thread: f64,
     pub actor: f64,
+    pub time: f64,
     pub importance: f64,
     pub pinned: f64,
     pub recency: f64,
@@ -42,6 +72,7 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     hop2: 0.1,
     thread: 0.3,
     actor: 0.15,
+    time: 0.3,
     importance: 0.05,
     pinned: 0.05,
     recency: 0.05,
@@ -72,6 +103,7 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "hop2" => w.hop2 = x,
             "thread" => w.thread = x,
             "actor" => w.actor = x,
+            "time" => w.time = x,
             "importance" => w.importance = x,
             "pinned" => w.pinned = x,
             "recency" => w.recency = x,
@@ -93,8 +125,79 @@ pub struct Candidate {
     pub thread_bm25: f64,
     pub importance: i16,
     pub pinned: bool,
-    pub age_days: f64,
+    /// Event time (`happened_at`), in days since the Unix epoch.
+    pub happened_days: f64,
     pub actor_named: bool,
+    /// A turn of a conversation (kind episodic or archival, or written with a role): its
+    /// episode neighbours and its thread are evidence for it.
+    pub conversational: bool,
+}
+
+/// How close (in base score) an older related fact must be for a newer one to go above it.
+pub const UPDATE_MARGIN: f64 = 0.1;
+
+/// Edges between pool members, by position.
+#[derive(Debug, Clone, Default)]
+pub struct Edges {
+    /// Episode edges (`follows`): consecutive memories of a thread or a sitting.
+    pub follows: Vec<(usize, usize)>,
+    /// (newer, older): a memory linked (`related_to`) to one written before it.
+    pub related: Vec<(usize, usize)>,
+}
+
+/// What each signal added to a memory's score (memory_query's `"explain": true`); they add up
+/// to the score.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Parts {
+    pub vector: f64,
+    pub bm25: f64,
+    pub neighbours: f64,
+    pub thread: f64,
+    pub actor: f64,
+    pub time: f64,
+    pub importance: f64,
+    pub pinned: f64,
+    pub recency: f64,
+    pub update: f64,
+}
+
+impl Parts {
+    pub fn total(&self) -> f64 {
+        self.vector
+            + self.bm25
+            + self.neighbours
+            + self.thread
+            + self.actor
+            + self.time
+            + self.importance
+            + self.pinned
+            + self.recency
+            + self.update
+    }
+
+    /// (signal name, contribution), in a fixed order: the names `explain` reports.
+    pub fn named(&self) -> [(&'static str, f64); 10] {
+        [
+            ("vector", self.vector),
+            ("bm25", self.bm25),
+            ("neighbours", self.neighbours),
+            ("thread", self.thread),
+            ("actor", self.actor),
+            ("time", self.time),
+            ("importance", self.importance),
+            ("pinned", self.pinned),
+            ("recency", self.recency),
+            ("update", self.update),
+        ]
+    }
+}
+
+/// A ranked pool member: its position in the pool, its score and the score's parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub index: usize,
+    pub score: f64,
+    pub parts: Parts,
 }
 
 /// Min-max to [0, 1]; a constant column becomes all zeros (it tells nothing apart).
@@ -108,9 +211,44 @@ fn minmax(v: &[f64]) -> Vec<f64> {
     }
 }
 
-/// Scores the pool; `follows` lists episode edges between pool members by position. Returns
-/// (position, score), best first; ties keep pool order.
-pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<(usize, f64)> {
+/// Cosine similarities spread over the pool's range, but over no less than
+/// `MIN_COSINE_SPREAD`: in a small pool (a tenant of a few memories) two memories 0.02 apart
+/// would otherwise be 0 and 1, and that noise would outweigh every other signal.
+fn spread(v: &[f64]) -> Vec<f64> {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !(hi.is_finite() && lo.is_finite()) {
+        return vec![0.0; v.len()];
+    }
+    let range = (hi - lo).max(MIN_COSINE_SPREAD);
+    v.iter().map(|x| 1.0 - (hi - x) / range).collect()
+}
+
+/// The smallest cosine range that counts as a full spread (`spread`). Between a relevant and an
+/// unrelated memory MiniLM's cosines differ by 0.3-0.6; a pool of a hundred candidates spans more
+/// than 0.2 anyway, so this only matters for small pools.
+pub const MIN_COSINE_SPREAD: f64 = 0.2;
+
+/// Scaled by the largest, for scores whose zero means "nothing matched" (BM25): [0, 1], all
+/// zeros when nothing matched.
+fn by_best(v: &[f64]) -> Vec<f64> {
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    if hi > 0.0 {
+        v.iter().map(|x| x.max(0.0) / hi).collect()
+    } else {
+        vec![0.0; v.len()]
+    }
+}
+
+/// Scores the pool; `edges` between pool members by position; `window` is the time the query
+/// names (`crate::when::window`), as [start, end) in days since the epoch. Best first; ties
+/// keep pool order.
+pub fn rank(
+    pool: &[Candidate],
+    edges: &Edges,
+    window: Option<(f64, f64)>,
+    w: &Weights,
+) -> Vec<Scored> {
     let n = pool.len();
     if n == 0 {
         return vec![];
@@ -123,43 +261,89 @@ pub fn rank(pool: &[Candidate], follows: &[(usize, usize)], w: &Weights) -> Vec<
         let floor = if floor.is_finite() { floor } else { 0.0 };
         pool.iter().map(|c| c.similarity.unwrap_or(floor)).collect()
     };
-    let lex = minmax(&pool.iter().map(|c| c.bm25).collect::<Vec<_>>());
-    let vec = minmax(&sims);
+    let lex = by_best(&pool.iter().map(|c| c.bm25).collect::<Vec<_>>());
+    let vec = spread(&sims);
     let base: Vec<f64> = (0..n)
         .map(|i| w.lexical * lex[i] + w.vector * vec[i])
         .collect();
 
+    // Episode edges between conversational memories only (the module comment says why).
     let mut adj: HashMap<usize, HashSet<usize>> = HashMap::new();
-    for &(a, b) in follows {
-        if a < n && b < n && a != b {
+    for &(a, b) in &edges.follows {
+        if a < n && b < n && a != b && pool[a].conversational && pool[b].conversational {
             adj.entry(a).or_default().insert(b);
             adj.entry(b).or_default().insert(a);
         }
     }
-    let thread = minmax(&pool.iter().map(|c| c.thread_bm25).collect::<Vec<_>>());
-    let mut scored: Vec<(usize, f64)> = (0..n)
+    let best = |set: &mut dyn Iterator<Item = usize>| set.map(|j| base[j]).fold(0.0, f64::max);
+    let thread = by_best(
+        &pool
+            .iter()
+            .map(|c| if c.conversational { c.thread_bm25 } else { 0.0 })
+            .collect::<Vec<_>>(),
+    );
+    let newest = pool
+        .iter()
+        .map(|c| c.happened_days)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut scored: Vec<Scored> = (0..n)
         .map(|i| {
-            let mut s = base[i];
+            let c = &pool[i];
+            let mut p = Parts {
+                vector: w.vector * vec[i],
+                bm25: w.lexical * lex[i],
+                ..Parts::default()
+            };
             if let Some(one) = adj.get(&i) {
-                s += w.hop1 * one.iter().map(|&j| base[j]).sum::<f64>();
                 let two: HashSet<usize> = one
                     .iter()
                     .flat_map(|j| adj.get(j).into_iter().flatten().copied())
                     .filter(|k| *k != i && !one.contains(k))
                     .collect();
-                s += w.hop2 * two.iter().map(|&k| base[k]).sum::<f64>();
+                p.neighbours =
+                    w.hop1 * best(&mut one.iter().copied()) + w.hop2 * best(&mut two.into_iter());
             }
-            let c = &pool[i];
-            s += w.thread * thread[i];
-            s += w.actor * f64::from(u8::from(c.actor_named));
-            s += w.importance * (f64::from(c.importance.clamp(1, 5)) - 1.0) / 4.0;
-            s += w.pinned * f64::from(u8::from(c.pinned));
-            s += w.recency
-                * (-c.age_days.max(0.0) / w.half_life_days * std::f64::consts::LN_2).exp();
-            (i, s)
+            p.thread = w.thread * thread[i];
+            p.actor = w.actor * f64::from(u8::from(c.actor_named));
+            if let Some((from, to)) = window {
+                p.time =
+                    w.time * f64::from(u8::from(c.happened_days >= from && c.happened_days < to));
+            }
+            p.importance = w.importance * (f64::from(c.importance.clamp(1, 5)) - 1.0) / 4.0;
+            p.pinned = w.pinned * f64::from(u8::from(c.pinned));
+            let age = (newest - c.happened_days).max(0.0);
+            p.recency = w.recency * (-age / w.half_life_days * std::f64::consts::LN_2).exp();
+            Scored {
+                index: i,
+                score: p.total(),
+                parts: p,
+            }
         })
         .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Updates, in the order they were written: a chain of updates keeps its order.
+    let mut related: Vec<(usize, usize)> = edges
+        .related
+        .iter()
+        .copied()
+        .filter(|&(new, old)| {
+            new < n
+                && old < n
+                && new != old
+                && !pool[new].conversational
+                && !pool[old].conversational
+        })
+        .collect();
+    related.sort_by(|a, b| pool[a.0].happened_days.total_cmp(&pool[b.0].happened_days));
+    for (new, old) in related {
+        let (s_new, s_old) = (scored[new].score, scored[old].score);
+        if s_old >= s_new && s_old - s_new < UPDATE_MARGIN {
+            // Just above the older one: 1e-6 keeps the order without changing the figures.
+            let lift = s_old - s_new + 1e-6;
+            scored[new].parts.update += lift;
+            scored[new].score += lift;
+        }
+    }
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     scored
 }
 
@@ -347,6 +531,27 @@ mod tests {
         );
     }
 
+    fn follows(f: &[(usize, usize)]) -> Edges {
+        Edges {
+            follows: f.to_vec(),
+            related: vec![],
+        }
+    }
+
+    fn order(pool: &[Candidate], f: &[(usize, usize)]) -> Vec<String> {
+        rank(pool, &follows(f), None, &DEFAULT_WEIGHTS)
+            .iter()
+            .map(|s| pool[s.index].id.clone())
+            .collect()
+    }
+
+    fn turn(id: &str, sim: Option<f64>, bm25: f64) -> Candidate {
+        Candidate {
+            conversational: true,
+            ..c(id, sim, bm25)
+        }
+    }
+
     #[test]
     fn fuses_lexical_and_vector() {
         let pool = vec![
@@ -354,31 +559,188 @@ mod tests {
             c("vec", Some(0.9), 0.0),
             c("both", Some(0.8), 8.0),
         ];
-        let r = rank(&pool, &[], &DEFAULT_WEIGHTS);
-        assert_eq!(pool[r[0].0].id, "both");
+        assert_eq!(order(&pool, &[])[0], "both");
     }
 
     #[test]
-    fn episode_neighbours_lend_score() {
+    fn episode_neighbours_lend_score_within_a_conversation() {
         // "answer" matches nothing itself but follows the turn that matches the question.
         let pool = vec![
-            c("question-turn", Some(0.9), 9.0),
-            c("answer", Some(0.3), 0.0),
-            c("other", Some(0.35), 0.5),
+            turn("question-turn", Some(0.9), 9.0),
+            turn("answer", Some(0.3), 0.0),
+            turn("other", Some(0.35), 0.5),
         ];
-        let without = rank(&pool, &[], &DEFAULT_WEIGHTS);
-        let with = rank(&pool, &[(0, 1)], &DEFAULT_WEIGHTS);
-        let pos = |r: &Vec<(usize, f64)>, i| r.iter().position(|x| x.0 == i).unwrap();
-        assert!(pos(&without, 1) > pos(&without, 2));
-        assert!(pos(&with, 1) < pos(&with, 2));
+        let pos = |o: &Vec<String>, id: &str| o.iter().position(|x| x == id).unwrap();
+        let without = order(&pool, &[]);
+        let with = order(&pool, &[(0, 1)]);
+        assert!(pos(&without, "answer") > pos(&without, "other"));
+        assert!(pos(&with, "answer") < pos(&with, "other"));
+        // Facts written one after the other lend nothing to each other.
+        let facts: Vec<Candidate> = pool
+            .iter()
+            .map(|t| Candidate {
+                conversational: false,
+                ..t.clone()
+            })
+            .collect();
+        assert_eq!(order(&facts, &[(0, 1)]), without);
+    }
+
+    /// The four facts of docs/retrieval.md's example, with the similarities MiniLM gives them
+    /// for "where does Sam live now?" and the BM25 each gets for "sam" (the only query term any
+    /// of them has; shorter texts score a little more), written to one thread in this order.
+    fn sam() -> Vec<Candidate> {
+        vec![
+            c("Sam is allergic to peanuts.", Some(0.576), 0.110),
+            c(
+                "Sam works as a nurse at the city hospital.",
+                Some(0.620),
+                0.098,
+            ),
+            c("Sam has a dog named Biscuit.", Some(0.555), 0.112),
+            c(
+                "Sam moved from Boston to Denver in 2024.",
+                Some(0.672),
+                0.104,
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_obvious_fact_wins() {
+        let pool = sam();
+        let chain = [(1, 0), (2, 1), (3, 2)];
+        assert_eq!(
+            order(&pool, &chain)[0],
+            "Sam moved from Boston to Denver in 2024."
+        );
+        // Even written as turns of one conversation, the neighbour of the best match does not
+        // overtake it: a neighbour lends its best, which is never more than the match itself.
+        let turns: Vec<Candidate> = pool
+            .iter()
+            .map(|t| Candidate {
+                conversational: true,
+                ..t.clone()
+            })
+            .collect();
+        assert_eq!(
+            order(&turns, &chain)[0],
+            "Sam moved from Boston to Denver in 2024."
+        );
+    }
+
+    #[test]
+    fn an_exact_rare_term_wins_over_vague_similarity() {
+        // "What is kestrel?" — one memory has the rare term; by meaning, others are closer.
+        let pool = vec![
+            c("The office router is in the hallway.", Some(0.45), 0.0),
+            c("Guest wifi password is kestrel-42.", Some(0.38), 6.2),
+            c("Remember to reset the modem monthly.", Some(0.41), 0.0),
+            c("Jo likes birds of prey.", Some(0.10), 0.0),
+        ];
+        assert_eq!(order(&pool, &[])[0], "Guest wifi password is kestrel-42.");
+    }
+
+    #[test]
+    fn a_newer_fact_goes_above_the_older_one_it_updates() {
+        // The older one matches a little better ("is blue." is closer to the question).
+        let old = c("Lena's favourite colour is blue.", Some(0.74), 2.2);
+        let new = c("Lena's favourite colour is green now.", Some(0.70), 2.0);
+        let other = c("Lena plays tennis on Sundays.", Some(0.30), 0.0);
+        let pool = [old.clone(), other.clone(), new.clone()];
+        let linked = Edges {
+            follows: vec![],
+            related: vec![(2, 0)],
+        };
+        let r = rank(&pool, &linked, None, &DEFAULT_WEIGHTS);
+        assert_eq!(pool[r[0].index].id, new.id);
+        assert!(r[0].parts.update > 0.0 && (r[0].parts.total() - r[0].score).abs() < 1e-12);
+        // Not linked: the better match stays first.
+        assert_eq!(
+            rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS)[0].index,
+            0
+        );
+        // A newer fact the query matches clearly less is not lifted ("does Sam have a dog?").
+        let dog = c("Sam has a dog named Biscuit.", Some(0.80), 4.0);
+        let cat = c("Sam has a cat too.", Some(0.62), 0.5);
+        let pool = [dog.clone(), other, cat];
+        let r = rank(
+            &pool,
+            &Edges {
+                follows: vec![],
+                related: vec![(2, 0)],
+            },
+            None,
+            &DEFAULT_WEIGHTS,
+        );
+        assert_eq!(pool[r[0].index].id, dog.id);
+        assert_eq!(r.iter().map(|s| s.parts.update).sum::<f64>(), 0.0);
+        // Turns of a conversation are not updates of each other.
+        let turns: Vec<Candidate> = [old, new]
+            .iter()
+            .map(|t| Candidate {
+                conversational: true,
+                ..t.clone()
+            })
+            .collect();
+        let r = rank(
+            &turns,
+            &Edges {
+                follows: vec![],
+                related: vec![(1, 0)],
+            },
+            None,
+            &DEFAULT_WEIGHTS,
+        );
+        assert_eq!(r[0].index, 0);
+    }
+
+    #[test]
+    fn a_named_time_prefers_memories_of_that_time() {
+        let mut may = c("Went hiking with Jo.", Some(0.60), 1.0);
+        let mut june = c("Went climbing with Jo.", Some(0.62), 1.0);
+        may.happened_days = 19_480.0;
+        june.happened_days = 19_520.0;
+        let pool = [may, june];
+        let r = rank(
+            &pool,
+            &Edges::default(),
+            Some((19_478.0, 19_509.0)),
+            &DEFAULT_WEIGHTS,
+        );
+        assert_eq!(pool[r[0].index].id, "Went hiking with Jo.");
+        assert_eq!(
+            rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS)[0].index,
+            1
+        );
+    }
+
+    #[test]
+    fn parts_add_up_to_the_score() {
+        let mut pool = sam();
+        pool[0].actor_named = true;
+        pool[1].pinned = true;
+        pool[2].conversational = true;
+        pool[3].conversational = true;
+        pool[3].thread_bm25 = 1.0;
+        for s in rank(
+            &pool,
+            &follows(&[(3, 2)]),
+            Some((0.0, 1.0)),
+            &DEFAULT_WEIGHTS,
+        ) {
+            assert!((s.parts.total() - s.score).abs() < 1e-12);
+            let named: f64 = s.parts.named().iter().map(|x| x.1).sum();
+            assert!((named - s.score).abs() < 1e-12);
+        }
     }
 
     #[test]
     fn missing_vectors_rank_by_the_rest() {
         let pool = vec![c("novec", None, 10.0), c("vec", Some(0.5), 0.0)];
-        let r = rank(&pool, &[], &DEFAULT_WEIGHTS);
-        assert_eq!(pool[r[0].0].id, "novec");
-        assert!(r.iter().all(|x| x.1.is_finite()));
+        let r = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
+        assert_eq!(pool[r[0].index].id, "novec");
+        assert!(r.iter().all(|x| x.score.is_finite()));
     }
 
     #[test]
@@ -387,20 +749,19 @@ mod tests {
         let mut b = c("b", Some(0.5), 1.0);
         a.importance = 1;
         b.importance = 5;
-        let r = rank(&[a.clone(), b.clone()], &[], &DEFAULT_WEIGHTS);
-        assert_eq!(r[0].0, 1);
+        assert_eq!(order(&[a.clone(), b.clone()], &[])[0], "b");
         b.importance = 1;
-        a.age_days = 0.0;
-        b.age_days = 365.0;
-        assert_eq!(rank(&[a, b], &[], &DEFAULT_WEIGHTS)[0].0, 0);
+        a.happened_days = 20_000.0;
+        b.happened_days = 19_635.0;
+        assert_eq!(order(&[a, b], &[])[0], "a");
     }
 
     #[test]
     fn weight_overrides() {
-        let w = weights_from_json(r#"{"hop1": 0, "thread": 0.5}"#).unwrap();
+        let w = weights_from_json(r#"{"hop1": 0, "thread": 0.5, "time": 0}"#).unwrap();
         assert_eq!(
-            (w.hop1, w.thread, w.lexical),
-            (0.0, 0.5, DEFAULT_WEIGHTS.lexical)
+            (w.hop1, w.thread, w.time, w.lexical),
+            (0.0, 0.5, 0.0, DEFAULT_WEIGHTS.lexical)
         );
         assert_eq!(
             weights_from_json(r#"{"nope": 1}"#).unwrap_err().field,

@@ -390,9 +390,16 @@ pub struct QueryRequest {
     pub threshold: Option<f64>,
     /// The query's vector when the caller has it (skips the embedding call).
     pub embedding: Option<Vec<f32>>,
+    /// Each item's score per signal and the pool it came from (docs/api.md "explain").
+    pub explain: bool,
+    /// What relative times in the query ("yesterday", "last May") are read against; now when
+    /// absent (crate::when).
+    pub reference_time: Option<DateTime<Utc>>,
 }
 
-pub const QUERY_KEYS: [&str; 11] = [
+pub const QUERY_KEYS: [&str; 13] = [
+    "explain",
+    "reference_time",
     "embedding",
     "agent",
     "query",
@@ -461,6 +468,8 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         budget_tokens: f.int("budget_tokens", 1, MAX_BUDGET)?.map(|b| b as usize),
         threshold: f.number("threshold", -1.0, 1.0)?,
         embedding: f.vector("embedding")?,
+        explain: f.boolean("explain")?.unwrap_or(false),
+        reference_time: f.time("reference_time")?,
     })
 }
 

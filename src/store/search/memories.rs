@@ -7,8 +7,9 @@ use crate::error::{OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::json::Json;
 use crate::pg::{fulltext, spi, vector};
-use memory_core::rank::{self, Candidate, DEFAULT_WEIGHTS};
+use memory_core::rank::{self, Candidate, Parts, DEFAULT_WEIGHTS};
 use memory_core::request::Filters;
+use memory_core::when::Window;
 use pgrx::datum::DatumWithOid;
 use pgrx::prelude::*;
 use serde_json::Value;
@@ -24,16 +25,80 @@ pub struct Hit {
     pub tags: Vec<String>,
     pub metadata: Value,
     pub updated_at: String,
+    /// When it happened (`happened_at`, UTC, RFC 3339).
+    pub happened: String,
     pub similarity: Option<f64>,
     pub score: f64,
+    /// What each signal added to `score`.
+    pub parts: Parts,
+    /// Which side of the search proposed it (`explain`).
+    pub pool: Pool,
+}
+
+/// How a memory got into the ranked pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pool {
+    /// Among the best by BM25 and by vector similarity.
+    Both,
+    Bm25,
+    Vector,
+    /// An episode neighbour (one or two `follows` edges) of those.
+    #[default]
+    Neighbour,
+}
+
+impl Pool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::Both => "bm25+vector",
+            Pool::Bm25 => "bm25",
+            Pool::Vector => "vector",
+            Pool::Neighbour => "neighbour",
+        }
+    }
 }
 
 impl Hit {
-    /// The Layer-1 line as it goes into a prompt: `[category] text`.
+    /// The Layer-1 line as it goes into a prompt: `(YYYY-MM-DD) [category] text`, the day it
+    /// happened first, since an LLM cannot answer "when did…" from undated lines (docs/api.md
+    /// "Bullets").
     pub fn line(&self) -> String {
+        let day = match self.happened.get(..10) {
+            Some(d) => format!("({d}) "),
+            None => String::new(),
+        };
         match &self.category {
-            Some(c) => format!("[{c}] {}", self.text),
-            None => self.text.clone(),
+            Some(c) => format!("{day}[{c}] {}", self.text),
+            None => format!("{day}{}", self.text),
+        }
+    }
+}
+
+/// The seeds of a memory search: the best by BM25 and by vector similarity.
+pub struct Seeds {
+    pub lexical: Vec<pgrx::Uuid>,
+    pub dense: Vec<pgrx::Uuid>,
+}
+
+impl Seeds {
+    /// Both sides' ids, each once.
+    pub fn all(&self) -> Vec<pgrx::Uuid> {
+        let mut ids = self.lexical.clone();
+        for d in &self.dense {
+            if !ids.contains(d) {
+                ids.push(*d);
+            }
+        }
+        ids
+    }
+
+    fn pool_of(&self, id: &str) -> Pool {
+        let has = |v: &[pgrx::Uuid]| v.iter().any(|u| u.to_string() == id);
+        match (has(&self.lexical), has(&self.dense)) {
+            (true, true) => Pool::Both,
+            (true, false) => Pool::Bm25,
+            (false, true) => Pool::Vector,
+            (false, false) => Pool::Neighbour,
         }
     }
 }
@@ -234,15 +299,20 @@ impl Statements {
         (sql, args)
     }
 
-    /// The seeds' ids (custom plan, inside `vector::with_iterative_scan`).
-    pub fn seeds(&self, c: &pgrx::spi::SpiClient<'_>) -> Result<Vec<pgrx::Uuid>, pgrx::spi::Error> {
+    /// The seeds (custom plan, inside `vector::with_iterative_scan`).
+    pub fn seeds(&self, c: &pgrx::spi::SpiClient<'_>) -> Result<Seeds, pgrx::spi::Error> {
         spi::with_prepared(c, &self.seed_sql, &self.seed_args, |t| {
-            Ok(t.first().get_one::<Vec<pgrx::Uuid>>()?.unwrap_or_default())
+            let (lexical, dense) = t.first().get_two::<Vec<pgrx::Uuid>, Vec<pgrx::Uuid>>()?;
+            Ok(Seeds {
+                lexical: lexical.unwrap_or_default(),
+                dense: dense.unwrap_or_default(),
+            })
         })
     }
 }
 
 /// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
+/// `window`: the event time the query names (memory_core::when), preferred.
 pub fn memories(
     user: &str,
     query: &str,
@@ -250,16 +320,19 @@ pub fn memories(
     filters: &Filters,
     categories: Option<&[String]>,
     top_k: usize,
+    window: Option<Window>,
 ) -> Vec<Hit> {
     let st = Statements::new(user, query, supplied, filters, categories, top_k);
     struct Row {
         hit: Hit,
         cand: Candidate,
         follows: Vec<String>,
+        related: Vec<String>,
     }
     let rows: Vec<Row> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
-            let ids = st.seeds(c)?;
+            let seeds = st.seeds(c)?;
+            let ids = seeds.all();
             if ids.is_empty() {
                 return Ok(vec![]);
             }
@@ -279,8 +352,11 @@ pub fn memories(
                             tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
                             metadata: r.get::<Json>(8)?.map(|j| j.0).unwrap_or(Value::Null),
                             updated_at: r.get::<String>(9)?.unwrap_or_default(),
+                            happened: r.get::<String>(18)?.unwrap_or_default(),
                             similarity,
                             score: 0.0,
+                            parts: Parts::default(),
+                            pool: seeds.pool_of(&id),
                         },
                         cand: Candidate {
                             id,
@@ -289,10 +365,12 @@ pub fn memories(
                             thread_bm25: r.get::<f64>(15)?.unwrap_or(0.0),
                             importance: r.get::<i16>(5)?.unwrap_or(2),
                             pinned: r.get::<bool>(6)?.unwrap_or(false),
-                            age_days: r.get::<f64>(10)?.unwrap_or(0.0),
+                            happened_days: r.get::<f64>(10)?.unwrap_or(0.0),
                             actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
+                            conversational: r.get::<bool>(17)?.unwrap_or(false),
                         },
                         follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
+                        related: r.get::<Vec<String>>(19)?.unwrap_or_default(),
                     })
                 })
             })
@@ -308,27 +386,33 @@ pub fn memories(
         .enumerate()
         .map(|(i, s)| (s.as_str(), i))
         .collect();
-    // Episode edges between pool members (an edge out of the pool is not a neighbour's score).
+    // Edges between pool members (an edge out of the pool is not a neighbour's score).
     let pos = &pos;
-    let edges: Vec<(usize, usize)> = rows
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| {
-            r.follows
-                .iter()
-                .filter_map(move |b| Some((i, *pos.get(b.as_str())?)))
-        })
-        .collect();
+    let between = |pick: fn(&Row) -> &Vec<String>| -> Vec<(usize, usize)> {
+        rows.iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                pick(r)
+                    .iter()
+                    .filter_map(move |b| Some((i, *pos.get(b.as_str())?)))
+            })
+            .collect()
+    };
+    let edges = rank::Edges {
+        follows: between(|r| &r.follows),
+        related: between(|r| &r.related),
+    };
     let cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
     let weights = match gucs::rank_weights() {
         Some(s) => rank::weights_from_json(&s).or_raise(),
         None => DEFAULT_WEIGHTS,
     };
-    rank::rank(&cands, &edges, &weights)
+    rank::rank(&cands, &edges, window, &weights)
         .into_iter()
-        .map(|(i, score)| Hit {
-            score,
-            ..rows[i].hit.clone()
+        .map(|s| Hit {
+            score: s.score,
+            parts: s.parts,
+            ..rows[s.index].hit.clone()
         })
         .collect()
 }

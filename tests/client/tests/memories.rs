@@ -40,12 +40,25 @@ fn query_err(c: &mut Client, req: Value) -> String {
     )
 }
 
-fn texts(r: &Value) -> Vec<String> {
+/// The bullets as returned: "(YYYY-MM-DD) [category] text".
+fn lines(r: &Value) -> Vec<String> {
     r["items"]
         .as_array()
         .unwrap()
         .iter()
         .map(|i| i["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The bullets without the day they happened, which every bullet starts with.
+fn texts(r: &Value) -> Vec<String> {
+    lines(r)
+        .into_iter()
+        .map(|t| {
+            let dated = t.len() > 13 && t.starts_with('(') && t.get(11..13) == Some(") ");
+            assert!(dated, "a bullet without its date: {t}");
+            t[13..].to_string()
+        })
         .collect()
 }
 
@@ -182,7 +195,7 @@ fn budget_is_never_exceeded_by_an_independent_count() {
         let mut n = r["header"]
             .as_str()
             .map_or(0, |h| bpe.encode_ordinary(h).len());
-        n += texts(&r)
+        n += lines(&r)
             .iter()
             .map(|t| bpe.encode_ordinary(t).len())
             .sum::<usize>();

@@ -3,6 +3,10 @@
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'cole';
+-- A bullet's date (when the memory happened: today, as these memories are written now) masked.
+CREATE FUNCTION pg_temp.dated(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT replace(t, '(' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ') ', '(<today>) ')
+$$;
 
 SELECT message_append('ops', 'system', 'You are the ops assistant.') ->> 'seq' AS seq;
 SELECT count(*) AS appended FROM (
@@ -63,7 +67,7 @@ SELECT e - 'path' - 'memory_id' - 'content' AS episode,
 FROM episode_write('cole', 'run1', 'r-7') e;
 SELECT regexp_replace(content, 'Date: [0-9-]+', 'Date: <today>') AS file FROM memory.files WHERE path LIKE 'episodes/%';
 SELECT kind, regexp_replace(text, 'Episode [0-9-]+', 'Episode <today>') AS text, tags FROM memory.items WHERE kind = 'episodic';
-SELECT regexp_replace(i->>'text', 'Episode [0-9-]+', 'Episode <today>') AS recalled
+SELECT regexp_replace(pg_temp.dated(i->>'text'), 'Episode [0-9-]+', 'Episode <today>') AS recalled
 FROM jsonb_array_elements(memory_query('{"query": "what happened with the nightly backup?", "top_k": 1}')->'items') i;
 -- Nothing new: P0002. More messages in the same run: the same file and memory, rewritten.
 SELECT episode_write('cole', 'run1', 'r-7');

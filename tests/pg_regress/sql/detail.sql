@@ -3,6 +3,10 @@
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'dee';
+-- A bullet's date (when the memory happened: today, as these memories are written now) masked.
+CREATE FUNCTION pg_temp.dated(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT replace(t, '(' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ') ', '(<today>) ')
+$$;
 
 -- Keys are readable slugs of the description, numbered when taken; UUIDs otherwise.
 SELECT memory_ref_store(repeat('npm http fetch GET 200 https://registry.npmjs.org/pkg' || E'\n', 100),
@@ -20,7 +24,7 @@ SELECT memory_ref_get('npm_install_log_2');
 
 -- The Layer-1 line: a 'detail' memory whose text is the placeholder, found by memory_query.
 SELECT kind, key, text FROM memory.items WHERE kind = 'detail' AND key NOT LIKE '%-%' ORDER BY key;
-SELECT i->>'text' AS hit FROM jsonb_array_elements(memory_query('{"query": "npm install log", "top_k": 1}')->'items') i;
+SELECT pg_temp.dated(i->>'text') AS hit FROM jsonb_array_elements(memory_query('{"query": "npm install log", "top_k": 1}')->'items') i;
 
 -- Capture: small output comes back as is; large output becomes one line with its placeholder.
 SELECT memory_capture('npm install', 'added 3 packages in 2s');

@@ -4,9 +4,13 @@
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'mona';
--- Masks a response's generated id(s).
+-- A bullet's date (when the memory happened: today, as these memories are written now) masked.
+CREATE FUNCTION pg_temp.dated(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT replace(t, '(' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ') ', '(<today>) ')
+$$;
+-- Masks a response's generated id(s) and today's date in bullets.
 CREATE FUNCTION pg_temp.masked(j jsonb) RETURNS jsonb LANGUAGE sql AS $$
-    SELECT regexp_replace(j::text, '"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"', '"<id>"', 'g')::jsonb
+    SELECT pg_temp.dated(regexp_replace(j::text, '"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"', '"<id>"', 'g'))::jsonb
 $$;
 
 -- Writes: created, exact duplicate (whitespace and case), near duplicate, an unrelated fact.
@@ -66,9 +70,9 @@ FROM (SELECT memory_query('{"query": "tea", "top_k": 5, "budget_tokens": 25}') A
 -- Threshold drops weak matches.
 SELECT jsonb_array_length(memory_query('{"query": "tea", "top_k": 10, "threshold": 0.99}') -> 'items') AS above_099;
 -- Filters.
-SELECT i->>'text' FROM jsonb_array_elements(memory_query('{"query": "tea", "filters": {"importance_min": 3}}') -> 'items') i;
-SELECT i->>'text' FROM jsonb_array_elements(memory_query('{"query": "tea", "filters": {"tags": ["tea"]}}') -> 'items') i;
-SELECT i->>'text' FROM jsonb_array_elements(memory_query('{"query": "anything", "filters": {"category": "tasks"}}') -> 'items') i;
+SELECT pg_temp.dated(i->>'text') AS text FROM jsonb_array_elements(memory_query('{"query": "tea", "filters": {"importance_min": 3}}') -> 'items') i;
+SELECT pg_temp.dated(i->>'text') AS text FROM jsonb_array_elements(memory_query('{"query": "tea", "filters": {"tags": ["tea"]}}') -> 'items') i;
+SELECT pg_temp.dated(i->>'text') AS text FROM jsonb_array_elements(memory_query('{"query": "anything", "filters": {"category": "tasks"}}') -> 'items') i;
 -- Query errors.
 SELECT memory_query('{"query": "x", "filters": {"colour": 1}}');
 \echo :LAST_ERROR_SQLSTATE
@@ -86,7 +90,7 @@ SELECT memory_configure('{"categories": {"system": [{"name": "preferences", "con
                                         "custom": [{"name": "habits"}]},
                           "allowlists": {"planner": ["tasks"], "stylist": ["preferences", "habits"]}}');
 SELECT name, context, rag_length, custom FROM memory.categories ORDER BY name;
-SELECT i->>'text' FROM jsonb_array_elements(memory_query('{"agent": "planner", "query": "tea"}') -> 'items') i;
+SELECT pg_temp.dated(i->>'text') AS text FROM jsonb_array_elements(memory_query('{"agent": "planner", "query": "tea"}') -> 'items') i;
 SELECT i->>'category' FROM jsonb_array_elements(memory_query('{"agent": "stylist", "query": "tea", "categories": ["habits"]}') -> 'items') i;
 SELECT memory_query('{"agent": "planner", "query": "tea", "categories": ["preferences", "habits"]}');
 \echo :LAST_ERROR_SQLSTATE
