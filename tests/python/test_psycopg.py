@@ -60,7 +60,9 @@ def test_write_and_query_round_trip_as_python_objects():
     assert isinstance(q, dict), type(q)
     assert q["items"], q
     item = q["items"][0]
-    assert item["text"] == "[preferences] Ana prefers green tea over coffee.", item
+    # Full mode's text is the bullet: the event date, the category, the text (docs/api.md).
+    day = item["happened_at"][:10]
+    assert item["text"] == f"({day}) [preferences] Ana prefers green tea over coffee.", item
     assert item["tags"] == ["drinks"] and item["importance"] == 4, item
     assert isinstance(q["used_tokens"], int) and q["used_tokens"] > 0, q
 
@@ -136,10 +138,11 @@ def test_memory_search_rows_have_python_types():
     write(c, text="Hiro is learning Rust on weekends.", category="goals")
     rows = c.execute("SELECT * FROM memory_search('Rust weekends', top_k => 3)").fetchall()
     assert rows, rows
-    id_, kind, category, text, score, importance, updated_at = rows[0]
+    id_, kind, category, text, score, importance, updated_at, happened_at = rows[0]
     assert isinstance(id_, uuid.UUID) and kind == "semantic" and category == "goals", rows[0]
     assert text == "Hiro is learning Rust on weekends." and isinstance(score, float), rows[0]
     assert isinstance(updated_at, datetime.datetime) and updated_at.tzinfo is not None, rows[0]
+    assert isinstance(happened_at, datetime.datetime) and happened_at.tzinfo is not None, rows[0]
 
 
 def test_delta_header_once_then_not_again():

@@ -145,8 +145,12 @@ pub fn window(query: &str, reference: DateTime<Utc>) -> Option<Window> {
                             };
                             end.unwrap_or(f64::MAX)
                         };
-                        while started(y) > t || (back == 1 && length(y) > t) {
-                            y -= 1;
+                        // At most two years back (a season that has not begun or ended this
+                        // year did last year); bounded whatever the reference.
+                        for _ in 0..2 {
+                            if started(y) > t || (back == 1 && length(y) > t) {
+                                y -= 1;
+                            }
                         }
                         Some((started(y), length(y)))
                     }
