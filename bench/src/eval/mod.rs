@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 enum Ask<'a> {
     /// memory_query under these memory_ext.rank_weights ("" = the defaults).
     Query(&'a str),
+    /// memory_query with `"rerank": true` under these weights.
+    Reranked(&'a str),
     /// The active model's raw pgvector order over the tenant's active memories.
     Vector,
 }
@@ -46,6 +48,10 @@ fn configs(ablation: bool) -> Vec<(String, Ask<'static>)> {
             Ask::Vector,
         ),
         ("BM25 alone (our statistics)".to_string(), Ask::Query(bm25)),
+        (
+            "memory_query + rerank (built-in cross-encoder)".to_string(),
+            Ask::Reranked(tuned),
+        ),
     ];
     if ablation {
         let fused = Box::leak(format!("{{{NO_STRUCTURE}}}").into_boxed_str());
@@ -86,7 +92,7 @@ fn set_tenant(db: &mut Client, tenant: &str) {
 }
 
 fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
-    if let Ask::Query(w) = how {
+    if let Ask::Query(w) | Ask::Reranked(w) = how {
         db.batch_execute(&format!("SET memory_ext.rank_weights = '{w}'"))
             .unwrap();
     }
@@ -103,9 +109,9 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
     for q in &l.questions {
         set_tenant(db, &q.tenant);
         let ids: Vec<String> = match how {
-            Ask::Query(_) => {
-                let mut req =
-                    json!({"query": q.text, "filters": {"user_id": q.tenant}, "top_k": top_k});
+            Ask::Query(_) | Ask::Reranked(_) => {
+                let mut req = json!({"query": q.text, "filters": {"user_id": q.tenant}, "top_k": top_k,
+                    "rerank": matches!(how, Ask::Reranked(_))});
                 if let Some(t) = &q.reference {
                     req["reference_time"] = json!(t);
                 }
@@ -125,7 +131,7 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
                     "SELECT i.id::text FROM memory.items i, (SELECT memory_embed($2) AS v) q \
                      WHERE i.user_id = $1 AND i.state = 'active' AND i.embedding IS NOT NULL \
                      ORDER BY i.embedding <=> q.v LIMIT $3",
-                    &[&q.tenant, &q.text, &top_k],
+                    &[&q.tenant, &format!("{}{}", query_prefix(), q.text), &top_k],
                 )
                 .unwrap()
                 .iter()
@@ -156,6 +162,16 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
     }
 }
 
+/// The query instruction memory_query puts before a query for the active built-in model
+/// (crates/memory_providers/src/embed/builtin.rs `Spec::query_prefix`): the raw vector order
+/// embeds the question the same way, so both compare the same query vector.
+fn query_prefix() -> &'static str {
+    match std::env::var("EVAL_MODEL").as_deref() {
+        Ok("bge-small-en-v1.5") => "Represent this sentence for searching relevant passages: ",
+        _ => "",
+    }
+}
+
 fn category(c: i64) -> &'static str {
     match c {
         1 => "1 multi-hop",
@@ -180,13 +196,20 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             .collect()
     };
     let mut db = Client::connect(dsn, NoTls).unwrap();
+    // EVAL_MODEL: the built-in embedding model to write and ask with (memory_ext.builtin_model).
+    let model = std::env::var("EVAL_MODEL").unwrap_or_else(|_| "all-MiniLM-L6-v2".into());
+    db.batch_execute(&format!(
+        "SET memory_ext.builtin_model = '{}'",
+        model.replace('\'', "''")
+    ))
+    .unwrap();
     let header = format!(
         "| configuration | {} |\n|---|{}\n",
         METRICS.join(" | "),
         "---|".repeat(METRICS.len())
     );
     let mut summary = String::from(
-        "| shape | memory_query tR@5 | raw vector tR@5 | BM25 tR@5 | goal tR@5 (best + 0.08) | memory_query sR@10 | raw vector sR@10 | BM25 sR@10 | goal sR@10 (vector + 0.02) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| shape | memory_query tR@5 | raw vector tR@5 | BM25 tR@5 | goal tR@5 (best + 0.08) | memory_query sR@10 | raw vector sR@10 | BM25 sR@10 | goal sR@10 (vector + 0.02) | with rerank tR@5 | goal with rerank (vector + 0.12) | with rerank sR@10 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut sections = String::new();
     let mut js_shapes = vec![];
@@ -215,13 +238,13 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             eprint!("{} {}", shape.name(), row(name, &r.all));
             md.push_str(&row(name, &r.all));
             let weights = match how {
-                Ask::Query(w) => json!(w),
+                Ask::Query(w) | Ask::Reranked(w) => json!(w),
                 Ask::Vector => Value::Null,
             };
             js["configs"].as_array_mut().unwrap().push(json!({
                 "name": name.trim(), "weights": weights, "overall": r.all,
                 "per_category": r.per_category, "ms_per_query": r.ms }));
-            if i < 3 {
+            if i < 4 {
                 firsts.push(r.all.clone());
             }
             if i == 0 {
@@ -241,12 +264,13 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         md.push_str(&cats_md);
         sections.push_str(&md);
         let g = |s: &Scores, m: &str| s.get(m).copied().unwrap_or(0.0);
-        let (q, v, b) = (&firsts[0], &firsts[1], &firsts[2]);
+        let (q, v, b, rr) = (&firsts[0], &firsts[1], &firsts[2], &firsts[3]);
+        let goal_rr = g(v, "tR@5") + 0.12;
         let goal5 = g(v, "tR@5").max(g(b, "tR@5")) + 0.08;
         let goal10 = g(v, "sR@10") + 0.02;
         let mark = |x: f64, goal: f64| if x >= goal - 1e-9 { "met" } else { "not met" };
         summary.push_str(&format!(
-            "| {} | {:.3} | {:.3} | {:.3} | {:.3} ({}) | {:.3} | {:.3} | {:.3} | {:.3} ({}) |\n",
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} ({}) | {:.3} | {:.3} | {:.3} | {:.3} ({}) | {:.3} | {:.3} ({}) | {:.3} |\n",
             shape.name(),
             g(q, "tR@5"),
             g(v, "tR@5"),
@@ -258,19 +282,29 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             g(b, "sR@10"),
             goal10,
             mark(g(q, "sR@10"), goal10),
+            g(rr, "tR@5"),
+            goal_rr,
+            mark(g(rr, "tR@5"), goal_rr),
+            g(rr, "sR@10"),
         ));
         js_shapes.push(js);
     }
     db.batch_execute("RESET memory_ext.rank_weights").unwrap();
     let md = format!(
-        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; memory_query asked for top_k 100 with default settings; \
+        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; built-in model {model}; memory_query asked for top_k 100 with default settings; \
          the raw vector order and BM25 alone on the same stored rows in the same run.\n\n{summary}{sections}"
     );
     std::fs::create_dir_all(out).unwrap();
-    std::fs::write(format!("{out}/eval.md"), &md).unwrap();
-    let js = json!({ "file": file, "questions": n_questions, "shapes": js_shapes });
+    // The default model's figures are eval.{md,json}; another model's carry its name.
+    let stem = if model == "all-MiniLM-L6-v2" {
+        "eval".to_string()
+    } else {
+        format!("eval-{model}")
+    };
+    std::fs::write(format!("{out}/{stem}.md"), &md).unwrap();
+    let js = json!({ "file": file, "model": model, "questions": n_questions, "shapes": js_shapes });
     std::fs::write(
-        format!("{out}/eval.json"),
+        format!("{out}/{stem}.json"),
         serde_json::to_string_pretty(&js).unwrap(),
     )
     .unwrap();

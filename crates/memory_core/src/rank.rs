@@ -61,6 +61,8 @@ pub struct Weights {
     pub importance: f64,
     pub pinned: f64,
     pub recency: f64,
+    /// The reranker's judgement (`rerank`), applied to the top of the ranking only.
+    pub rerank: f64,
     /// Recency half-life in days.
     pub half_life_days: f64,
 }
@@ -76,6 +78,7 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     importance: 0.05,
     pinned: 0.05,
     recency: 0.05,
+    rerank: 1.0,
     half_life_days: 30.0,
 };
 
@@ -107,6 +110,7 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "importance" => w.importance = x,
             "pinned" => w.pinned = x,
             "recency" => w.recency = x,
+            "rerank" => w.rerank = x,
             "half_life_days" if x > 0.0 => w.half_life_days = x,
             _ => return Err(bad(k, "unknown weight (or a half_life_days of 0)")),
         }
@@ -159,6 +163,7 @@ pub struct Parts {
     pub pinned: f64,
     pub recency: f64,
     pub update: f64,
+    pub rerank: f64,
 }
 
 impl Parts {
@@ -173,10 +178,11 @@ impl Parts {
             + self.pinned
             + self.recency
             + self.update
+            + self.rerank
     }
 
     /// (signal name, contribution), in a fixed order: the names `explain` reports.
-    pub fn named(&self) -> [(&'static str, f64); 10] {
+    pub fn named(&self) -> [(&'static str, f64); 11] {
         [
             ("vector", self.vector),
             ("bm25", self.bm25),
@@ -188,6 +194,7 @@ impl Parts {
             ("pinned", self.pinned),
             ("recency", self.recency),
             ("update", self.update),
+            ("rerank", self.rerank),
         ]
     }
 }
@@ -198,6 +205,26 @@ pub struct Scored {
     pub index: usize,
     pub score: f64,
     pub parts: Parts,
+}
+
+/// Adds a cross-encoder's judgement to the first `logits.len()` of `ranked` (best first, as
+/// `rank` returns them) and sorts again.
+///
+/// # Why added, not substituted
+/// The reranker reads the query and one memory, nothing else: it cannot see that a turn answers
+/// the question asked two turns before it, when it happened, or who said it — the signals `rank`
+/// adds. Its logit, squashed to (0, 1) by the logistic function (an ms-marco logit of 0 is an
+/// even chance of relevance), is one more part of the score, weighted `w.rerank`: a memory it
+/// finds relevant rises by up to that weight, one it rejects keeps its fused score. Memories
+/// below the reranked depth get nothing and stay below: they scored lower before and gain
+/// nothing now.
+pub fn rerank(ranked: &mut [Scored], logits: &[f32], w: &Weights) {
+    for (s, &l) in ranked.iter_mut().zip(logits) {
+        let add = w.rerank / (1.0 + (-f64::from(l)).exp());
+        s.parts.rerank = add;
+        s.score += add;
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
 }
 
 /// Min-max to [0, 1]; a constant column becomes all zeros (it tells nothing apart).
@@ -817,5 +844,31 @@ mod tests {
         assert_eq!(vector_side(5), 5);
         assert_eq!(vector_side(10), 10);
         assert_eq!(vector_side(100), 50);
+    }
+
+    #[test]
+    fn rerank_lifts_what_it_finds_relevant_and_keeps_the_sum() {
+        let pool = sam();
+        let mut r = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
+        let before: Vec<usize> = r.iter().map(|s| s.index).collect();
+        // The reranker rejects the first two and is sure of the third.
+        let third = before[2];
+        rerank(&mut r[..3], &[-8.0, -8.0, 8.0], &DEFAULT_WEIGHTS);
+        assert_eq!(r[0].index, third, "{r:?}");
+        for s in &r {
+            assert!((s.parts.total() - s.score).abs() < 1e-12);
+        }
+        // The fourth was not reranked: no rerank part, and it stays below all three.
+        let fourth = r.iter().position(|s| s.index == before[3]).unwrap();
+        assert_eq!(fourth, 3);
+        assert_eq!(r[3].parts.rerank, 0.0);
+        // Weight 0 is the ablation: the order is rank's.
+        let mut r0 = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
+        let w0 = Weights {
+            rerank: 0.0,
+            ..DEFAULT_WEIGHTS
+        };
+        rerank(&mut r0, &[-8.0, -8.0, 8.0, 0.0], &w0);
+        assert_eq!(r0.iter().map(|s| s.index).collect::<Vec<_>>(), before);
     }
 }

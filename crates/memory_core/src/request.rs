@@ -395,10 +395,14 @@ pub struct QueryRequest {
     /// What relative times in the query ("yesterday", "last May") are read against; now when
     /// absent (crate::when).
     pub reference_time: Option<DateTime<Utc>>,
+    /// Rerank the top of the ranking with the built-in cross-encoder; `None`: the
+    /// `memory_ext.rerank` setting decides.
+    pub rerank: Option<bool>,
 }
 
-pub const QUERY_KEYS: [&str; 13] = [
+pub const QUERY_KEYS: [&str; 14] = [
     "explain",
+    "rerank",
     "reference_time",
     "embedding",
     "agent",
@@ -470,6 +474,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         embedding: f.vector("embedding")?,
         explain: f.boolean("explain")?.unwrap_or(false),
         reference_time: f.time("reference_time")?,
+        rerank: f.boolean("rerank")?,
     })
 }
 

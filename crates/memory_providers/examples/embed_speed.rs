@@ -3,7 +3,7 @@
 //! With `--texts FILE` (one input per line) it also times one call embedding all of them, as
 //! memory_write_batch and the backfill do.
 //! Set RAYON_NUM_THREADS / CANDLE_NUM_THREADS to compare thread counts.
-use memory_providers::embed::builtin::MiniLm;
+use memory_providers::embed::builtin::{Encoder, MODELS};
 use std::time::Instant;
 
 fn main() {
@@ -16,7 +16,16 @@ fn main() {
     let dir = args.first().cloned().unwrap_or_else(|| {
         "/usr/share/postgresql/15/extension/memory_ext/models/all-MiniLM-L6-v2".into()
     });
-    let m = MiniLm::load(std::path::Path::new(&dir)).expect("model");
+    let name = std::path::Path::new(&dir)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let spec = MODELS
+        .iter()
+        .copied()
+        .find(|s| s.name == name)
+        .unwrap_or(MODELS[0]);
+    let m = Encoder::load(std::path::Path::new(&dir), spec).expect("model");
     let sentences = [
         "What does Melanie do to relax after work?",
         "Emma recommended the quarterly budget review next month",

@@ -1,5 +1,5 @@
-//! memory_ext's providers, with no Postgres in them: the built-in embedding model (MiniLM via
-//! candle), the HTTP clients for OpenAI-compatible and Ollama endpoints, and the optional LLM
+//! memory_ext's providers, with no Postgres in them: the built-in embedding models and
+//! the reranker (candle), the HTTP clients for OpenAI-compatible and Ollama endpoints, and the optional LLM
 //! (OpenAI-compatible chat completions, `llm`). The pgrx crate
 //! (`src/embed/`) reads the settings, caches one model per backend and maps errors to SQL.
 //!
@@ -9,3 +9,4 @@
 pub mod embed;
 pub mod llm;
 pub mod post;
+pub mod rerank;

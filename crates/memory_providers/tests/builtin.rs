@@ -1,44 +1,50 @@
-//! The built-in model against the independent numpy reference (tests/reference), to 1e-4 per
-//! dimension, plus a sanity check that it means something.
+//! The built-in models against the independent numpy reference (tests/reference), to 1e-4 per
+//! dimension, plus a sanity check that they mean something.
 //!
-//! The model files must be installed (`make deps`); MEMORY_EXT_MODEL_DIR overrides where.
+//! The model files must be installed (`make deps`); MEMORY_EXT_MODELS overrides the directory
+//! that holds them.
 
-use memory_providers::embed::builtin::{token_ids, MiniLm, DIMS};
+use memory_providers::embed::builtin::{token_ids, Encoder, Spec, BGE_SMALL, DIMS, MINILM};
 use memory_providers::embed::cosine;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-fn model_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("MEMORY_EXT_MODEL_DIR") {
-        return d.into();
-    }
-    let share = std::process::Command::new(
-        std::env::var("PG_CONFIG")
-            .unwrap_or_else(|_| "/usr/lib/postgresql/15/bin/pg_config".into()),
-    )
-    .arg("--sharedir")
-    .output()
-    .expect("pg_config --sharedir");
-    PathBuf::from(String::from_utf8_lossy(&share.stdout).trim())
-        .join("extension/memory_ext/models/all-MiniLM-L6-v2")
+mod common;
+use common::models_dir;
+
+fn load(spec: Spec) -> Encoder {
+    Encoder::load(&models_dir().join(spec.name), spec)
+        .unwrap_or_else(|e| panic!("{e} (run `make deps` to install the models)"))
 }
 
-fn model() -> &'static MiniLm {
-    static M: OnceLock<MiniLm> = OnceLock::new();
-    M.get_or_init(|| {
-        MiniLm::load(&model_dir())
-            .unwrap_or_else(|e| panic!("{e} (run `make deps` to install the model)"))
-    })
+fn model() -> &'static Encoder {
+    static M: OnceLock<Encoder> = OnceLock::new();
+    M.get_or_init(|| load(MINILM))
+}
+
+fn bge() -> &'static Encoder {
+    static M: OnceLock<Encoder> = OnceLock::new();
+    M.get_or_init(|| load(BGE_SMALL))
 }
 
 #[test]
 fn matches_the_numpy_reference() {
-    let fixture: serde_json::Value =
-        serde_json::from_str(include_str!("reference/minilm_fixture.json")).unwrap();
+    check_reference(model(), include_str!("reference/minilm_fixture.json"));
+}
+
+/// bge-small-en-v1.5 ([CLS] pooling, 12 layers) against the same reference, run with
+/// `cls` (tests/reference/minilm_reference.py) on the weights scripts/onnx_weights.py made.
+#[test]
+fn bge_matches_the_numpy_reference() {
+    check_reference(bge(), include_str!("reference/bge_fixture.json"));
+}
+
+fn check_reference(model: &Encoder, fixture: &str) {
+    let fixture: serde_json::Value = serde_json::from_str(fixture).unwrap();
+    assert_eq!(fixture["model"], model.spec().name);
     let cases = fixture["cases"].as_array().unwrap();
     let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
     // All at once, so padding inside a batch is exercised too.
-    let got = model().embed(&texts).unwrap();
+    let got = model.embed(&texts).unwrap();
     for (case, v) in cases.iter().zip(&got) {
         let text = case["text"].as_str().unwrap();
         let ids: Vec<u32> = case["token_ids"]
@@ -48,7 +54,7 @@ fn matches_the_numpy_reference() {
             .map(|x| x.as_u64().unwrap() as u32)
             .collect();
         assert_eq!(
-            token_ids(model(), text).unwrap(),
+            token_ids(model, text).unwrap(),
             ids,
             "token ids of {text:?}"
         );
@@ -67,7 +73,7 @@ fn matches_the_numpy_reference() {
         assert!(worst < 1e-4, "{text:?}: max difference {worst}");
     }
     // One at a time gives the same vectors as the batch (padding does not leak in).
-    assert_each_as_alone(&texts, &got);
+    assert_each_as_alone(model, &texts, &got);
 }
 
 /// Largest difference between two vectors, dimension by dimension.
@@ -79,17 +85,23 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Each of `got` (one call's answers for `texts`) is what embedding its input alone gives.
-fn assert_each_as_alone(texts: &[&str], got: &[Vec<f32>]) {
+fn assert_each_as_alone(model: &Encoder, texts: &[&str], got: &[Vec<f32>]) {
     assert_eq!(got.len(), texts.len());
     for (t, v) in texts.iter().zip(got) {
-        let worst = max_diff(&model().embed(&[t]).unwrap()[0], v);
+        let worst = max_diff(&model.embed(&[t]).unwrap()[0], v);
         assert!(worst < 1e-5, "{t:?}: in one call vs alone {worst}");
     }
 }
 
 #[test]
 fn similar_sentences_score_clearly_higher() {
-    let v = model()
+    for m in [model(), bge()] {
+        similar_scores_higher(m);
+    }
+}
+
+fn similar_scores_higher(model: &Encoder) {
+    let v = model
         .embed(&[
             "The user prefers short, concise answers.",
             "Keep replies brief; the user likes concise responses.",
@@ -111,7 +123,7 @@ fn similar_sentences_score_clearly_higher() {
 
 #[test]
 fn missing_model_names_the_fix() {
-    let e = MiniLm::load(std::path::Path::new("/nonexistent/model"))
+    let e = Encoder::load(std::path::Path::new("/nonexistent/model"), MINILM)
         .err()
         .unwrap();
     assert!(
@@ -136,5 +148,5 @@ fn long_calls_keep_input_order_across_batches() {
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let got = model().embed(&refs).unwrap();
-    assert_each_as_alone(&refs, &got);
+    assert_each_as_alone(model(), &refs, &got);
 }

@@ -312,7 +312,9 @@ impl Statements {
 }
 
 /// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
-/// `window`: the event time the query names (memory_core::when), preferred.
+/// `window`: the event time the query names (memory_core::when), preferred. `rerank`: the
+/// built-in cross-encoder reads the best `memory_ext.rerank_depth` (`memory_core::rank::rerank`).
+#[allow(clippy::too_many_arguments)]
 pub fn memories(
     user: &str,
     query: &str,
@@ -321,6 +323,7 @@ pub fn memories(
     categories: Option<&[String]>,
     top_k: usize,
     window: Option<Window>,
+    rerank: bool,
 ) -> Vec<Hit> {
     let st = Statements::new(user, query, supplied, filters, categories, top_k);
     struct Row {
@@ -407,7 +410,21 @@ pub fn memories(
         Some(s) => rank::weights_from_json(&s).or_raise(),
         None => DEFAULT_WEIGHTS,
     };
-    rank::rank(&cands, &edges, window, &weights)
+    let mut ranked = rank::rank(&cands, &edges, window, &weights);
+    if rerank && !query.trim().is_empty() {
+        let depth = gucs::rerank_depth().min(ranked.len());
+        let texts: Vec<&str> = ranked[..depth]
+            .iter()
+            .map(|s| rows[s.index].hit.text.as_str())
+            .collect();
+        // Like a provider that is down (src/store/search/mod.rs), a missing reranker degrades
+        // the query to the fused order with a notice; it does not fail it.
+        match crate::embed::rerank::scores(query, &texts) {
+            Ok(logits) => rank::rerank(&mut ranked[..depth], &logits, &weights),
+            Err(e) => pgrx::notice!("memory_query: not reranked: {e}"),
+        }
+    }
+    ranked
         .into_iter()
         .map(|s| Hit {
             score: s.score,

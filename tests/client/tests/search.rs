@@ -57,7 +57,21 @@ fn facts(c: &mut Client, facts: &[&str]) {
 /// an older one.
 #[test]
 fn the_obvious_answer_comes_first() {
-    let cases: [(&[&str], &str, &str); 4] = [
+    for (written, question, answer) in obvious_cases() {
+        let (mut c, _) = tenant_session();
+        facts(&mut c, written);
+        let got = texts(&query(&mut c, json!({"query": question, "top_k": 2})));
+        assert!(
+            got.first().is_some_and(|t| t.ends_with(answer)),
+            "{question}: expected {answer:?} first, got {got:?}"
+        );
+    }
+}
+
+type Case = (&'static [&'static str], &'static str, &'static str);
+
+fn obvious_cases() -> [Case; 4] {
+    [
         (
             &[
                 "Sam is allergic to peanuts.",
@@ -97,16 +111,85 @@ fn the_obvious_answer_comes_first() {
             "what is Lena's favourite colour?",
             "Lena's favourite colour is green now.",
         ),
-    ];
-    for (written, question, answer) in cases {
+    ]
+}
+
+fn signal(item: &Value, name: &str) -> f64 {
+    item["explain"]["signals"][name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {name} in {item}"))
+}
+
+/// `"rerank": true` (docs/api.md "memory_query"): the obvious answers stay first, the reranked
+/// items carry a `rerank` signal that still adds up to the score, and the request field beats
+/// the `memory_ext.rerank` setting either way.
+#[test]
+fn rerank_by_request_and_by_setting() {
+    for (written, question, answer) in obvious_cases() {
         let (mut c, _) = tenant_session();
         facts(&mut c, written);
-        let got = texts(&query(&mut c, json!({"query": question, "top_k": 2})));
-        assert!(
-            got.first().is_some_and(|t| t.ends_with(answer)),
-            "{question}: expected {answer:?} first, got {got:?}"
+        let r = query(
+            &mut c,
+            json!({"query": question, "top_k": 3, "rerank": true, "explain": true, "return": "full"}),
         );
+        let items = r["items"].as_array().unwrap();
+        assert!(
+            items[0]["text"].as_str().unwrap().ends_with(answer),
+            "{question}: expected {answer:?} first, got {:?}",
+            texts(&r)
+        );
+        assert!(signal(&items[0], "rerank") > 0.0, "{}", items[0]);
+        for i in items {
+            let sum: f64 = i["explain"]["signals"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_f64().unwrap())
+                .sum();
+            assert!((sum - i["explain"]["score"].as_f64().unwrap()).abs() < 1e-9);
+        }
     }
+    let (mut c, _) = tenant_session();
+    facts(&mut c, obvious_cases()[0].0);
+    let ask = |c: &mut Client, extra: Value| {
+        let mut req = json!({"query": "where does Sam live now?", "top_k": 1, "explain": true, "return": "full"});
+        for (k, v) in extra.as_object().unwrap() {
+            req[k] = v.clone();
+        }
+        signal(&query(c, req)["items"][0], "rerank")
+    };
+    assert_eq!(ask(&mut c, json!({})), 0.0, "off by default");
+    c.batch_execute("SET memory_ext.rerank = on").unwrap();
+    assert!(ask(&mut c, json!({})) > 0.0, "on by the setting");
+    assert_eq!(
+        ask(&mut c, json!({"rerank": false})),
+        0.0,
+        "off by the request"
+    );
+    c.batch_execute("SET memory_ext.rerank_depth = 1").unwrap();
+    let r = query(
+        &mut c,
+        json!({"query": "where does Sam live now?", "top_k": 4, "explain": true, "return": "full"}),
+    );
+    let reranked = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| signal(i, "rerank") > 0.0)
+        .count();
+    assert_eq!(
+        reranked, 1,
+        "memory_ext.rerank_depth = 1 reranks one memory"
+    );
+    let e = c
+        .query_one(
+            "SELECT memory_query('{\"query\": \"x\", \"rerank\": \"yes\"}')",
+            &[],
+        )
+        .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "22023");
+    assert!(db.message().contains("rerank"), "{}", db.message());
 }
 
 #[test]
@@ -160,6 +243,8 @@ fn explain_scores_add_up_to_the_returned_score() {
             "importance",
             "pinned",
             "recency",
+            "update",
+            "rerank",
         ] {
             assert!(e["signals"][k].is_number(), "{k} missing in {e}");
         }

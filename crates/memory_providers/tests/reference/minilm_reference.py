@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Independent reference for the built-in embedder: all-MiniLM-L6-v2 in plain numpy.
+"""Independent reference for the built-in models in plain numpy: the embedders (all-MiniLM-L6-v2,
+mean pooling; bge-small-en-v1.5, [CLS] pooling) and the reranker (ms-marco-MiniLM-L-12-v2, a BERT
+cross-encoder: pooler and classifier on [CLS] of "[CLS] query [SEP] text [SEP]").
 
 Written from the BERT paper / HF BertModel semantics, sharing no code with memory_ext's Rust
 path (candle + tokenizers): its own BERT BasicTokenizer + WordPiece, its own safetensors
@@ -8,6 +10,8 @@ reader, its own forward pass, mean pooling and L2 normalisation. It writes
 dimension.
 
     python3 minilm_reference.py MODEL_DIR > minilm_fixture.json     (needs numpy)
+    python3 minilm_reference.py MODEL_DIR cls > bge_fixture.json
+    python3 minilm_reference.py MODEL_DIR rerank > rerank_fixture.json
 """
 import json
 import math
@@ -111,6 +115,14 @@ def encode(text, vocab):
     return [vocab[t] for t in toks]
 
 
+def encode_pair(query, text, vocab):
+    """[CLS] query [SEP] text [SEP] with segment ids 0 then 1 (short pairs: no truncation)."""
+    q = [vocab[p] for w in basic_tokenize(query) for p in wordpiece(w, vocab)]
+    t = [vocab[p] for w in basic_tokenize(text) for p in wordpiece(w, vocab)]
+    ids = [vocab["[CLS]"]] + q + [vocab["[SEP]"]] + t + [vocab["[SEP]"]]
+    return ids, [0] * (len(q) + 2) + [1] * (len(t) + 1)
+
+
 # ---------------------------------------------------------------- weights
 
 def load_safetensors(path):
@@ -147,14 +159,15 @@ def linear(x, W, prefix):
     return x @ W[prefix + ".weight"].T.astype(np.float64) + W[prefix + ".bias"]
 
 
-def embed(ids, W, heads=12):
+def encoder(ids, W, layers, types=None, heads=12):
     ids = np.array(ids)
     n = len(ids)
+    types = np.zeros(n, dtype=int) if types is None else np.array(types)
     x = (W["embeddings.word_embeddings.weight"][ids] + W["embeddings.position_embeddings.weight"][:n]
-         + W["embeddings.token_type_embeddings.weight"][0]).astype(np.float64)
+         + W["embeddings.token_type_embeddings.weight"][types]).astype(np.float64)
     x = layer_norm(x, W["embeddings.LayerNorm.weight"], W["embeddings.LayerNorm.bias"])
     d = x.shape[1] // heads
-    for i in range(6):
+    for i in range(layers):
         p = f"encoder.layer.{i}."
         q = linear(x, W, p + "attention.self.query").reshape(n, heads, d).transpose(1, 0, 2)
         k = linear(x, W, p + "attention.self.key").reshape(n, heads, d).transpose(1, 0, 2)
@@ -168,8 +181,29 @@ def embed(ids, W, heads=12):
         h = gelu(linear(x, W, p + "intermediate.dense"))
         x = layer_norm(linear(h, W, p + "output.dense") + x,
                        W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"])
-    pooled = x.mean(0)  # one sentence, no padding: every token counts
+    return x
+
+
+def embed(ids, W, layers, pooling):
+    x = encoder(ids, W, layers)
+    # One sentence, no padding: every token counts in the mean.
+    pooled = x[0] if pooling == "cls" else x.mean(0)
     return pooled / np.linalg.norm(pooled)
+
+
+def rerank_score(ids, types, W, layers):
+    x = encoder(ids, W, layers, types)
+    pooled = np.tanh(linear(x[0], W, "pooler.dense"))
+    return float(linear(pooled, W, "classifier")[0])
+
+
+PAIRS = [
+    ("where does Sam live now?", "Sam moved from Boston to Denver in 2024."),
+    ("where does Sam live now?", "Sam has a dog named Biscuit."),
+    ("what is the capital of France?", "Paris is the capital and largest city of France."),
+    ("what is the capital of France?", "The user prefers concise answers."),
+    ("which error code did the deploy fail with?", "The deploy failed with error QX-4471."),
+]
 
 
 def main():
@@ -179,11 +213,23 @@ def main():
         for i, line in enumerate(f):
             vocab[line.rstrip("\n")] = i
     W = load_safetensors(model_dir + "/model.safetensors")
+    W = {k[len("bert."):] if k.startswith("bert.") else k: v for k, v in W.items()}
+    with open(model_dir + "/config.json") as f:
+        config = json.load(f)
+    layers = config["num_hidden_layers"]
+    mode = sys.argv[2] if len(sys.argv) > 2 else "mean"
     cases = []
-    for s in SENTENCES:
-        ids = encode(s, vocab)
-        cases.append({"text": s, "token_ids": ids, "embedding": [round(float(v), 7) for v in embed(ids, W)]})
-    json.dump({"model": "all-MiniLM-L6-v2", "max_tokens": MAX_TOKENS, "cases": cases}, sys.stdout, indent=None)
+    if mode == "rerank":
+        for q, t in PAIRS:
+            ids, types = encode_pair(q, t, vocab)
+            cases.append({"query": q, "text": t, "token_ids": ids, "score": round(rerank_score(ids, types, W, layers), 6)})
+    else:
+        for s in SENTENCES:
+            ids = encode(s, vocab)
+            cases.append({"text": s, "token_ids": ids,
+                          "embedding": [round(float(v), 7) for v in embed(ids, W, layers, mode)]})
+    name = model_dir.rstrip("/").split("/")[-1]
+    json.dump({"model": name, "pooling": mode, "max_tokens": MAX_TOKENS, "cases": cases}, sys.stdout, indent=None)
     sys.stdout.write("\n")
 
 

@@ -1,0 +1,36 @@
+//! The built-in reranker for this backend: loaded on first use from
+//! `<sharedir>/extension/memory_ext/models/ms-marco-MiniLM-L-12-v2` and kept, like the embedding
+//! model (src/embed/mod.rs). Where its scores go: `memory_core::rank::rerank`.
+
+use super::{models_dir, set_builtin_threads, with_signals_blocked};
+use memory_providers::embed::EmbedError;
+use memory_providers::rerank::{CrossEncoder, MODEL_NAME};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+thread_local! {
+    static RERANKER: RefCell<Option<Rc<CrossEncoder>>> = const { RefCell::new(None) };
+}
+
+fn model() -> Result<Rc<CrossEncoder>, EmbedError> {
+    RERANKER.with(|slot| {
+        if let Some(m) = slot.borrow().as_ref() {
+            return Ok(m.clone());
+        }
+        set_builtin_threads();
+        let dir = models_dir().join(MODEL_NAME);
+        let m = Rc::new(with_signals_blocked(|| CrossEncoder::load(&dir))?);
+        *slot.borrow_mut() = Some(m.clone());
+        Ok(m)
+    })
+}
+
+/// The reranker's logit for each of `texts` against `query`, in order.
+pub fn scores(query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
+    if texts.is_empty() || query.trim().is_empty() {
+        return Ok(vec![0.0; texts.len()]);
+    }
+    let m = model()?;
+    let clipped: Vec<&str> = texts.iter().map(|t| super::clip(t)).collect();
+    with_signals_blocked(|| m.score(query, &clipped))
+}
