@@ -203,6 +203,13 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         model.replace('\'', "''")
     ))
     .unwrap();
+    // EVAL_RERANK_DEPTH: memories the reranker reads (memory_ext.rerank_depth; default 10).
+    let depth: i64 = std::env::var("EVAL_RERANK_DEPTH")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    db.batch_execute(&format!("SET memory_ext.rerank_depth = {depth}"))
+        .unwrap();
     let header = format!(
         "| configuration | {} |\n|---|{}\n",
         METRICS.join(" | "),
@@ -291,7 +298,7 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     }
     db.batch_execute("RESET memory_ext.rank_weights").unwrap();
     let md = format!(
-        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; built-in model {model}; memory_query asked for top_k 100 with default settings; \
+        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; built-in model {model}; reranker depth {depth}; memory_query asked for top_k 100 with default settings; \
          the raw vector order and BM25 alone on the same stored rows in the same run.\n\n{summary}{sections}"
     );
     std::fs::create_dir_all(out).unwrap();
@@ -302,7 +309,7 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         format!("eval-{model}")
     };
     std::fs::write(format!("{out}/{stem}.md"), &md).unwrap();
-    let js = json!({ "file": file, "model": model, "questions": n_questions, "shapes": js_shapes });
+    let js = json!({ "file": file, "model": model, "rerank_depth": depth, "questions": n_questions, "shapes": js_shapes });
     std::fs::write(
         format!("{out}/{stem}.json"),
         serde_json::to_string_pretty(&js).unwrap(),

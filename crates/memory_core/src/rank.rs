@@ -207,26 +207,6 @@ pub struct Scored {
     pub parts: Parts,
 }
 
-/// Adds a cross-encoder's judgement to the first `logits.len()` of `ranked` (best first, as
-/// `rank` returns them) and sorts again.
-///
-/// # Why added, not substituted
-/// The reranker reads the query and one memory, nothing else: it cannot see that a turn answers
-/// the question asked two turns before it, when it happened, or who said it — the signals `rank`
-/// adds. Its logit, squashed to (0, 1) by the logistic function (an ms-marco logit of 0 is an
-/// even chance of relevance), is one more part of the score, weighted `w.rerank`: a memory it
-/// finds relevant rises by up to that weight, one it rejects keeps its fused score. Memories
-/// below the reranked depth get nothing and stay below: they scored lower before and gain
-/// nothing now.
-pub fn rerank(ranked: &mut [Scored], logits: &[f32], w: &Weights) {
-    for (s, &l) in ranked.iter_mut().zip(logits) {
-        let add = w.rerank / (1.0 + (-f64::from(l)).exp());
-        s.parts.rerank = add;
-        s.score += add;
-    }
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-}
-
 /// Min-max to [0, 1]; a constant column becomes all zeros (it tells nothing apart).
 fn minmax(v: &[f64]) -> Vec<f64> {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -275,6 +255,28 @@ pub fn rank(
     edges: &Edges,
     window: Option<(f64, f64)>,
     w: &Weights,
+) -> Vec<Scored> {
+    rank_reranked(pool, edges, window, w, &[])
+}
+
+/// `rank` with a cross-encoder's judgement of some pool members: `(pool position, logit)`, for
+/// the best of a first `rank` (src/store/search/memories.rs).
+///
+/// # How the judgement counts
+/// The reranker reads the query and one memory, nothing else: it cannot see that a turn answers
+/// the question asked two turns before it, when it happened, who said it, or that a newer fact
+/// replaced it. So its logit, squashed to (0, 1) by the logistic function (an ms-marco logit of 0
+/// is an even chance of relevance), is one more part of the score, weighted `w.rerank`, added
+/// before updates are ordered: a memory it finds relevant rises by up to that weight, one it
+/// rejects keeps its fused score, and "... is green now." still goes above "... is blue." when
+/// the reranker finds them equally relevant. Members it did not read get nothing; they scored
+/// lower in the first pass and stay below.
+pub fn rank_reranked(
+    pool: &[Candidate],
+    edges: &Edges,
+    window: Option<(f64, f64)>,
+    w: &Weights,
+    reranked: &[(usize, f32)],
 ) -> Vec<Scored> {
     let n = pool.len();
     if n == 0 {
@@ -347,6 +349,13 @@ pub fn rank(
             }
         })
         .collect();
+    for &(i, logit) in reranked {
+        if let Some(s) = scored.get_mut(i) {
+            let add = w.rerank / (1.0 + (-f64::from(logit)).exp());
+            s.parts.rerank = add;
+            s.score += add;
+        }
+    }
     // Updates, in the order they were written: a chain of updates keeps its order.
     let mut related: Vec<(usize, usize)> = edges
         .related
@@ -849,26 +858,56 @@ mod tests {
     #[test]
     fn rerank_lifts_what_it_finds_relevant_and_keeps_the_sum() {
         let pool = sam();
-        let mut r = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
-        let before: Vec<usize> = r.iter().map(|s| s.index).collect();
-        // The reranker rejects the first two and is sure of the third.
-        let third = before[2];
-        rerank(&mut r[..3], &[-8.0, -8.0, 8.0], &DEFAULT_WEIGHTS);
-        assert_eq!(r[0].index, third, "{r:?}");
+        let w = DEFAULT_WEIGHTS;
+        let first = rank(&pool, &Edges::default(), None, &w);
+        let before: Vec<usize> = first.iter().map(|s| s.index).collect();
+        // The reranker read the best three: rejects the first two, is sure of the third.
+        let judged = [(before[0], -8.0), (before[1], -8.0), (before[2], 8.0)];
+        let r = rank_reranked(&pool, &Edges::default(), None, &w, &judged);
+        assert_eq!(r[0].index, before[2], "{r:?}");
         for s in &r {
             assert!((s.parts.total() - s.score).abs() < 1e-12);
         }
-        // The fourth was not reranked: no rerank part, and it stays below all three.
-        let fourth = r.iter().position(|s| s.index == before[3]).unwrap();
-        assert_eq!(fourth, 3);
+        // The fourth was not read: no rerank part, and it stays below all three.
+        assert_eq!(r[3].index, before[3]);
         assert_eq!(r[3].parts.rerank, 0.0);
         // Weight 0 is the ablation: the order is rank's.
-        let mut r0 = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
-        let w0 = Weights {
-            rerank: 0.0,
-            ..DEFAULT_WEIGHTS
-        };
-        rerank(&mut r0, &[-8.0, -8.0, 8.0, 0.0], &w0);
+        let w0 = Weights { rerank: 0.0, ..w };
+        let r0 = rank_reranked(&pool, &Edges::default(), None, &w0, &judged);
         assert_eq!(r0.iter().map(|s| s.index).collect::<Vec<_>>(), before);
+    }
+
+    #[test]
+    fn an_update_stays_above_what_it_updates_when_the_reranker_ties_them() {
+        // "Lena's favourite colour is blue." (older) and "... is green now." (newer, related to
+        // it): the reranker finds both relevant, the older a little more.
+        let pool = vec![
+            Candidate {
+                happened_days: 1.0,
+                ..c("blue", Some(0.70), 2.0)
+            },
+            Candidate {
+                happened_days: 3.0,
+                ..c("green", Some(0.68), 1.8)
+            },
+            Candidate {
+                happened_days: 2.0,
+                ..c("tennis", Some(0.30), 0.5)
+            },
+        ];
+        let edges = Edges {
+            related: vec![(1, 0)],
+            ..Edges::default()
+        };
+        let r = rank_reranked(
+            &pool,
+            &edges,
+            None,
+            &DEFAULT_WEIGHTS,
+            &[(0, 7.9), (1, 7.5), (2, -9.0)],
+        );
+        assert_eq!(pool[r[0].index].id, "green", "{r:?}");
+        assert_eq!(pool[r[1].index].id, "blue");
+        assert!(r[0].parts.rerank > 0.0 && r[0].parts.update > 0.0);
     }
 }

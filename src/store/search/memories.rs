@@ -412,15 +412,19 @@ pub fn memories(
     };
     let mut ranked = rank::rank(&cands, &edges, window, &weights);
     if rerank && !query.trim().is_empty() {
-        let depth = gucs::rerank_depth().min(ranked.len());
-        let texts: Vec<&str> = ranked[..depth]
+        let best: Vec<usize> = ranked
             .iter()
-            .map(|s| rows[s.index].hit.text.as_str())
+            .take(gucs::rerank_depth())
+            .map(|s| s.index)
             .collect();
+        let texts: Vec<&str> = best.iter().map(|&i| rows[i].hit.text.as_str()).collect();
         // Like a provider that is down (src/store/search/mod.rs), a missing reranker degrades
         // the query to the fused order with a notice; it does not fail it.
         match crate::embed::rerank::scores(query, &texts) {
-            Ok(logits) => rank::rerank(&mut ranked[..depth], &logits, &weights),
+            Ok(logits) => {
+                let judged: Vec<(usize, f32)> = best.into_iter().zip(logits).collect();
+                ranked = rank::rank_reranked(&cands, &edges, window, &weights, &judged);
+            }
             Err(e) => pgrx::notice!("memory_query: not reranked: {e}"),
         }
     }

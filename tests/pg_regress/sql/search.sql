@@ -30,6 +30,16 @@ SELECT i->>'text' AS bullet, i->'explain'->>'pool' AS pool,
        (SELECT string_agg(key, ',' ORDER BY key) FROM jsonb_each(i->'explain'->'signals')) AS signals
 FROM jsonb_array_elements(memory_query('{"query": "Biscuit", "top_k": 2, "explain": true}')->'items') i;
 
+-- rerank: the built-in cross-encoder reads the best memories; its share is the rerank signal,
+-- and the sum still holds. The depth bounds how many it reads.
+SET memory_ext.rerank_depth = 2;
+SELECT i->>'text' AS bullet, (i->'explain'->'signals'->>'rerank')::float8 > 0 AS reranked,
+       abs((i->'explain'->>'score')::float8 - (SELECT sum(value::float8) FROM jsonb_each_text(i->'explain'->'signals'))) < 1e-9 AS adds_up
+FROM jsonb_array_elements(memory_query('{"query": "where does Sam live now?", "top_k": 3, "explain": true, "rerank": true}')->'items') i;
+RESET memory_ext.rerank_depth;
+SELECT memory_query('{"query": "peanuts", "rerank": 1}');
+\echo :LAST_ERROR_SQLSTATE
+
 -- Empty results say why: nothing matched, or all below the threshold, or over the budget.
 SELECT memory_query('{"query": "peanuts", "filters": {"category": "nope"}}') ->> 'empty_reason' AS filtered;
 SELECT memory_query('{"query": "peanuts", "threshold": 0.99}') ->> 'empty_reason' AS threshold;
