@@ -249,6 +249,16 @@ pub fn load(dsn: &str, items: usize, clients: usize) -> f64 {
     items as f64 / t0.elapsed().as_secs_f64()
 }
 
+/// One memory_query call: its answer and how long it took, in ms.
+fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
+    let t = Instant::now();
+    let r: Json<Value> = db
+        .query_one("SELECT memory_query($1)", &[&Json(req)])
+        .unwrap()
+        .get(0);
+    (r.0, t.elapsed().as_secs_f64() * 1e3)
+}
+
 /// memory_query vs the raw pgvector query, and end-to-end memory_query.
 pub fn query_latency(dsn: &str, n: usize) -> Value {
     let mut db = connect(dsn);
@@ -296,32 +306,18 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
         let raw_ms = t.elapsed().as_secs_f64() * 1e3;
         assert!(!rows.is_empty());
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
-        let t = Instant::now();
-        let r: Json<Value> = db
-            .query_one("SELECT memory_query($1)", &[&Json(req)])
-            .unwrap()
-            .get(0);
-        let mq_ms = t.elapsed().as_secs_f64() * 1e3;
-        assert!(!r.0["items"].as_array().unwrap().is_empty());
+        let (r, mq_ms) = timed_query(&mut db, req);
+        assert!(!r["items"].as_array().unwrap().is_empty());
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}});
-        let t = Instant::now();
-        let _: Json<Value> = db
-            .query_one("SELECT memory_query($1)", &[&Json(req)])
-            .unwrap()
-            .get(0);
-        let e2e_ms = t.elapsed().as_secs_f64() * 1e3;
+        let (_, e2e_ms) = timed_query(&mut db, req);
         if i % 4 == 0 {
             for (depth, out) in [(5, &mut rr5), (10, &mut rr10)] {
                 db.batch_execute(&format!("SET memory_ext.rerank_depth = {depth}"))
                     .unwrap();
                 let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "rerank": true});
-                let t = Instant::now();
-                let _: Json<Value> = db
-                    .query_one("SELECT memory_query($1)", &[&Json(req)])
-                    .unwrap()
-                    .get(0);
+                let (_, ms) = timed_query(&mut db, req);
                 if i >= 20 {
-                    out.push(t.elapsed().as_secs_f64() * 1e3);
+                    out.push(ms);
                 }
             }
         }

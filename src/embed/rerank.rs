@@ -1,6 +1,6 @@
 //! The built-in reranker for this backend: loaded on first use from
 //! `<sharedir>/extension/memory_ext/models/ms-marco-MiniLM-L-12-v2` and kept, like the embedding
-//! model (src/embed/mod.rs). Where its scores go: `memory_core::rank::rerank`.
+//! model (src/embed/mod.rs). Where its scores go: `memory_core::rank::rank_reranked`.
 
 use super::{models_dir, set_builtin_threads, with_signals_blocked};
 use memory_providers::embed::EmbedError;

@@ -4,12 +4,12 @@
 //! one forward pass per candidate, so the search applies it to the top of the fused pool only
 //! (src/store/search/, docs/retrieval.md). Weights: `make deps` (scripts/deps.sh).
 
-use crate::embed::builtin::load_bert;
+use crate::embed::builtin::{inputs, load_bert, shortest_first};
 use crate::embed::EmbedError;
-use candle_core::{Device, Module, Tensor};
+use candle_core::Module;
 use candle_nn::{linear, Linear};
 use candle_transformers::models::bert::BertModel;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tokenizers::{EncodeInput, Tokenizer};
 
 /// The model's directory name under `<sharedir>/extension/memory_ext/models/`.
@@ -26,7 +26,6 @@ pub struct CrossEncoder {
     pooler: Linear,
     classifier: Linear,
     tokenizer: Tokenizer,
-    path: PathBuf,
 }
 
 impl CrossEncoder {
@@ -45,27 +44,13 @@ impl CrossEncoder {
             pooler,
             classifier,
             tokenizer,
-            path: dir.to_path_buf(),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// One relevance logit per text, in order (higher = more relevant; ms-marco logits run from
     /// about -11 to +11). Shortest first in batches, like the encoder (embed/builtin.rs).
     pub fn score(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![0.0; texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, s) in chunk.iter().zip(self.score_batch(query, &batch)?) {
-                out[i] = s;
-            }
-        }
-        Ok(out)
+        shortest_first(texts, BATCH, |batch| self.score_batch(query, batch))
     }
 
     fn score_batch(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
@@ -75,14 +60,7 @@ impl CrossEncoder {
             .tokenizer
             .encode_batch(pairs, true)
             .map_err(|e| err(&e))?;
-        let n = encodings.first().map_or(0, |e| e.get_ids().len());
-        let rows = |f: &dyn Fn(&tokenizers::Encoding) -> Vec<u32>| -> Result<Tensor, EmbedError> {
-            let flat: Vec<u32> = encodings.iter().flat_map(f).collect();
-            Tensor::from_vec(flat, (encodings.len(), n), &Device::Cpu).map_err(|e| err(&e))
-        };
-        let ids = rows(&|e| e.get_ids().to_vec())?;
-        let type_ids = rows(&|e| e.get_type_ids().to_vec())?;
-        let mask = rows(&|e| e.get_attention_mask().to_vec())?;
+        let (ids, type_ids, mask) = inputs(&encodings)?;
         let logits = (|| {
             let hidden = self.bert.forward(&ids, &type_ids, Some(&mask))?;
             let cls = hidden.narrow(1, 0, 1)?.squeeze(1)?;

@@ -313,7 +313,7 @@ impl Statements {
 
 /// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
 /// `window`: the event time the query names (memory_core::when), preferred. `rerank`: the
-/// built-in cross-encoder reads the best `memory_ext.rerank_depth` (`memory_core::rank::rerank`).
+/// built-in cross-encoder reads the best `memory_ext.rerank_depth` (`memory_core::rank::rank_reranked`).
 #[allow(clippy::too_many_arguments)]
 pub fn memories(
     user: &str,

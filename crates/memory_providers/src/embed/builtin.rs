@@ -53,15 +53,12 @@ pub const BGE_SMALL: Spec = Spec {
 };
 /// Every built-in model, the default first.
 pub const MODELS: [Spec; 2] = [MINILM, BGE_SMALL];
-/// The default model's name.
-pub const MODEL_NAME: &str = MINILM.name;
 
 pub(crate) const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 pub struct Encoder {
     model: BertModel,
     tokenizer: Tokenizer,
-    device: Device,
     path: PathBuf,
     spec: Spec,
 }
@@ -122,7 +119,6 @@ impl Encoder {
         Ok(Encoder {
             model,
             tokenizer,
-            device: Device::Cpu,
             path: dir.to_path_buf(),
             spec,
         })
@@ -144,16 +140,7 @@ impl Encoder {
     /// and 10.5 s sorted (`embed_speed --texts`). Byte length stands in for token count: close
     /// enough to group inputs, and free.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
+        shortest_first(texts, BATCH, |batch| self.embed_batch(batch))
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -162,14 +149,7 @@ impl Encoder {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| err(&e))?;
-        let n = encodings.first().map_or(0, |e| e.get_ids().len());
-        let rows = |f: &dyn Fn(&tokenizers::Encoding) -> Vec<u32>| -> Result<Tensor, EmbedError> {
-            let flat: Vec<u32> = encodings.iter().flat_map(f).collect();
-            Tensor::from_vec(flat, (encodings.len(), n), &self.device).map_err(|e| err(&e))
-        };
-        let ids = rows(&|e| e.get_ids().to_vec())?;
-        let type_ids = rows(&|e| e.get_type_ids().to_vec())?;
-        let mask = rows(&|e| e.get_attention_mask().to_vec())?;
+        let (ids, type_ids, mask) = inputs(&encodings)?;
         let hidden = self
             .model
             .forward(&ids, &type_ids, Some(&mask))
@@ -197,6 +177,45 @@ impl Encoder {
         }
         Ok(vectors)
     }
+}
+
+/// `run` over `texts` in batches of `batch`, shortest first (`Encoder::embed` says why), its
+/// answers put back in input order. Shared with the reranker (crate::rerank).
+pub(crate) fn shortest_first<T: Clone + Default>(
+    texts: &[&str],
+    batch: usize,
+    mut run: impl FnMut(&[&str]) -> Result<Vec<T>, EmbedError>,
+) -> Result<Vec<T>, EmbedError> {
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| texts[i].len());
+    let mut out = vec![T::default(); texts.len()];
+    for chunk in order.chunks(batch) {
+        let inputs: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+        for (&i, v) in chunk.iter().zip(run(&inputs)?) {
+            out[i] = v;
+        }
+    }
+    Ok(out)
+}
+
+/// A padded batch's token ids, segment ids and attention mask, each (inputs, longest).
+pub(crate) fn inputs(
+    encodings: &[tokenizers::Encoding],
+) -> Result<(Tensor, Tensor, Tensor), EmbedError> {
+    let n = encodings.first().map_or(0, |e| e.get_ids().len());
+    let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| {
+        let flat: Vec<u32> = encodings
+            .iter()
+            .flat_map(|e| f(e).iter().copied())
+            .collect();
+        Tensor::from_vec(flat, (encodings.len(), n), &Device::Cpu)
+            .map_err(|e| EmbedError::Inference(e.to_string()))
+    };
+    Ok((
+        rows(|e| e.get_ids())?,
+        rows(|e| e.get_type_ids())?,
+        rows(|e| e.get_attention_mask())?,
+    ))
 }
 
 /// Token ids as the model sees them (for tests against the reference tokenizer).
