@@ -69,6 +69,10 @@ fn configs(ablation: bool) -> Vec<(String, Ask<'static>)> {
                 "  without importance/pinned/recency",
                 r#"{"importance": 0, "pinned": 0, "recency": 0}"#,
             ),
+            (
+                "  without updates (a newer related fact above an older near tie)",
+                r#"{"update": 0}"#,
+            ),
             ("0.5/0.5 BM25 + vector (no structure)", fused),
         ] {
             c.push((name.to_string(), Ask::Query(w)));

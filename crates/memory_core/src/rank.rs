@@ -63,6 +63,9 @@ pub struct Weights {
     pub recency: f64,
     /// The reranker's judgement (`rerank`), applied to the top of the ranking only.
     pub rerank: f64,
+    /// Scales `UPDATE_MARGIN`, how near an older related fact's score a newer one must be to go
+    /// above it: 0 switches updates off (the eval's ablation), 1 is the default.
+    pub update: f64,
     /// Recency half-life in days.
     pub half_life_days: f64,
 }
@@ -79,6 +82,7 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     pinned: 0.05,
     recency: 0.05,
     rerank: 1.0,
+    update: 1.0,
     half_life_days: 30.0,
 };
 
@@ -111,6 +115,7 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "pinned" => w.pinned = x,
             "recency" => w.recency = x,
             "rerank" => w.rerank = x,
+            "update" => w.update = x,
             "half_life_days" if x > 0.0 => w.half_life_days = x,
             _ => return Err(bad(k, "unknown weight (or a half_life_days of 0)")),
         }
@@ -372,7 +377,7 @@ pub fn rank_reranked(
     related.sort_by(|a, b| pool[a.0].happened_days.total_cmp(&pool[b.0].happened_days));
     for (new, old) in related {
         let (s_new, s_old) = (scored[new].score, scored[old].score);
-        if s_old >= s_new && s_old - s_new < UPDATE_MARGIN {
+        if s_old >= s_new && s_old - s_new < UPDATE_MARGIN * w.update {
             // Just above the older one: 1e-6 keeps the order without changing the figures.
             let lift = s_old - s_new + 1e-6;
             scored[new].parts.update += lift;
@@ -691,11 +696,16 @@ mod tests {
         let r = rank(&pool, &linked, None, &DEFAULT_WEIGHTS);
         assert_eq!(pool[r[0].index].id, new.id);
         assert!(r[0].parts.update > 0.0 && (r[0].parts.total() - r[0].score).abs() < 1e-12);
-        // Not linked: the better match stays first.
+        // Not linked, or updates weighed 0: the better match stays first.
         assert_eq!(
             rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS)[0].index,
             0
         );
+        let off = Weights {
+            update: 0.0,
+            ..DEFAULT_WEIGHTS
+        };
+        assert_eq!(rank(&pool, &linked, None, &off)[0].index, 0);
         // A newer fact the query matches clearly less is not lifted ("does Sam have a dog?").
         let dog = c("Sam has a dog named Biscuit.", Some(0.80), 4.0);
         let cat = c("Sam has a cat too.", Some(0.62), 0.5);
