@@ -18,6 +18,7 @@ pub mod schedule;
 pub mod summary;
 pub mod text;
 pub mod tokens;
+pub mod tools;
 pub mod validate;
 pub mod when;
 
