@@ -19,6 +19,9 @@
 //! A model reads the error and tries again ("block must be one of: human, persona"); a SQL
 //! exception would end the agent's turn. `parse` returns such a message for every bad argument.
 
+pub mod memory;
+pub mod prompt;
+
 use serde_json::{json, Map, Value};
 use std::str::FromStr;
 
@@ -70,7 +73,7 @@ pub const DEFAULT_TOOLS: [&str; 6] = [
 
 /// Every tool there is, by name: the defaults, then those offered only by name. MemGPT's names
 /// (`core_memory_*`, `archival_memory_*`) are the same tools under the names its prompts use.
-pub const ALL_TOOLS: [&str; 13] = [
+pub const ALL_TOOLS: [&str; 14] = [
     "memory_replace",
     "memory_append",
     "archival_insert",
@@ -84,6 +87,7 @@ pub const ALL_TOOLS: [&str; 13] = [
     "core_memory_replace",
     "archival_memory_insert",
     "archival_memory_search",
+    "memory",
 ];
 
 /// Results per page of the paged searches (MemGPT's page size).
@@ -295,6 +299,59 @@ fn spec(name: &str, agent: &Agent) -> (String, Value) {
                 &["query"],
             ),
         ),
+        "memory" => (
+            "Anthropic's memory tool: a directory of files under /memories that persists between \
+             conversations. view a directory or a file (view_range [start, end]), create, \
+             str_replace, insert (after insert_line, 0 = top), delete, rename."
+                .into(),
+            object(
+                vec![
+                    (
+                        "command",
+                        enum_of(
+                            "What to do.",
+                            &[
+                                "view",
+                                "create",
+                                "str_replace",
+                                "insert",
+                                "delete",
+                                "rename",
+                            ]
+                            .map(String::from),
+                        ),
+                    ),
+                    (
+                        "path",
+                        string("A path under /memories, e.g. /memories/notes.md."),
+                    ),
+                    (
+                        "view_range",
+                        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                               "description": "view: first and last line, 1-based; -1 for the end."}),
+                    ),
+                    ("file_text", string("create: the file's content.")),
+                    (
+                        "old_str",
+                        string("str_replace: text that occurs exactly once."),
+                    ),
+                    ("new_str", string("str_replace: its replacement.")),
+                    (
+                        "insert_line",
+                        int(
+                            "insert: the line to insert after, 0 = top.",
+                            0,
+                            1_000_000,
+                            0,
+                        ),
+                    ),
+                    ("insert_text", string("insert: the text to insert.")),
+                    ("old_path", string("rename: the current path.")),
+                    ("new_path", string("rename: the new path.")),
+                ],
+                &["command"],
+            ),
+        ),
         _ => unreachable!("select() returns known names only"),
     }
 }
@@ -306,6 +363,10 @@ pub fn definitions(tools: &[&str], agent: &Agent, format: Format) -> Value {
             .iter()
             .map(|name| {
                 let (description, params) = spec(name, agent);
+                // Anthropic's memory tool is built into their API: it is named, not described.
+                if format == Format::Anthropic && *name == "memory" {
+                    return json!({"type": "memory_20250818", "name": "memory"});
+                }
                 match format {
                     Format::OpenAi => json!({"type": "function", "function": {
                         "name": name, "description": description, "parameters": params}}),
@@ -366,6 +427,8 @@ pub enum Call {
         top_k: i64,
         category: Option<String>,
     },
+    /// Anthropic's memory tool (memory.rs).
+    Memory(memory::Command),
 }
 
 /// Checks a model's call of `name` with `args` against `agent`'s rules; the error is a message
@@ -375,6 +438,9 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
         .map_err(|_| format!("there is no tool \"{name}\"; use one of the tools you were given"))?;
     if offered.is_empty() {
         return Err(format!("the tool \"{name}\" is not available to you"));
+    }
+    if name == "memory" {
+        return memory::Command::parse(args).map(Call::Memory);
     }
     let empty = Map::new();
     let obj = match args {
@@ -649,6 +715,29 @@ mod tests {
         assert!(e.contains("food, health"), "{e}");
         assert!(parse("conversation_search", &json!({"query": "x"}), &a).is_err());
         assert!(select(&a, Some(&["nope".to_string()])).is_err());
+    }
+
+    #[test]
+    fn anthropics_memory_tool_is_named_for_anthropic_and_described_for_the_rest() {
+        let a = agent();
+        let t = select(&a, Some(&["memory".to_string()])).unwrap();
+        assert_eq!(
+            definitions(&t, &a, Format::Anthropic),
+            json!([{"type": "memory_20250818", "name": "memory"}])
+        );
+        let m = &definitions(&t, &a, Format::Mcp)[0];
+        assert_eq!(m["inputSchema"]["required"], json!(["command"]));
+        assert_eq!(
+            parse(
+                "memory",
+                &json!({"command": "delete", "path": "/memories/a"}),
+                &a
+            )
+            .unwrap(),
+            Call::Memory(memory::Command::Delete {
+                path: "/memories/a".into()
+            })
+        );
     }
 
     #[test]

@@ -1,0 +1,176 @@
+//! The memory instructions of a system prompt (`memory_prompt`): how core memory works, when to
+//! search, how to open a `[MemoryRef: ...]` placeholder, and how to write a memory. Each part
+//! names only tools the agent is offered (`super::select`), so the prompt never sends the model
+//! to a tool it does not have; a part about tools it has none of is left out.
+
+/// The parts, in the order they are written.
+pub const PARTS: [&str; 5] = ["core", "recall", "refs", "writing", "files"];
+
+fn has(tools: &[&str], any: &[&str]) -> Option<String> {
+    tools
+        .iter()
+        .find(|t| any.contains(t))
+        .map(|t| t.to_string())
+}
+
+/// The instructions for an agent offered `tools`: all parts, or those named in `parts`. An
+/// unknown part is an error naming the parts there are.
+pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, String> {
+    if let Some(p) = parts {
+        if let Some(bad) = p.iter().find(|x| !PARTS.contains(&x.as_str())) {
+            return Err(format!(
+                "unknown part \"{bad}\"; parts are: {}",
+                PARTS.join(", ")
+            ));
+        }
+    }
+    let wanted = |name: &str| parts.is_none_or(|p| p.iter().any(|x| x == name));
+    let mut out: Vec<String> = vec![];
+    if wanted("core") {
+        let mut s = String::from(
+            "## Memory\nYour core memory is the <memory_blocks> section above: it is always in \
+             your context, within each block's character limit (chars_current / chars_limit).",
+        );
+        let edit: Vec<&str> = tools
+            .iter()
+            .copied()
+            .filter(|t| {
+                matches!(
+                    *t,
+                    "memory_replace"
+                        | "memory_append"
+                        | "memory_insert"
+                        | "core_memory_append"
+                        | "core_memory_replace"
+                )
+            })
+            .collect();
+        if edit.is_empty() {
+            s.push_str(" You cannot edit it.");
+        } else {
+            s.push_str(&format!(
+                " Keep it current with {}: when you learn something lasting about the user or \
+                 yourself, write it there; when it changes, replace the old text rather than \
+                 adding a contradiction.",
+                edit.join(", ")
+            ));
+        }
+        out.push(s);
+    }
+    if wanted("recall") {
+        let mut lines = vec![];
+        if let Some(t) = has(
+            tools,
+            &["archival_search", "archival_memory_search", "memory_query"],
+        ) {
+            lines.push(format!(
+                "- Long-term memory holds facts beyond your core memory. Before answering about \
+                 the user's past, preferences or plans, search it with {t}; each result shows \
+                 the day it happened (YYYY-MM-DD), so answer \"when\" questions from those dates."
+            ));
+        }
+        if let Some(t) = has(tools, &["conversation_search", "conversation_search_date"]) {
+            lines.push(format!(
+                "- Earlier messages that are no longer in your context are in recall memory: \
+                 use {t} to find what was said."
+            ));
+        }
+        if has(
+            tools,
+            &[
+                "archival_search",
+                "archival_memory_search",
+                "conversation_search",
+                "conversation_search_date",
+            ],
+        )
+        .is_some()
+        {
+            lines.push(
+                "- Results come a page at a time; ask for the next page when the answer is not \
+                 on this one."
+                    .into(),
+            );
+        }
+        if !lines.is_empty() {
+            out.push(format!("## Searching memory\n{}", lines.join("\n")));
+        }
+    }
+    if wanted("refs") {
+        if let Some(t) = has(tools, &["memory_ref_get"]) {
+            out.push(format!(
+                "## Stored details\nLong outputs and documents appear in your context as \
+                 placeholders: [MemoryRef: <key> - <description>]. The description says what it \
+                 holds. When you need the content itself, call {t} with the key; do not guess \
+                 what a placeholder contains, and keep placeholders as they are when you quote \
+                 them."
+            ));
+        }
+    }
+    if wanted("writing") {
+        if let Some(t) = has(tools, &["archival_insert", "archival_memory_insert"]) {
+            out.push(format!(
+                "## Writing memories\nWhen you store a fact with {t}, write a complete, \
+                 self-contained, third-person statement with no pronouns, naming who it is about; \
+                 neutral tone; one or two sentences; at most 280 characters (\"Sam is allergic to \
+                 peanuts.\"). When you record what happened, use the past tense, one or two \
+                 sentences on what was discussed, decided or done, leaving out stable facts unless \
+                 they changed. Store one fact per call, not a transcript."
+            ));
+        }
+    }
+    if wanted("files") && has(tools, &["memory"]).is_some() {
+        out.push(
+            "## Memory directory\nA directory /memories persists between conversations. \
+             View it at the start of a task, keep notes of progress and of what you learn \
+             there with the memory tool, and keep the files short and organised."
+                .into(),
+        );
+    }
+    Ok(out.join("\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::DEFAULT_TOOLS;
+
+    #[test]
+    fn it_names_exactly_the_tools_offered() {
+        let p = prompt(&DEFAULT_TOOLS, None).unwrap();
+        for t in DEFAULT_TOOLS {
+            assert!(p.contains(t), "{t} missing from:\n{p}");
+        }
+        for t in [
+            "archival_memory_search",
+            "core_memory_append",
+            "memory tool",
+            "/memories",
+        ] {
+            assert!(!p.contains(t), "{t} in:\n{p}");
+        }
+        // MemGPT's names: the prompt uses them.
+        let memgpt = ["core_memory_append", "archival_memory_search"];
+        let p = prompt(&memgpt, None).unwrap();
+        assert!(p.contains("core_memory_append") && p.contains("archival_memory_search"));
+        assert!(!p.contains("archival_search,") && !p.contains("memory_ref_get"));
+    }
+
+    #[test]
+    fn parts_without_tools_are_left_out_and_unknown_parts_are_errors() {
+        let p = prompt(&["archival_search"], None).unwrap();
+        assert!(p.contains("You cannot edit it."));
+        assert!(!p.contains("MemoryRef") && !p.contains("Writing memories"));
+        let only = prompt(&DEFAULT_TOOLS, Some(&["refs".to_string()])).unwrap();
+        assert!(only.starts_with("## Stored details") && !only.contains("## Memory\n"));
+        assert!(prompt(&DEFAULT_TOOLS, Some(&["nope".to_string()]))
+            .unwrap_err()
+            .contains("core, recall, refs, writing, files"));
+    }
+
+    #[test]
+    fn the_memory_directory_part_comes_with_the_memory_tool() {
+        let p = prompt(&["memory"], None).unwrap();
+        assert!(p.contains("/memories"));
+    }
+}
