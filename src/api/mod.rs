@@ -15,4 +15,5 @@ pub mod files;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;
+pub mod tools;
 pub mod write;

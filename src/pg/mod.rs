@@ -10,6 +10,7 @@ pub mod limits;
 pub mod lookup;
 pub mod owner;
 pub mod spi;
+pub mod subxact;
 pub mod tenant;
 pub mod tsvector;
 pub mod vector;

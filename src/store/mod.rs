@@ -17,4 +17,5 @@ pub mod lifecycle;
 pub mod query;
 pub mod recall;
 pub mod search;
+pub mod tools;
 pub mod write;

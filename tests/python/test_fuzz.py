@@ -96,6 +96,29 @@ def jsons(r):
     return r.choice(choices)
 
 
+def tool_names(r):
+    return r.choice(["memory_append", "memory_replace", "archival_insert", "archival_search",
+                     "conversation_search", "memory_ref_get", "memory_query", "conversation_search_date",
+                     "memory", "shell", "", None, "x" * 300])
+
+
+def tool_args(r):
+    choices = [
+        Jsonb({"block": r.choice(["human", "persona", "nope", ""]), "content": texts(r)}),
+        Jsonb({"block": "human", "old": texts(r), "new": texts(r)}),
+        Jsonb({"content": texts(r), "tags": r.choice([["a"], "a, b", 5, [None]])}),
+        Jsonb({"query": texts(r), "page": r.choice([0, -1, 10**12, 2.5, "2", None])}),
+        Jsonb({"start_date": r.choice(["2024-01-01", "0000-00-00", "x"]), "end_date": "2024-02-30"}),
+        Jsonb({"key": texts(r), "offset": ints(r)}),
+        Jsonb({"command": r.choice(["view", "create", "str_replace", "insert", "delete", "rename", "x"]),
+               "path": r.choice(["/memories", "/memories/a.md", "/memories/../x", "/memories/" + texts(r), None]),
+               "file_text": texts(r), "old_str": texts(r), "new_str": "n", "insert_line": ints(r),
+               "insert_text": texts(r), "view_range": r.choice([[1, 2], [5, 1], [-9, -9], "x", [1]]),
+               "old_path": "/memories/a.md", "new_path": r.choice(["/memories/b.md", "/memories", "/etc"])}),
+    ]
+    return r.choice(choices + [jsons(r)])
+
+
 # Each API function with the kinds of its arguments.
 CALLS_SPEC = [
     ("memory_agent", [ids, "user", texts, texts]),
@@ -136,6 +159,10 @@ CALLS_SPEC = [
     ("memory_file_delete", [texts]),
     ("compact_thread", [ids, ints]),
     ("context_messages", [ids]),
+    ("memory_tools", [ids, texts, "textarray"]),
+    ("memory_tool_call", [ids, ids, tool_names, tool_args]),
+    ("memory_prompt", [ids, "textarray"]),
+    ("memory_tool_allowlist", [ids, "textarray"]),
 ]
 
 SETOF = {"memory_search", "conversation_search", "memory_history", "memory_embed_batch", "memory_file_ls",

@@ -1,0 +1,100 @@
+//! Agent tools served from SQL (docs/api.md "Agent tools"): `memory_tools`, `memory_tool_call`,
+//! `memory_prompt` and the agent-level tool allowlist. The work is in src/store/tools.rs, the
+//! rules in crates/memory_core/src/tools/.
+
+use crate::error::{raise, OrRaise};
+use crate::pg::json::Json;
+use crate::pg::spi;
+use crate::store::tools as store;
+use memory_core::tools::{self, Format};
+use memory_core::validate;
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+fn names(arg: &str, v: Option<Vec<Option<String>>>) -> Option<Vec<String>> {
+    v.map(|list| {
+        list.into_iter()
+            .map(|x| {
+                x.unwrap_or_else(|| {
+                    raise(
+                        SqlState::NullValueNotAllowed,
+                        format!("{arg} must not contain NULL"),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    })
+}
+
+/// The agent's tool definitions in `format` (`openai`, `anthropic` or `mcp`): the default set,
+/// or the tools named, less what the agent may not use. 22023 for an unknown format or tool.
+#[pg_extern(stable, parallel_safe)]
+fn memory_tools(
+    agent_id: Option<&str>,
+    format: default!(Option<&str>, "'openai'"),
+    tools: default!(Option<Vec<Option<String>>>, "NULL"),
+) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let format: Format = validate::required("format", format)
+        .or_raise()
+        .parse()
+        .unwrap_or_else(|e: String| raise(SqlState::InvalidParameterValue, e, None));
+    let tools = names("tools", tools);
+    JsonB(store::definitions(agent_id, format, tools.as_deref()))
+}
+
+/// Runs one tool call as the agent, in `thread_id` (NULL: none): `{"content", "is_error"}`.
+/// Bad arguments and refused calls come back as `is_error` with nothing changed; an unknown
+/// agent, or a thread of another user, is a SQL error (the caller's mistake, not the model's).
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_tool_call(
+    agent_id: Option<&str>,
+    thread_id: Option<&str>,
+    name: Option<&str>,
+    arguments: Option<Json>,
+) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let thread_id = thread_id.map(|t| validate::id("thread_id", Some(t)).or_raise());
+    let name = validate::required("name", name).or_raise();
+    let args = arguments.map(|j| j.0).unwrap_or(Value::Null);
+    JsonB(store::call(agent_id, thread_id, name, &args))
+}
+
+/// The memory instructions for the agent's system prompt, naming exactly the tools
+/// `memory_tools` offers it by default; `parts` picks among core, recall, refs, writing, files.
+#[pg_extern(stable, parallel_safe)]
+fn memory_prompt(
+    agent_id: Option<&str>,
+    parts: default!(Option<Vec<Option<String>>>, "NULL"),
+) -> String {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let parts = names("parts", parts);
+    store::prompt(agent_id, parts.as_deref(), None)
+}
+
+/// Sets the tools an agent may use at all (NULL: every tool). `{agent_id, tools}`; 22023 for
+/// an unknown tool name, P0002 for an unknown agent.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_tool_allowlist(agent_id: Option<&str>, tools: Option<Vec<Option<String>>>) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let tools = names("tools", tools);
+    if let Some(t) = &tools {
+        if let Some(bad) = t.iter().find(|n| !tools::ALL_TOOLS.contains(&n.as_str())) {
+            raise(
+                SqlState::InvalidParameterValue,
+                format!("unknown tool \"{bad}\""),
+                Some(format!("tools are: {}", tools::ALL_TOOLS.join(", "))),
+            );
+        }
+    }
+    let user = crate::pg::lookup::owner(crate::pg::lookup::Owned::Agent, agent_id);
+    spi::run(
+        "UPDATE memory.agents SET tools = $3, updated_at = now() WHERE user_id = $1 AND agent_id = $2",
+        &[user.as_str().into(), agent_id.into(), tools.clone().into()],
+        "setting an agent's tools",
+    );
+    JsonB(json!({"agent_id": agent_id, "tools": tools}))
+}

@@ -1,0 +1,78 @@
+//! Running a piece of work in a subtransaction whose error becomes a value: what PL/pgSQL's
+//! `BEGIN ... EXCEPTION WHEN OTHERS` does (pl_exec.c, exec_stmt_block).
+//!
+//! # Why
+//! memory_tool_call runs a model's tool call through the same code as the SQL functions, which
+//! raise errors (an unknown block, text not found, a fact over 280 characters). A model should
+//! read such an error and try again, not end its turn with a SQL exception; and nothing the
+//! failed call did may stay. The subtransaction gives both: its rollback undoes the call's
+//! writes, and the caller's transaction goes on.
+
+use pgrx::pg_sys;
+use pgrx::pg_sys::panic::CaughtError;
+use pgrx::{PgSqlErrorCode, PgTryBuilder};
+use std::panic::AssertUnwindSafe;
+
+/// Runs `f` in a subtransaction: `Ok` with its result, committed into the caller's
+/// transaction; or `Err` with the error's message and SQLSTATE, everything it did rolled back.
+/// A query cancel or statement timeout is not caught: it still ends the statement.
+pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, (String, String)> {
+    // SAFETY: the backend's own thread inside a transaction (a SQL function is running); the
+    // memory context and resource owner saved here are restored on both paths, as pl_exec.c does.
+    let (context, owner) = unsafe {
+        let context = pg_sys::CurrentMemoryContext;
+        let owner = pg_sys::CurrentResourceOwner;
+        pg_sys::BeginInternalSubTransaction(std::ptr::null());
+        pg_sys::MemoryContextSwitchTo(context);
+        (context, owner)
+    };
+    let restore = move || unsafe {
+        // SAFETY: the context and owner of the caller, saved above, still exist (they belong to
+        // the outer transaction).
+        pg_sys::MemoryContextSwitchTo(context);
+        pg_sys::CurrentResourceOwner = owner;
+    };
+    let result = PgTryBuilder::new(AssertUnwindSafe(|| {
+        let r = f();
+        // SAFETY: the subtransaction begun above, still the current one: `f` returned normally.
+        unsafe { pg_sys::ReleaseCurrentSubTransaction() };
+        Ok(r)
+    }))
+    .catch_others(|e| Err(Box::new(e)))
+    .execute();
+    match result {
+        Ok(r) => {
+            restore();
+            Ok(r)
+        }
+        Err(e) => {
+            // SAFETY: PgTryBuilder has copied and flushed the error; rolling back releases the
+            // subtransaction's locks, snapshots, SPI connections and memory.
+            unsafe { pg_sys::RollbackAndReleaseCurrentSubTransaction() };
+            restore();
+            let (message, code) = match e.as_ref() {
+                CaughtError::PostgresError(r)
+                | CaughtError::ErrorReport(r)
+                | CaughtError::RustPanic { ereport: r, .. } => {
+                    (r.message().to_string(), r.sql_error_code())
+                }
+            };
+            if matches!(
+                code,
+                PgSqlErrorCode::ERRCODE_QUERY_CANCELED | PgSqlErrorCode::ERRCODE_ADMIN_SHUTDOWN
+            ) {
+                // A cancel or timeout belongs to the statement, not to the tool call.
+                (*e).rethrow();
+            }
+            Err((message, sqlstate(code)))
+        }
+    }
+}
+
+/// The five characters of a SQLSTATE (Postgres packs them six bits each, MAKE_SQLSTATE).
+fn sqlstate(code: PgSqlErrorCode) -> String {
+    let v = code as i32;
+    (0..5)
+        .map(|i| char::from(b'0' + ((v >> (6 * i)) & 0x3F) as u8))
+        .collect()
+}

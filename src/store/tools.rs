@@ -1,0 +1,393 @@
+//! The agent tools (docs/api.md "Agent tools"): `memory_tools`, `memory_prompt` and
+//! `memory_tool_call`. The rules (which tools, their definitions, the checking of a model's
+//! arguments, Anthropic's memory tool, the prompt) are in crates/memory_core/src/tools/; here
+//! they meet the agent's rows, and each call runs through the same store code as the SQL
+//! function it stands for, in a subtransaction (src/pg/subxact.rs), so a failed call leaves
+//! nothing behind and comes back as text the model can act on.
+
+use crate::error::OrRaise;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::lookup::{self, Owned};
+use crate::pg::{spi, subxact};
+use crate::store::{blocks, detail, files, query, recall, write};
+use memory_core::blocks as rules;
+use memory_core::request;
+use memory_core::tools::memory::{self as memtool, says, Command};
+use memory_core::tools::{self, Agent, Call, Format, PAGE_SIZE};
+use pgrx::prelude::*;
+use serde_json::{json, Value};
+
+/// Most results a paged search ranks (ten pages): beyond that, matches are too weak to page to.
+const MAX_RESULTS: usize = 50;
+/// Characters of a stored detail one memory_ref_get call returns.
+const REF_PAGE_CHARS: i64 = 4000;
+
+/// The agent's tenant and what it may do.
+fn agent(agent_id: &str) -> (String, Agent) {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let writable_blocks = spi::one_opt::<Vec<String>>(
+        "SELECT coalesce(array_agg(label ORDER BY label), '{}') FROM memory.blocks \
+         WHERE user_id = $1 AND agent_id = $2 AND NOT read_only",
+        &[user.as_str().into(), agent_id.into()],
+        "reading an agent's blocks",
+    )
+    .unwrap_or_default();
+    let categories = query::allowed_categories(&user, Some(agent_id), None);
+    let tools = spi::one_opt::<Vec<String>>(
+        "SELECT tools FROM memory.agents WHERE user_id = $1 AND agent_id = $2",
+        &[user.as_str().into(), agent_id.into()],
+        "reading an agent's tool allowlist",
+    );
+    (
+        user,
+        Agent {
+            writable_blocks,
+            categories,
+            tools,
+        },
+    )
+}
+
+/// memory_tools: the definitions of the agent's tools in `format`.
+pub fn definitions(agent_id: &str, format: Format, requested: Option<&[String]>) -> Value {
+    let (_, a) = agent(agent_id);
+    let names = tools::select(&a, requested).or_invalid();
+    tools::definitions(&names, &a, format)
+}
+
+/// memory_prompt: the memory instructions for the agent's default tools (or `requested`).
+pub fn prompt(agent_id: &str, parts: Option<&[String]>, requested: Option<&[String]>) -> String {
+    let (_, a) = agent(agent_id);
+    let names = tools::select(&a, requested).or_invalid();
+    tools::prompt::prompt(&names, parts).or_invalid()
+}
+
+trait OrInvalid<T> {
+    fn or_invalid(self) -> T;
+}
+
+impl<T> OrInvalid<T> for Result<T, String> {
+    fn or_invalid(self) -> T {
+        self.unwrap_or_else(|e| {
+            crate::error::raise(memory_core::SqlState::InvalidParameterValue, e, None)
+        })
+    }
+}
+
+/// memory_tool_call: `{"content", "is_error"}`; every call is an event (`tool:<name>`).
+pub fn call(agent_id: &str, thread_id: Option<&str>, name: &str, args: &Value) -> Value {
+    let (user, a) = agent(agent_id);
+    if let Some(t) = thread_id {
+        let owner = lookup::owner(Owned::Thread, t);
+        if owner != user {
+            crate::error::raise(
+                memory_core::SqlState::InsufficientPrivilege,
+                format!("thread \"{t}\" belongs to another user than agent \"{agent_id}\""),
+                None,
+            );
+        }
+    }
+    let outcome = match tools::parse(name, args, &a) {
+        Err(e) => Err(e),
+        Ok(c) => match subxact::catching(|| run(&user, agent_id, thread_id, &a, c)) {
+            Ok(r) => r,
+            Err((message, _code)) => Err(message),
+        },
+    };
+    let op = format!("tool:{name}");
+    events::record(Event {
+        thread: thread_id,
+        status: if outcome.is_ok() { "ok" } else { "error" },
+        ..Event::new(&user, Node::Context, &op)
+    });
+    match outcome {
+        Ok(content) => json!({"content": content, "is_error": false}),
+        Err(e) => json!({"content": e, "is_error": true}),
+    }
+}
+
+/// Runs one checked call; `Err` is a refusal the model should read (a SQL error raised inside
+/// is caught by the caller's subtransaction instead).
+fn run(
+    user: &str,
+    agent_id: &str,
+    thread: Option<&str>,
+    a: &Agent,
+    c: Call,
+) -> Result<String, String> {
+    let edited = |r: Value| {
+        format!(
+            "Core memory block \"{}\" updated ({} characters).",
+            r["label"].as_str().unwrap_or_default(),
+            r["chars"]
+        )
+    };
+    Ok(match c {
+        Call::BlockReplace { label, old, new } => edited(blocks::edit(agent_id, &label, |b| {
+            rules::replace(b, &old, &new)
+        })),
+        Call::BlockAppend { label, content } => edited(blocks::edit(agent_id, &label, |b| {
+            rules::append(b, &content)
+        })),
+        Call::BlockInsert {
+            label,
+            content,
+            line,
+        } => edited(blocks::edit(agent_id, &label, |b| {
+            rules::insert(b, &content, line)
+        })),
+        Call::ArchivalInsert {
+            content,
+            category,
+            tags,
+        } => {
+            let mut req = json!({"user_id": user, "text": content, "kind": "archival",
+                                 "agent_id": agent_id, "tags": tags});
+            if let Some(c) = category {
+                req["category"] = json!(c);
+            }
+            if let Some(t) = thread {
+                req["thread_id"] = json!(t);
+            }
+            let r = write::write_json(&req);
+            match r["event"].as_str() {
+                Some("noop") => "Already in long-term memory.".to_string(),
+                Some("updated") => {
+                    "Long-term memory updated: it merged with a memory saying nearly the same."
+                        .to_string()
+                }
+                _ => "Saved to long-term memory.".to_string(),
+            }
+        }
+        Call::ArchivalSearch { query, page, tags } => {
+            let mut filters = json!({"user_id": user});
+            if !tags.is_empty() {
+                filters["tags"] = json!(tags);
+            }
+            paged_memories(agent_id, a, &query, filters, page)?
+        }
+        Call::Query {
+            query,
+            top_k,
+            category,
+        } => {
+            let mut req = json!({"query": query, "top_k": top_k, "agent": agent_id,
+                                 "filters": {"user_id": user}, "return": "bullets"});
+            if let Some(c) = category {
+                req["categories"] = json!([c]);
+            }
+            if let Some(t) = thread {
+                req["thread_id"] = json!(t);
+            }
+            let r = query::run_query(&request::parse_query(&req).or_raise());
+            let lines: Vec<String> = items(&r)
+                .iter()
+                .map(|i| format!("- {}", i["text"].as_str().unwrap_or_default()))
+                .collect();
+            if lines.is_empty() {
+                "No memories found.".to_string()
+            } else {
+                lines.join("\n")
+            }
+        }
+        Call::ConversationSearch { query, page } => {
+            let t = thread
+                .ok_or("conversation_search needs a conversation: call it within a thread")?;
+            let hits = recall::search(t, &query, None, None, None, MAX_RESULTS);
+            let lines: Vec<String> = hits
+                .iter()
+                .map(|h| message_line(&h.created_at, &h.role, &h.content))
+                .collect();
+            paged(&lines, page)
+        }
+        Call::ConversationSearchDate { start, end, page } => {
+            let t = thread
+                .ok_or("conversation_search_date needs a conversation: call it within a thread")?;
+            let rows = spi::rows(
+                include_str!("../../sql/queries/tools_messages_between.sql"),
+                &[
+                    user.into(),
+                    t.into(),
+                    start.to_string().into(),
+                    end.to_string().into(),
+                    (MAX_RESULTS as i64).into(),
+                ],
+                "listing messages by date",
+                |r| {
+                    Ok((
+                        r.get::<String>(1)?.unwrap_or_default(),
+                        r.get::<String>(2)?.unwrap_or_default(),
+                        r.get::<String>(3)?.unwrap_or_default(),
+                    ))
+                },
+            );
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|(at, role, content)| format!("- [{at}] {role}: {content}"))
+                .collect();
+            paged(&lines, page)
+        }
+        Call::RefGet { key, offset } => {
+            let r = detail::get(&key, offset, REF_PAGE_CHARS);
+            let content = r["content"].as_str().unwrap_or_default().to_string();
+            match r["next_offset"].as_i64() {
+                Some(next) => format!(
+                    "{content}\n[characters {}-{} of {}; call memory_ref_get with offset {next} for more]",
+                    offset,
+                    next,
+                    r["total"]
+                ),
+                None => content,
+            }
+        }
+        Call::Memory(cmd) => anthropic(user, cmd)?,
+    })
+}
+
+fn items(r: &Value) -> Vec<Value> {
+    r["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn message_line(at: &TimestampWithTimeZone, role: &str, content: &str) -> String {
+    let at = at.to_iso_string();
+    let at = at.get(..16).unwrap_or(&at).replace('T', " ");
+    format!("- [{at}] {role}: {content}")
+}
+
+/// Page `page` of `lines` with MemGPT's paging line first.
+fn paged(lines: &[String], page: usize) -> String {
+    let head = tools::page_line(page, lines.len());
+    let body: Vec<&str> = lines
+        .iter()
+        .skip(page * PAGE_SIZE)
+        .take(PAGE_SIZE)
+        .map(String::as_str)
+        .collect();
+    if body.is_empty() {
+        head
+    } else {
+        format!("{head}\n{}", body.join("\n"))
+    }
+}
+
+/// archival_search: memory_query's ranking, a page of it, each line with its day and tags.
+fn paged_memories(
+    agent_id: &str,
+    a: &Agent,
+    query: &str,
+    filters: Value,
+    page: usize,
+) -> Result<String, String> {
+    let mut req =
+        json!({"query": query, "top_k": MAX_RESULTS, "return": "full", "filters": filters});
+    if a.categories.is_some() {
+        req["agent"] = json!(agent_id);
+    }
+    let r = query::run_query(&request::parse_query(&req).or_raise());
+    let lines: Vec<String> = items(&r)
+        .iter()
+        .map(|i| {
+            let text = i["text"].as_str().unwrap_or_default();
+            let tags: Vec<&str> = i["tags"]
+                .as_array()
+                .map(|t| t.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if tags.is_empty() {
+                format!("- {text}")
+            } else {
+                format!("- {text} (tags: {})", tags.join(", "))
+            }
+        })
+        .collect();
+    Ok(paged(&lines, page))
+}
+
+/// Anthropic's memory tool over the tenant's `memories/` files.
+fn anthropic(user: &str, cmd: Command) -> Result<String, String> {
+    let u = Some(user);
+    let read = |file: &str| -> Option<String> {
+        spi::one_opt::<String>(
+            "SELECT content FROM memory.files WHERE user_id = $1 AND path = $2",
+            &[user.into(), file.into()],
+            "reading a memory file",
+        )
+    };
+    let under = |file: &str| -> Vec<(String, usize)> {
+        files::ls(u, &format!("{file}/"), 10_000)
+            .into_iter()
+            .map(|l| (l.0, l.3.max(0) as usize))
+            .collect()
+    };
+    let store = |file: &str, content: &str| {
+        files::write(user, file, None, content, None, None);
+    };
+    match cmd {
+        Command::View { path, range } => match memtool::file_path(&path)? {
+            None => Ok(memtool::view_dir(&path, &under(memtool::ROOT))),
+            Some(f) => match read(&f) {
+                Some(c) => memtool::view_file(&path, &c, range),
+                None if !under(&f).is_empty() => Ok(memtool::view_dir(&path, &under(&f))),
+                None => Err(says::missing(&path)),
+            },
+        },
+        Command::Create { path, text } => {
+            let f = memtool::file_path(&path)?.ok_or_else(|| says::exists(&path))?;
+            if read(&f).is_some() {
+                return Err(says::exists(&path));
+            }
+            store(&f, &text);
+            Ok(says::created(&path))
+        }
+        Command::StrReplace { path, old, new } => {
+            let f = memtool::file_path(&path)?.ok_or_else(|| says::not_a_file(&path))?;
+            let c = read(&f).ok_or_else(|| says::missing(&path))?;
+            let (content, msg) = memtool::str_replace(&path, &c, &old, &new)?;
+            store(&f, &content);
+            Ok(msg)
+        }
+        Command::Insert { path, line, text } => {
+            let f = memtool::file_path(&path)?.ok_or_else(|| says::not_a_file(&path))?;
+            let c = read(&f).ok_or_else(|| says::missing(&path))?;
+            let (content, msg) = memtool::insert(&path, &c, line, &text)?;
+            store(&f, &content);
+            Ok(msg)
+        }
+        Command::Delete { path } => {
+            let f = memtool::file_path(&path)?.ok_or_else(says::root)?;
+            let mut any = files::delete(u, &f);
+            for (inner, _) in under(&f) {
+                any |= files::delete(u, &inner);
+            }
+            if any {
+                Ok(says::deleted(&path))
+            } else {
+                Err(says::no_such(&path))
+            }
+        }
+        Command::Rename { old, new } => {
+            let from = memtool::file_path(&old)?.ok_or_else(says::root)?;
+            let to = memtool::file_path(&new)?.ok_or_else(|| says::destination_exists(&new))?;
+            if read(&to).is_some() || !under(&to).is_empty() {
+                return Err(says::destination_exists(&new));
+            }
+            // A file, or a directory: every file under it moves.
+            let mut moves: Vec<(String, String)> = vec![];
+            if read(&from).is_some() {
+                moves.push((from.clone(), to.clone()));
+            }
+            for (inner, _) in under(&from) {
+                let rest = &inner[from.len()..];
+                moves.push((inner.clone(), format!("{to}{rest}")));
+            }
+            if moves.is_empty() {
+                return Err(says::no_such(&old));
+            }
+            for (a, b) in moves {
+                let c = read(&a).unwrap_or_default();
+                store(&b, &c);
+                files::delete(u, &a);
+            }
+            Ok(says::renamed(&old, &new))
+        }
+    }
+}

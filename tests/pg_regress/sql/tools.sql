@@ -1,0 +1,82 @@
+-- Agent tools served from SQL (docs/api.md "Agent tools"): memory_tools in three formats,
+-- memory_tool_call for each default tool, MemGPT's names and Anthropic's memory tool, refusals
+-- as is_error with nothing written, the agent-level allowlist, memory_prompt.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'tina';
+SELECT memory_agent('tina-agent', 'tina', 'I am a helpful assistant.', 'Name: Tina') ->> 'created' AS created;
+SELECT block_set('tina-agent', 'rules', 'Be kind.', 'fixed rules', 2000, true) ->> 'label' AS label;
+SELECT message_append('tina-t1', 'user', 'I started learning the cello last week.', 'tina') ->> 'seq' AS seq;
+
+-- The default set, the same six in every format; read-only blocks are not edit targets.
+SELECT f, (SELECT array_agg(coalesce(x #>> '{function,name}', x ->> 'name')) FROM jsonb_array_elements(memory_tools('tina-agent', f)) x) AS tools
+FROM unnest(ARRAY['openai', 'anthropic', 'mcp']) f;
+SELECT memory_tools('tina-agent', 'mcp', ARRAY['memory_replace']) -> 0 -> 'inputSchema' -> 'properties' -> 'block' -> 'enum' AS blocks;
+SELECT memory_tools('tina-agent', 'anthropic', ARRAY['memory', 'archival_memory_search']) -> 0 AS anthropic_memory_tool;
+SELECT memory_tools('tina-agent', 'xml');
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_tools('tina-agent', 'openai', ARRAY['no_such_tool']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_tools('nobody');
+\echo :LAST_ERROR_SQLSTATE
+
+-- Calls: core memory, long-term memory, the conversation.
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_append', '{"block": "human", "content": "Tina plays the cello."}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'core_memory_replace', '{"block": "human", "old": "Tina plays", "new": "Tina is learning"}');
+SELECT value FROM memory.blocks WHERE agent_id = 'tina-agent' AND label = 'human';
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_insert', '{"content": "Tina is allergic to peanuts.", "tags": ["health"]}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_memory_insert', '{"content": "Tina moved from Boston to Denver in 2024.", "tags": "home, moves"}');
+SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'archival_search', '{"query": "peanut allergy", "tags": ["health"]}') ->> 'content',
+                      '\d{4}-\d\d-\d\d', 'YYYY-MM-DD', 'g') AS found;
+SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}') ->> 'content',
+                      '\[[^]]*\]', '[when]', 'g') AS found;
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello", "page": 3}') ->> 'content' AS past_the_end;
+
+-- Refusals come back as text, with nothing written.
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_append', '{"block": "rules", "content": "Be mean."}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_replace', '{"block": "human", "old": "not there", "new": "x"}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_insert', '{"content": "   "}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_search', '{"query": "x", "limit": 3}');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_search', '"just a string"');
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'shell', '{}');
+SELECT count(*) AS memories FROM memory.items WHERE user_id = 'tina';
+SELECT value FROM memory.blocks WHERE agent_id = 'tina-agent' AND label = 'rules';
+
+-- Anthropic's memory tool over memory files under memories/.
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "create", "path": "/memories/notes.md", "file_text": "Cello lesson on Tuesday.\nBring rosin.\n"}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "create", "path": "/memories/notes.md", "file_text": "again"}') AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "str_replace", "path": "/memories/notes.md", "old_str": "Tuesday", "new_str": "Wednesday"}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "insert", "path": "/memories/notes.md", "insert_line": 0, "insert_text": "# Notes"}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "view", "path": "/memories/notes.md", "view_range": [2, -1]}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/music/cello.md"}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "view", "path": "/memories"}') ->> 'content' AS out;
+SELECT path FROM memory_file_ls();
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "view", "path": "/memories/../secrets"}') AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "delete", "path": "/memories"}') AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "delete", "path": "/memories/music"}') ->> 'content' AS out;
+SELECT memory_tool_call('tina-agent', NULL, 'memory', '{"command": "view", "path": "/memories/music/cello.md"}') AS out;
+
+-- Every call is an event.
+SELECT op, status, count(*) FROM memory.events WHERE user_id = 'tina' AND op LIKE 'tool:%' GROUP BY 1, 2 ORDER BY 1, 2;
+
+-- The agent-level allowlist.
+SELECT memory_tool_allowlist('tina-agent', ARRAY['archival_search', 'memory_ref_get']);
+SELECT jsonb_array_length(memory_tools('tina-agent')) AS offered;
+SELECT memory_tool_call('tina-agent', 'tina-t1', 'archival_insert', '{"content": "Tina runs."}');
+SELECT memory_prompt('tina-agent', ARRAY['recall', 'refs']);
+SELECT memory_prompt('tina-agent', ARRAY['poems']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_tool_allowlist('tina-agent', ARRAY['rm']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_tool_allowlist('tina-agent', NULL);
+SELECT memory_prompt('tina-agent', ARRAY['core']);
+
+-- Another tenant's agent and thread are not there for this one.
+SET memory_ext.user_id = 'ulf';
+SELECT memory_tool_call('tina-agent', NULL, 'archival_search', '{"query": "peanuts"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_agent('ulf-agent', 'ulf') ->> 'created' AS created;
+SELECT memory_tool_call('ulf-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_tool_call('ulf-agent', NULL, 'archival_search', '{"query": "peanuts"}') ->> 'content' AS found;
+RESET ROLE;
