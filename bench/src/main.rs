@@ -10,6 +10,7 @@ mod detail;
 mod eval;
 mod lifecycle;
 mod query;
+mod tools;
 
 use postgres::{Client, NoTls};
 use serde_json::json;
@@ -265,6 +266,10 @@ fn main() {
         "lifecycle" => {
             let (result, md) = lifecycle::run(&a.dsn, &a.lc_dsn, &a.standin);
             save(&a.out, "lifecycle", &result, &md);
+        }
+        "tools" => {
+            let (result, md) = tools::run(&a.dsn);
+            save(&a.out, "tools", &result, &md);
         }
         s => panic!("unknown suite {s}"),
     }
