@@ -2,8 +2,8 @@
 --
 -- What changes: agent tools served from SQL (docs/api.md "Agent tools"): memory_tools,
 -- memory_tool_call, memory_prompt and memory_tool_allowlist, and the agent-level allowlist they
--- read (a new nullable column, memory.agents.tools: NULL, every tool, for existing agents). No
--- stored row is rewritten.
+-- read (a new nullable column, memory.agents.tools: NULL, every tool, for existing agents); an
+-- index for tag filters (built on the upgrade). No stored row is rewritten.
 -- The fresh-install script of 0.4.0 and this upgrade give the same schema: tests/upgrade checks
 -- it, catalog by catalog.
 
@@ -11,6 +11,9 @@
 
 -------------------------------------------------------------------------------- tools
 ALTER TABLE memory.agents ADD COLUMN tools text[];
+-- Tag filters (memory_query's `filters.tags`, archival_search): see sql/schema.sql.
+CREATE INDEX items_tags_idx ON memory.items USING gin (tags) WHERE state = 'active';
+SELECT memory._name_partition_indexes('memory.items_tags_idx');
 
 CREATE  FUNCTION "memory_prompt"(
 	"agent_id" TEXT, /* Option < & str > */

@@ -199,9 +199,13 @@ CREATE INDEX items_unthreaded_idx ON memory.items (user_id, created_at) WHERE th
 CREATE INDEX items_purge_idx ON memory.items (user_id, purge_at) WHERE state = 'soft_deleted';
 CREATE INDEX items_updated_idx ON memory.items (user_id, updated_at);
 CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv);
+-- Tag filters (memory_query's `filters.tags`, the archival_search tool): a rare tag in a large
+-- tenant is found through this index instead of an HNSW walk past every other row.
+CREATE INDEX items_tags_idx ON memory.items USING gin (tags) WHERE state = 'active';
 SELECT memory._name_partition_indexes('memory.items_key_idx', 'memory.items_hash_idx', 'memory.items_thread_idx',
                                       'memory.items_purge_idx',
-                                      'memory.items_updated_idx', 'memory.items_tsv_idx', 'memory.items_pkey');
+                                      'memory.items_updated_idx', 'memory.items_tsv_idx', 'memory.items_tags_idx',
+                                      'memory.items_pkey');
 
 -- Relations (docs/design.md "Relations"): lightweight edges between memories, one per (from, to, type).
 CREATE TABLE memory.relations (

@@ -443,8 +443,10 @@ fn plans_use_the_indexes_at_20k_memories() {
                 let n = b * 500 + i;
                 let v: Vec<f32> = centres[n % 20].iter().map(|c| c + 0.3 * unit()).collect();
                 let topic = |k: usize| format!("topic{}", (n * 7919 + k * 104729) % 1000);
+                // One memory in a thousand carries a rare tag (the tag filter's plan below).
+                let tags = if n % 1000 == 7 { json!(["rare"]) } else { json!([]) };
                 json!({"text": format!("Note {n} about {}, {} and {}.", topic(1), topic(2), topic(3)),
-                       "kind": "archival", "embedding": v})
+                       "kind": "archival", "embedding": v, "tags": tags})
             })
             .collect();
         adm.execute(
@@ -504,4 +506,30 @@ fn plans_use_the_indexes_at_20k_memories() {
         json!({"query": "note", "embedding": centres[3], "top_k": 5}),
     );
     assert_eq!(r["items"].as_array().map(Vec::len), Some(5), "{r}");
+    // A rare tag (20 of 20k memories): both sides go through the tag index, not an HNSW walk
+    // past the tenant's other rows (archival_search's `tags`, memory_query's `filters.tags`).
+    let p: String = adm
+        .query_one(
+            "SELECT memory.query_plan($1)",
+            &[&Json(
+                json!({"query": "note", "embedding": centres[3], "filters": {"tags": ["rare"]}}),
+            )],
+        )
+        .unwrap()
+        .get(0);
+    let seeds = p.split("-- pool").next().unwrap_or_default();
+    assert!(seeds.contains("items_tags_idx"), "tag index:\n{p}");
+    assert!(
+        !seeds.contains("Index Scan using items_emb_"),
+        "no HNSW walk:\n{p}"
+    );
+    assert!(!p.contains("Seq Scan on items"), "no sequential scan:\n{p}");
+    let r = query(
+        &mut adm,
+        json!({"query": "note", "embedding": centres[3], "top_k": 30, "return": "full",
+               "filters": {"tags": ["rare"]}}),
+    );
+    let items = r["items"].as_array().unwrap();
+    assert_eq!(items.len(), 20, "every tagged memory, and only those: {r}");
+    assert!(items.iter().all(|i| i["tags"] == json!(["rare"])), "{r}");
 }
