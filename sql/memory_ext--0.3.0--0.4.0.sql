@@ -1,6 +1,8 @@
 -- memory_ext 0.3.0 -> 0.4.0 (ALTER EXTENSION memory_ext UPDATE TO '0.4.0')
 --
--- What changes: agent tools served from SQL (docs/api.md "Agent tools"): memory_tools,
+-- What changes: context_messages returns what a chat request needs (tool calls, tool call ids,
+-- names, times: new columns at the end) and takes optional caps; compile_blocks, the blocks
+-- section alone and its hash for prompt caching; agent tools served from SQL (docs/api.md "Agent tools"): memory_tools,
 -- memory_tool_call, memory_prompt and memory_tool_allowlist, and the agent-level allowlist they
 -- read (a new nullable column, memory.agents.tools: NULL, every tool, for existing agents); an
 -- index for tag filters (built on the upgrade). No stored row is rewritten.
@@ -49,3 +51,34 @@ CREATE  FUNCTION "memory_tools"(
 STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_tools_wrapper';
+
+-------------------------------------------------------------------------------- compaction
+-- New result columns and arguments: the function is replaced.
+DROP FUNCTION context_messages(text);
+CREATE  FUNCTION "context_messages"(
+	"thread_id" TEXT, /* Option < & str > */
+	"max_messages" INT DEFAULT NULL, /* Option < i32 > */
+	"max_tokens" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS TABLE (
+	"id" uuid,  /* pgrx :: Uuid */
+	"seq" bigint,  /* i64 */
+	"role" TEXT,  /* String */
+	"content" TEXT,  /* String */
+	"tokens" INT,  /* i32 */
+	"is_summary" bool,  /* bool */
+	"tool_calls" jsonb,  /* Option < JsonB > */
+	"tool_call_id" TEXT,  /* Option < String > */
+	"name" TEXT,  /* Option < String > */
+	"created_at" timestamp with time zone  /* Option < pgrx :: datum :: TimestampWithTimeZone > */
+)
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'context_messages_wrapper';
+
+-------------------------------------------------------------------------------- blocks
+CREATE  FUNCTION "compile_blocks"(
+	"agent_id" TEXT /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'compile_blocks_wrapper';

@@ -179,3 +179,12 @@ mod tests {
         assert!(s.ends_with("</memory_metadata>"));
     }
 }
+
+/// The `<memory_blocks>` section alone, without the metadata's clock and counts, and its
+/// SHA-256 (hex): `{text, hash}`. Put first in a system prompt, it stays byte-identical, and the
+/// hash equal, until a block changes, so a backend knows when its cached prompt prefix changed.
+#[pg_extern(stable, parallel_safe)]
+fn compile_blocks(agent_id: Option<&str>) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    JsonB(store::compile_cached(agent_id))
+}

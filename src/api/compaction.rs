@@ -20,12 +20,15 @@ fn compact_thread(thread_id: Option<&str>, keep_last: default!(Option<i32>, 10))
 }
 
 /// The thread's context in prompt order: system messages that are not summaries (the system
-/// prompt), then the summary, then the rest by seq. `(id, seq, role, content, tokens,
-/// is_summary)`.
+/// prompt), then the summary, then the rest by seq, with what a chat request needs of each;
+/// within `max_messages` and `max_tokens` when given (the head always, then the newest, never a
+/// tool result without its call).
 #[pg_extern(stable, parallel_safe)]
 #[allow(clippy::type_complexity)]
 fn context_messages(
     thread_id: Option<&str>,
+    max_messages: default!(Option<i32>, "NULL"),
+    max_tokens: default!(Option<i32>, "NULL"),
 ) -> TableIterator<
     'static,
     (
@@ -35,8 +38,16 @@ fn context_messages(
         name!(content, String),
         name!(tokens, i32),
         name!(is_summary, bool),
+        name!(tool_calls, Option<JsonB>),
+        name!(tool_call_id, Option<String>),
+        name!(name, Option<String>),
+        name!(created_at, Option<pgrx::datum::TimestampWithTimeZone>),
     ),
 > {
     let thread = validate::id("thread_id", thread_id).or_raise();
-    TableIterator::new(store::context(thread))
+    let max_messages = max_messages
+        .map(|m| validate::range("max_messages", i64::from(m), 1, 1_000_000).or_raise() as usize);
+    let max_tokens =
+        max_tokens.map(|m| validate::range("max_tokens", i64::from(m), 1, 100_000_000).or_raise());
+    TableIterator::new(store::context(thread, max_messages, max_tokens))
 }

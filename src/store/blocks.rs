@@ -161,8 +161,19 @@ pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String
     )
     .pop()
     .unwrap_or_else(|| (String::new(), None, 0, 0, json!([])));
-    let views: Vec<BlockView> = rows
-        .as_array()
+    let views = views(&rows);
+    let meta = Metadata {
+        system_date: date,
+        blocks_modified: modified,
+        recall_messages: messages,
+        archival_memories: memories,
+    };
+    blocks::compile(&views, &meta)
+}
+
+/// The blocks of blocks_compile.sql's aggregate, in its order.
+fn views(rows: &Value) -> Vec<BlockView> {
+    rows.as_array()
         .into_iter()
         .flatten()
         .map(|b| BlockView {
@@ -172,14 +183,31 @@ pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String
             char_limit: b["char_limit"].as_i64().unwrap_or(0) as i32,
             read_only: b["read_only"].as_bool().unwrap_or(false),
         })
-        .collect();
-    let meta = Metadata {
-        system_date: date,
-        blocks_modified: modified,
-        recall_messages: messages,
-        archival_memories: memories,
-    };
-    blocks::compile(&views, &meta)
+        .collect()
+}
+
+/// compile_blocks: the `<memory_blocks>` section alone and its SHA-256, for prompt caching. It
+/// holds no clock and no counts, so the text is byte-identical, and the hash equal, until a
+/// block changes.
+pub fn compile_cached(agent_id: &str) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let rows = spi::one_opt::<Json>(
+        "SELECT coalesce(jsonb_agg(jsonb_build_object('label', label, 'description', description, \
+         'value', value, 'char_limit', char_limit, 'read_only', read_only) ORDER BY label <> 'persona', label <> 'human', created_at, label), '[]') \
+         FROM memory.blocks WHERE user_id = $1 AND agent_id = $2",
+        &[user.as_str().into(), agent_id.into()],
+        "reading blocks",
+    )
+    .map(|j| j.0)
+    .unwrap_or_else(|| json!([]));
+    let text = blocks::compile_blocks(&views(&rows));
+    let hash = spi::one_opt::<String>(
+        "SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')",
+        &[text.as_str().into()],
+        "hashing the blocks",
+    )
+    .unwrap_or_default();
+    json!({"text": text, "hash": hash})
 }
 
 /// compile_core_blocks for an agent, its tenant looked up.

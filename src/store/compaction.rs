@@ -167,13 +167,30 @@ fn strip_note(content: &str) -> &str {
 }
 
 /// A message of the context: (id, seq, role, content, tokens, is_summary).
-pub type ContextRow = (pgrx::Uuid, i64, String, String, i32, bool);
+pub type ContextRow = (
+    pgrx::Uuid,
+    i64,
+    String,
+    String,
+    i32,
+    bool,
+    Option<pgrx::JsonB>,
+    Option<String>,
+    Option<String>,
+    Option<pgrx::datum::TimestampWithTimeZone>,
+);
 
 /// context_messages: the thread's context in prompt order: system messages that are not
-/// summaries (the system prompt), then the summary, then the rest by seq.
-pub fn context(thread: &str) -> Vec<ContextRow> {
+/// summaries (the system prompt), then the summary, then the rest by seq; within
+/// `max_messages` / `max_tokens` when given (`memory_core::summary::context_cut` says what is
+/// kept).
+pub fn context(
+    thread: &str,
+    max_messages: Option<usize>,
+    max_tokens: Option<i64>,
+) -> Vec<ContextRow> {
     let user = lookup::owner(Owned::Thread, thread);
-    spi::rows(
+    let rows: Vec<ContextRow> = spi::rows(
         include_str!("../../sql/queries/compaction_context_order.sql"),
         &[user.as_str().into(), thread.into()],
         "reading the context",
@@ -186,9 +203,28 @@ pub fn context(thread: &str) -> Vec<ContextRow> {
                 r.get::<String>(4)?.unwrap_or_default(),
                 r.get::<i32>(5)?.unwrap_or(0),
                 r.get::<bool>(6)?.unwrap_or(false),
+                r.get::<pgrx::JsonB>(7)?,
+                r.get::<String>(8)?,
+                r.get::<String>(9)?,
+                r.get::<pgrx::datum::TimestampWithTimeZone>(10)?,
             ))
         },
-    )
+    );
+    if max_messages.is_none() && max_tokens.is_none() {
+        return rows;
+    }
+    // The head: the system prompt and the summary, first in prompt order.
+    let shape: Vec<(&str, i64, bool)> = rows
+        .iter()
+        .map(|r| (r.2.as_str(), i64::from(r.4), r.5 || r.2 == "system"))
+        .collect();
+    let head = shape.iter().take_while(|r| r.2).count();
+    let cut = summary::context_cut(&shape, max_messages, max_tokens);
+    rows.into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i < head || *i >= cut)
+        .map(|(_, r)| r)
+        .collect()
 }
 
 #[cfg(test)]

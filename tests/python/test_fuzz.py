@@ -160,6 +160,7 @@ CALLS_SPEC = [
     ("compact_thread", [ids, ints]),
     ("context_messages", [ids]),
     ("memory_tools", [ids, texts, "textarray"]),
+    ("compile_blocks", [ids]),
     ("memory_tool_call", [ids, ids, tool_names, tool_args]),
     ("memory_prompt", [ids, "textarray"]),
     ("memory_tool_allowlist", [ids, "textarray"]),

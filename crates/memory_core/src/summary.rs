@@ -564,3 +564,60 @@ mod tests {
         assert!(parse_episode_answer(r#"{"summary":["a"]}"#, "d", "r").is_none());
     }
 }
+
+/// Where the kept part of a context starts when it must fit caps (context_messages'
+/// `max_messages` / `max_tokens`): `rows` are (role, tokens, head) in prompt order, `head` for
+/// the system prompt and the summary, which are always kept. The rest is kept newest first
+/// while both caps hold; a kept part never starts with a `tool` message, whose call would be
+/// cut off (a chat API refuses a tool result without the assistant message that asked for it).
+/// Returns the index of the first kept message after the head (`rows.len()` when none is).
+pub fn context_cut(
+    rows: &[(&str, i64, bool)],
+    max_messages: Option<usize>,
+    max_tokens: Option<i64>,
+) -> usize {
+    let head = rows.iter().take_while(|r| r.2).count();
+    let mut tokens: i64 = rows[..head].iter().map(|r| r.1).sum();
+    let mut start = rows.len();
+    while start > head {
+        let (_, t, _) = rows[start - 1];
+        let kept = rows.len() - start + 1;
+        if max_messages.is_some_and(|m| head + kept > m)
+            || max_tokens.is_some_and(|m| tokens + t > m)
+        {
+            break;
+        }
+        tokens += t;
+        start -= 1;
+    }
+    while start < rows.len() && rows[start].0 == "tool" {
+        start += 1;
+    }
+    start
+}
+
+#[cfg(test)]
+mod context_cut_tests {
+    use super::context_cut;
+
+    #[test]
+    fn caps_keep_the_head_and_the_newest_and_never_orphan_a_tool_result() {
+        let rows = [
+            ("system", 100, true),
+            ("system", 50, true),
+            ("user", 10, false),
+            ("assistant", 10, false),
+            ("tool", 30, false),
+            ("assistant", 10, false),
+            ("user", 10, false),
+        ];
+        assert_eq!(context_cut(&rows, None, None), 2);
+        assert_eq!(context_cut(&rows, Some(4), None), 5);
+        // Three after the head would start with the tool result: it goes too.
+        assert_eq!(context_cut(&rows, Some(5), None), 5);
+        assert_eq!(context_cut(&rows, None, Some(150 + 20)), 5);
+        assert_eq!(context_cut(&rows, None, Some(150 + 60)), 3);
+        // Caps smaller than the head keep the head alone.
+        assert_eq!(context_cut(&rows, Some(1), Some(1)), 7);
+    }
+}

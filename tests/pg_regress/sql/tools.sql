@@ -80,3 +80,24 @@ SELECT memory_tool_call('ulf-agent', 'tina-t1', 'conversation_search', '{"query"
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_tool_call('ulf-agent', NULL, 'archival_search', '{"query": "peanuts"}') ->> 'content' AS found;
 RESET ROLE;
+
+-- What a chat request needs from the context, within caps; the blocks section for prompt caching.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'tina';
+SELECT message_append('tina-t2', 'system', 'You are helpful.', 'tina') ->> 'seq' AS seq;
+SELECT message_append('tina-t2', 'user', 'What is 2+2?') ->> 'seq' AS seq;
+SELECT message_append('tina-t2', 'assistant', '', tool_calls => '[{"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 2}"}}]') ->> 'seq' AS seq;
+SELECT message_append('tina-t2', 'tool', '4', tool_call_id => 'call_1', name => 'add') ->> 'seq' AS seq;
+SELECT message_append('tina-t2', 'assistant', '2+2 is 4.') ->> 'seq' AS seq;
+SELECT seq, role, content, tool_calls, tool_call_id, name, created_at IS NOT NULL AS dated FROM context_messages('tina-t2');
+SELECT seq, role FROM context_messages('tina-t2', max_messages => 3);
+SELECT seq, role FROM context_messages('tina-t2', max_tokens => 1);
+SELECT * FROM context_messages('tina-t2', max_messages => 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT compile_blocks('tina-agent') ->> 'text' AS blocks;
+SELECT (SELECT compile_blocks('tina-agent') ->> 'hash') = (SELECT compile_blocks('tina-agent') ->> 'hash') AS same_hash_while_nothing_changes,
+       starts_with(compile_core_blocks('tina-agent'), compile_blocks('tina-agent') ->> 'text') AS a_prefix_of_the_full_compile;
+SELECT compile_blocks('tina-agent') ->> 'hash' AS before \gset
+SELECT block_append('tina-agent', 'human', 'Tina likes tea.') ->> 'version' AS version;
+SELECT compile_blocks('tina-agent') ->> 'hash' <> :'before' AS hash_changed;
+RESET ROLE;
