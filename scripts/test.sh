@@ -100,7 +100,7 @@ if want client; then
     python3 tests/python/test_psycopg.py
   step "client tests: agent tools through psycopg (JSON Schema validator, Anthropic memory tool transcript)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
-    python3 tests/python/test_tools.py
+  MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_tools.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" python3 tests/python/test_hardening.py

@@ -8,7 +8,9 @@ Run by `scripts/test.sh client`:
 """
 
 import importlib.metadata
+import json
 import os
+import subprocess
 import sys
 import uuid
 
@@ -115,6 +117,33 @@ def test_anthropic_memory_tool_transcript():
     for args, want, is_error in steps:
         got = call(c, a, "memory", args)
         assert got == {"content": want, "is_error": is_error}, (args, got)
+
+
+def test_the_example_agent_loop_against_a_scripted_model():
+    """examples/agent_loop.py as a user runs it, with the stand-in playing a model that stores a
+    fact and then searches for it (tests/standin, model `script-agent`)."""
+    standin = os.environ.get("MEMORY_EXT_STANDIN")
+    if not standin:
+        raise AssertionError("MEMORY_EXT_STANDIN is not set")
+    connect_as(DSN, ROLE, "unused").close()  # makes the ordinary role
+    user = "pyx-" + uuid.uuid4().hex[:12]
+    script = [
+        {"name": "archival_insert", "arguments": {"content": "Ada is allergic to peanuts.", "tags": ["health"]}},
+        {"name": "archival_search", "arguments": {"query": "peanut allergy"}},
+    ]
+    env = dict(os.environ, MEMORY_EXT_DSN=DSN + f" user={ROLE}", OPENAI_BASE_URL=standin + "/v1",
+               MODEL="script-agent", MEMORY_USER=user, MEMORY_AGENT="agent-" + user,
+               MEMORY_THREAD="thread-" + user, EXTRA_SYSTEM="SCRIPT: " + json.dumps(script))
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, os.path.join(here, "..", "..", "examples", "agent_loop.py"),
+                          "Remember that I am allergic to peanuts."],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Ada is allergic to peanuts." in out.stdout and "(tags: health)" in out.stdout, out.stdout
+    c = connect_as(DSN, ROLE, user)
+    rows = c.execute("SELECT role, tool_call_id, name FROM context_messages(%s)", ("thread-" + user,)).fetchall()
+    assert [r[0] for r in rows] == ["user", "assistant", "tool", "assistant", "tool", "assistant"], rows
+    assert rows[2][1:] == ("call_0", "archival_insert"), rows
 
 
 def main():

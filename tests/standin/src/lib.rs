@@ -26,6 +26,11 @@
 //! | `judge-garbage`    | prose, not JSON                                             |
 //! | `judge-slow-<ms>`  | waits `<ms>` ms, then like `judge-same`                     |
 //!
+//! And `script-agent` plays a model that uses tools: a message holds `SCRIPT: [...]`, a list
+//! of `{"name", "arguments"}` calls; while fewer tool results than calls are in the request it
+//! asks for the next call (`tool_calls`, id `call_<n>`), then answers with the last tool
+//! result's text (examples/agent_loop.py).
+//!
 //! Every request is counted per model (`hits`), so tests can check retries and batching.
 
 use serde_json::{json, Value};
@@ -120,6 +125,9 @@ impl StandIn {
             if let Some(mode) = model.strip_prefix("judge-") {
                 return (200, vec![], judge_answer(mode, req));
             }
+            if model == "script-agent" {
+                return (200, vec![], script_answer(req));
+            }
             return (200, vec![], chat_answer(req));
         }
         let inputs: Vec<String> = match &req["input"] {
@@ -207,6 +215,34 @@ fn chat_answer(req: &Value) -> String {
         })
         .unwrap_or_else(|| "A short summary.".into());
     json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": reply }, "finish_reason": "stop" }] })
+        .to_string()
+}
+
+/// `script-agent` (see the module comment): the next scripted tool call, or the final answer.
+fn script_answer(req: &Value) -> String {
+    let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    let script: Vec<Value> = messages
+        .iter()
+        .find_map(|m| {
+            let (_, rest) = m["content"].as_str()?.split_once("SCRIPT:")?;
+            serde_json::from_str(rest.trim()).ok()
+        })
+        .unwrap_or_default();
+    let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    let n = results.len();
+    if n < script.len() {
+        let call = &script[n];
+        let msg = json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": format!("call_{n}"), "type": "function",
+            "function": {"name": call["name"], "arguments": call["arguments"].to_string()}}]});
+        return json!({"choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]})
+            .to_string();
+    }
+    let last = results
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("Nothing to do.");
+    json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": last}, "finish_reason": "stop"}]})
         .to_string()
 }
 
