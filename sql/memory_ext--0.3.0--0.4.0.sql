@@ -1,6 +1,8 @@
 -- memory_ext 0.3.0 -> 0.4.0 (ALTER EXTENSION memory_ext UPDATE TO '0.4.0')
 --
--- What changes: context_messages returns what a chat request needs (tool calls, tool call ids,
+-- What changes: sessions of the OpenAI Agents SDK over recall memory (session_get_items,
+-- session_add_items, session_pop_item, session_clear; messages keep the item they were added as,
+-- a new nullable column memory.messages.item); context_messages returns what a chat request needs (tool calls, tool call ids,
 -- names, times: new columns at the end) and takes optional caps; compile_blocks, the blocks
 -- section alone and its hash for prompt caching; agent tools served from SQL (docs/api.md "Agent tools"): memory_tools,
 -- memory_tool_call, memory_prompt and memory_tool_allowlist, and the agent-level allowlist they
@@ -82,3 +84,36 @@ CREATE  FUNCTION "compile_blocks"(
 STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'compile_blocks_wrapper';
+
+-------------------------------------------------------------------------------- session
+ALTER TABLE memory.messages ADD COLUMN item jsonb;
+CREATE  FUNCTION "session_add_items"(
+	"session_id" TEXT, /* Option < & str > */
+	"items" jsonb, /* Option < Json > */
+	"user_id" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS bigint /* i64 */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'session_add_items_wrapper';
+
+CREATE  FUNCTION "session_clear"(
+	"session_id" TEXT /* Option < & str > */
+) RETURNS bigint /* i64 */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'session_clear_wrapper';
+
+CREATE  FUNCTION "session_get_items"(
+	"session_id" TEXT, /* Option < & str > */
+	"limit" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS jsonb /* JsonB */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'session_get_items_wrapper';
+
+CREATE  FUNCTION "session_pop_item"(
+	"session_id" TEXT /* Option < & str > */
+) RETURNS jsonb /* Option < JsonB > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'session_pop_item_wrapper';

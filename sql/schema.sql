@@ -119,6 +119,8 @@ CREATE TABLE memory.messages (
     -- output must not make the whole message unstorable.
     tsv             tsvector    GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000))
                                                      || memory.tenant_tsvector(user_id)) STORED,
+    -- The Responses-API item this message was added as (session_add_items), kept verbatim.
+    item            jsonb,
     PRIMARY KEY (user_id, id),
     UNIQUE (user_id, thread_id, seq),
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE,

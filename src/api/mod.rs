@@ -15,5 +15,6 @@ pub mod files;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;
+pub mod session;
 pub mod tools;
 pub mod write;

@@ -48,6 +48,7 @@ fn message_append(
         tool_calls_text,
         tool_call_id,
         name,
+        item: None,
     }))
 }
 

@@ -17,5 +17,6 @@ pub mod lifecycle;
 pub mod query;
 pub mod recall;
 pub mod search;
+pub mod session;
 pub mod tools;
 pub mod write;

@@ -26,6 +26,8 @@ pub struct Message<'a> {
     pub tool_calls_text: Option<String>,
     pub tool_call_id: Option<&'a str>,
     pub name: Option<&'a str>,
+    /// The session item it was added as (src/store/session.rs), kept verbatim.
+    pub item: Option<Json>,
 }
 
 /// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
@@ -67,6 +69,7 @@ pub fn append(m: Message<'_>) -> Value {
             tokens.into(),
             vector.into(),
             model.into(),
+            m.item.into(),
         ],
         "appending a message",
         |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<i64>(2)?)),

@@ -15,6 +15,7 @@ pub mod files;
 pub mod rank;
 pub mod request;
 pub mod schedule;
+pub mod session;
 pub mod summary;
 pub mod text;
 pub mod tokens;
