@@ -1,8 +1,8 @@
 //! `memory_ext_bench tools`: what memory_tool_call adds over the SQL function a tool stands
 //! for (issue 18's goal: at most 1 ms at p50). Each pair runs the same work both ways, in
 //! alternation, on one connection: a core-block append (memory_append vs block_append), a
-//! long-term memory search (archival_search vs memory_query asking for the 50 it pages over)
-//! and a conversation search (conversation_search vs the SQL function). Supplied-vector-free:
+//! long-term memory search (archival_search vs memory_query asking for the 50 it pages over, as
+//! bullets) and a conversation search (conversation_search vs the SQL function). Supplied-vector-free:
 //! the built-in model embeds the searches both ways.
 
 use crate::query::pct;
@@ -48,7 +48,7 @@ pub fn run(dsn: &str) -> (Value, String) {
         (
             "long-term memory search",
             "SELECT memory_tool_call('bench-tools-agent', 'bench-tools-thread', 'archival_search', '{\"query\": \"when do the tomatoes need water\"}')",
-            "SELECT memory_query('{\"query\": \"when do the tomatoes need water\", \"top_k\": 50, \"return\": \"full\"}')",
+            "SELECT memory_query('{\"query\": \"when do the tomatoes need water\", \"top_k\": 50, \"return\": \"bullets\"}')",
         ),
         (
             "conversation search",

@@ -92,7 +92,7 @@ fn related(user: &str, id: &str, categories: Option<&[String]>) -> Vec<String> {
     )
 }
 
-fn touch(user: &str, ids: &[String]) {
+pub fn touch(user: &str, ids: &[String]) {
     if ids.is_empty() {
         return;
     }

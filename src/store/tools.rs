@@ -6,14 +6,16 @@
 //! nothing behind and comes back as text the model can act on.
 
 use crate::error::OrRaise;
+use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, subxact};
-use crate::store::{blocks, detail, files, query, recall, write};
+use crate::store::{blocks, detail, files, query, recall, search, write};
 use memory_core::blocks as rules;
-use memory_core::request;
+use memory_core::request::{self, Filters};
 use memory_core::tools::memory::{self as memtool, says, Command};
 use memory_core::tools::{self, Agent, Call, Format, PAGE_SIZE};
+use memory_core::when;
 use pgrx::prelude::*;
 use serde_json::{json, Value};
 
@@ -160,11 +162,7 @@ fn run(
             }
         }
         Call::ArchivalSearch { query, page, tags } => {
-            let mut filters = json!({"user_id": user});
-            if !tags.is_empty() {
-                filters["tags"] = json!(tags);
-            }
-            paged_memories(agent_id, a, &query, filters, page)?
+            paged_memories(user, agent_id, a, &query, tags, page)?
         }
         Call::Query {
             query,
@@ -270,35 +268,53 @@ fn paged(lines: &[String], page: usize) -> String {
     }
 }
 
-/// archival_search: memory_query's ranking, a page of it, each line with its day and tags.
+/// archival_search: memory_query's ranking (the same search engine, src/store/search/), a page
+/// of it, each line with its day and tags. Only the memories on the page count as read
+/// (`last_accessed_at`): the model saw those, not the other 45.
 fn paged_memories(
+    user: &str,
     agent_id: &str,
     a: &Agent,
     query: &str,
-    filters: Value,
+    tags: Vec<String>,
     page: usize,
 ) -> Result<String, String> {
-    let mut req =
-        json!({"query": query, "top_k": MAX_RESULTS, "return": "full", "filters": filters});
-    if a.categories.is_some() {
-        req["agent"] = json!(agent_id);
-    }
-    let r = query::run_query(&request::parse_query(&req).or_raise());
-    let lines: Vec<String> = items(&r)
+    let filters = Filters {
+        user_id: Some(user.to_string()),
+        tags: (!tags.is_empty()).then_some(tags),
+        ..Filters::default()
+    };
+    let categories =
+        query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
+    let window = when::window(query, when::now());
+    let mut hits = search::memories(
+        user,
+        query,
+        None,
+        &filters,
+        categories.as_deref(),
+        MAX_RESULTS,
+        window,
+        gucs::rerank(),
+    );
+    hits.truncate(MAX_RESULTS);
+    let lines: Vec<String> = hits
         .iter()
-        .map(|i| {
-            let text = i["text"].as_str().unwrap_or_default();
-            let tags: Vec<&str> = i["tags"]
-                .as_array()
-                .map(|t| t.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if tags.is_empty() {
-                format!("- {text}")
+        .map(|h| {
+            if h.tags.is_empty() {
+                format!("- {}", h.line())
             } else {
-                format!("- {text} (tags: {})", tags.join(", "))
+                format!("- {} (tags: {})", h.line(), h.tags.join(", "))
             }
         })
         .collect();
+    let shown: Vec<String> = hits
+        .iter()
+        .skip(page * PAGE_SIZE)
+        .take(PAGE_SIZE)
+        .map(|h| h.id.clone())
+        .collect();
+    query::touch(user, &shown);
     Ok(paged(&lines, page))
 }
 
