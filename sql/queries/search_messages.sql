@@ -1,11 +1,12 @@
 -- conversation_search (src/store/search.rs): a thread's messages (in context or not) ranked by
--- keyword and meaning. $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or
+-- keyword and meaning; or all of the user's threads' (the conversation_search tool without a
+-- thread), the "thread" slot being a condition on $2 either way. $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or
 -- NULL, $5 roles or NULL, $6 start, $7 end, $8 candidates per side. The "dense" slot
 -- (sql/queries/search_messages_dense.sql, or an empty CTE) and the "similarity" slot (in braces
 -- where used, never in a comment) carry the active model's id, type and operator as literals.
 WITH lex AS (
     SELECT m.id FROM memory.messages m
-    WHERE $3 IS NOT NULL AND m.user_id = $1 AND m.thread_id = $2 AND m.tsv @@ $3::tsquery
+    WHERE $3 IS NOT NULL AND m.user_id = $1 AND {thread} AND m.tsv @@ $3::tsquery
       AND ($5::text[] IS NULL OR m.role = ANY($5)) AND ($6::timestamptz IS NULL OR m.created_at >= $6)
       AND ($7::timestamptz IS NULL OR m.created_at < $7)
     ORDER BY ts_rank_cd(m.tsv, $3::tsquery) DESC

@@ -91,7 +91,12 @@ pub fn search(
     limit: usize,
 ) -> Vec<MessageHit> {
     let user = lookup::owner(Owned::Thread, thread);
-    search::messages(&user, thread, query, roles, start, end, limit)
+    search::messages(&user, Some(thread), query, roles, start, end, limit)
+}
+
+/// The conversation_search tool without a thread: the messages of all `user`'s threads.
+pub fn search_user(user: &str, query: &str, limit: usize) -> Vec<MessageHit> {
+    search::messages(user, None, query, None, None, None, limit)
 }
 
 /// Compiled blocks + in-context messages of a thread, against a context window of `window`

@@ -189,9 +189,11 @@ fn run(
             }
         }
         Call::ConversationSearch { query, page } => {
-            let t = thread
-                .ok_or("conversation_search needs a conversation: call it within a thread")?;
-            let hits = recall::search(t, &query, None, None, None, MAX_RESULTS);
+            // Within the call's thread; without one, across all the user's conversations.
+            let hits = match thread {
+                Some(t) => recall::search(t, &query, None, None, None, MAX_RESULTS),
+                None => recall::search_user(user, &query, MAX_RESULTS),
+            };
             let lines: Vec<String> = hits
                 .iter()
                 .map(|h| message_line(&h.created_at, &h.role, &h.content))

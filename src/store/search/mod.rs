@@ -105,10 +105,11 @@ pub struct MessageHit {
     pub score: f64,
 }
 
-/// A thread's messages (in context or not) for `query`, best first, at most `limit`.
+/// A thread's messages (in context or not) for `query`, best first, at most `limit`; with no
+/// thread, those of all the user's threads.
 pub fn messages(
     user: &str,
-    thread: &str,
+    thread: Option<&str>,
     query: &str,
     roles: Option<Vec<String>>,
     start: Option<TimestampWithTimeZone>,
@@ -125,7 +126,16 @@ pub fn messages(
                 "",
             ),
         )
-        .replace("{similarity}", &probe.similarity("m", "$4::{vt}"));
+        .replace("{similarity}", &probe.similarity("m", "$4::{vt}"))
+        // A statement text per case, so each keeps its own plan (the thread's index, or the user's).
+        .replace(
+            "{thread}",
+            if thread.is_some() {
+                "m.thread_id = $2"
+            } else {
+                "$2::text IS NULL"
+            },
+        );
     let rows: Vec<(MessageHit, f64, Option<f64>)> = vector::with_iterative_scan(|| {
         spi::rows(
             &sql,

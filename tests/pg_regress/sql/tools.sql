@@ -31,6 +31,10 @@ SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'archival_search
 SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}') ->> 'content',
                       '\[[^]]*\]', '[when]', 'g') AS found;
 SELECT memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello", "page": 3}') ->> 'content' AS past_the_end;
+-- Without a thread: every conversation of the agent's user.
+SELECT message_append('tina-t0', 'user', 'My cello teacher is called Bo.', 'tina') ->> 'seq' AS seq;
+SELECT regexp_replace(memory_tool_call('tina-agent', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content',
+                      '\[[^]]*\]', '[when]', 'g') AS found_in_every_thread;
 
 -- Refusals come back as text, with nothing written.
 SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_append', '{"block": "rules", "content": "Be mean."}');
@@ -79,6 +83,7 @@ SELECT memory_agent('ulf-agent', 'ulf') ->> 'created' AS created;
 SELECT memory_tool_call('ulf-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_tool_call('ulf-agent', NULL, 'archival_search', '{"query": "peanuts"}') ->> 'content' AS found;
+SELECT memory_tool_call('ulf-agent', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content' AS found;
 RESET ROLE;
 
 -- What a chat request needs from the context, within caps; the blocks section for prompt caching.
