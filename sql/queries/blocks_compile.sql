@@ -1,4 +1,5 @@
--- compile_core_blocks: every fact the rendering needs, in one round trip.
+-- compile_core_blocks: the metadata the rendering needs (the blocks themselves come from
+-- blocks_views.sql, shared with compile_blocks).
 -- $1 user_id, $2 agent_id, $3 the "current system date".
 -- Recall and archival counts cover the agent's own threads/memories and the user's unassigned
 -- ones (threads.agent_id / items.agent_id NULL): an agent serves exactly one user.
@@ -11,10 +12,4 @@ SELECT
       WHERE m.user_id = $1 AND (t.agent_id = $2 OR t.agent_id IS NULL)),
     (SELECT count(*)
        FROM memory.items i
-      WHERE i.user_id = $1 AND i.state = 'active' AND (i.agent_id = $2 OR i.agent_id IS NULL)),
-    (SELECT coalesce(jsonb_agg(jsonb_build_object('label', b.label, 'description', b.description,
-                                                  'value', b.value, 'char_limit', b.char_limit,
-                                                  'read_only', b.read_only)
-                               ORDER BY b.label <> 'persona', b.label <> 'human', b.created_at, b.label),
-                     '[]'::jsonb)
-       FROM memory.blocks b WHERE b.user_id = $1 AND b.agent_id = $2)
+      WHERE i.user_id = $1 AND i.state = 'active' AND (i.agent_id = $2 OR i.agent_id IS NULL))

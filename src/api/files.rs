@@ -21,16 +21,9 @@ fn path_arg(path: Option<&str>) -> String {
 }
 
 fn tags_arg(tags: Option<Vec<Option<String>>>) -> Option<Vec<String>> {
-    tags.map(|t| {
+    super::no_nulls("tags", tags).map(|t| {
         t.into_iter()
             .map(|x| {
-                let x = x.unwrap_or_else(|| {
-                    raise(
-                        SqlState::NullValueNotAllowed,
-                        "tags must not contain NULL",
-                        None,
-                    )
-                });
                 let x = x.trim().to_string();
                 if x.is_empty() || x.chars().count() > 100 {
                     raise(

@@ -18,3 +18,20 @@ pub mod recall;
 pub mod session;
 pub mod tools;
 pub mod write;
+
+/// A text[] argument without NULL elements (22004 naming the argument otherwise).
+fn no_nulls(arg: &str, v: Option<Vec<Option<String>>>) -> Option<Vec<String>> {
+    v.map(|list| {
+        list.into_iter()
+            .map(|x| {
+                x.unwrap_or_else(|| {
+                    crate::error::raise(
+                        memory_core::SqlState::NullValueNotAllowed,
+                        format!("{arg} must not contain NULL"),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    })
+}

@@ -2,32 +2,16 @@
 //! `memory_prompt` and the agent-level tool allowlist. The work is in src/store/tools.rs, the
 //! rules in crates/memory_core/src/tools/.
 
+use super::no_nulls;
 use crate::error::{raise, OrRaise};
 use crate::pg::json::Json;
-use crate::pg::spi;
 use crate::store::tools as store;
 use memory_core::tools::{self, Format};
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use serde_json::{json, Value};
-
-fn names(arg: &str, v: Option<Vec<Option<String>>>) -> Option<Vec<String>> {
-    v.map(|list| {
-        list.into_iter()
-            .map(|x| {
-                x.unwrap_or_else(|| {
-                    raise(
-                        SqlState::NullValueNotAllowed,
-                        format!("{arg} must not contain NULL"),
-                        None,
-                    )
-                })
-            })
-            .collect()
-    })
-}
+use serde_json::Value;
 
 /// The agent's tool definitions in `format` (`openai`, `anthropic` or `mcp`): the default set,
 /// or the tools named, less what the agent may not use. 22023 for an unknown format or tool.
@@ -41,8 +25,8 @@ fn memory_tools(
     let format: Format = validate::required("format", format)
         .or_raise()
         .parse()
-        .unwrap_or_else(|e: String| raise(SqlState::InvalidParameterValue, e, None));
-    let tools = names("tools", tools);
+        .or_raise();
+    let tools = no_nulls("tools", tools);
     JsonB(store::definitions(agent_id, format, tools.as_deref()))
 }
 
@@ -71,8 +55,8 @@ fn memory_prompt(
     parts: default!(Option<Vec<Option<String>>>, "NULL"),
 ) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
-    let parts = names("parts", parts);
-    store::prompt(agent_id, parts.as_deref(), None)
+    let parts = no_nulls("parts", parts);
+    store::prompt(agent_id, parts.as_deref())
 }
 
 /// Sets the tools an agent may use at all (NULL: every tool). `{agent_id, tools}`; 22023 for
@@ -80,7 +64,7 @@ fn memory_prompt(
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_tool_allowlist(agent_id: Option<&str>, tools: Option<Vec<Option<String>>>) -> JsonB {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
-    let tools = names("tools", tools);
+    let tools = no_nulls("tools", tools);
     if let Some(t) = &tools {
         if let Some(bad) = t.iter().find(|n| !tools::ALL_TOOLS.contains(&n.as_str())) {
             raise(
@@ -90,11 +74,5 @@ fn memory_tool_allowlist(agent_id: Option<&str>, tools: Option<Vec<Option<String
             );
         }
     }
-    let user = crate::pg::lookup::owner(crate::pg::lookup::Owned::Agent, agent_id);
-    spi::run(
-        "UPDATE memory.agents SET tools = $3, updated_at = now() WHERE user_id = $1 AND agent_id = $2",
-        &[user.as_str().into(), agent_id.into(), tools.clone().into()],
-        "setting an agent's tools",
-    );
-    JsonB(json!({"agent_id": agent_id, "tools": tools}))
+    JsonB(store::set_allowlist(agent_id, tools))
 }

@@ -14,9 +14,9 @@ use pgrx::{PgSqlErrorCode, PgTryBuilder};
 use std::panic::AssertUnwindSafe;
 
 /// Runs `f` in a subtransaction: `Ok` with its result, committed into the caller's
-/// transaction; or `Err` with the error's message and SQLSTATE, everything it did rolled back.
-/// A query cancel or statement timeout is not caught: it still ends the statement.
-pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, (String, String)> {
+/// transaction; or `Err` with the error's message, everything it did rolled back. A query
+/// cancel or statement timeout is not caught: it still ends the statement.
+pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     // SAFETY: the backend's own thread inside a transaction (a SQL function is running); the
     // memory context and resource owner saved here are restored on both paths, as pl_exec.c does.
     let (context, owner) = unsafe {
@@ -64,15 +64,7 @@ pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, (String, String)> {
                 // A cancel or timeout belongs to the statement, not to the tool call.
                 (*e).rethrow();
             }
-            Err((message, sqlstate(code)))
+            Err(message)
         }
     }
-}
-
-/// The five characters of a SQLSTATE (Postgres packs them six bits each, MAKE_SQLSTATE).
-fn sqlstate(code: PgSqlErrorCode) -> String {
-    let v = code as i32;
-    (0..5)
-        .map(|i| char::from(b'0' + ((v >> (6 * i)) & 0x3F) as u8))
-        .collect()
 }

@@ -145,7 +145,7 @@ pub fn set(
 /// ("2026-01-23 10:30:00 PST").
 pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String {
     // Read-only (compile_core_blocks is STABLE): one row, the statement aggregates.
-    let (date, modified, messages, memories, rows) = spi::rows(
+    let (date, modified, messages, memories) = spi::rows(
         include_str!("../../sql/queries/blocks_compile.sql"),
         &[user.into(), agent_id.into(), now.into()],
         "compiling blocks",
@@ -155,24 +155,29 @@ pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String
                 t.get::<String>(2)?,
                 t.get::<i64>(3)?.unwrap_or(0),
                 t.get::<i64>(4)?.unwrap_or(0),
-                t.get::<Json>(5)?.map(|j| j.0).unwrap_or_else(|| json!([])),
             ))
         },
     )
     .pop()
-    .unwrap_or_else(|| (String::new(), None, 0, 0, json!([])));
-    let views = views(&rows);
+    .unwrap_or_else(|| (String::new(), None, 0, 0));
     let meta = Metadata {
         system_date: date,
         blocks_modified: modified,
         recall_messages: messages,
         archival_memories: memories,
     };
-    blocks::compile(&views, &meta)
+    blocks::compile(&views(user, agent_id), &meta)
 }
 
-/// The blocks of blocks_compile.sql's aggregate, in its order.
-fn views(rows: &Value) -> Vec<BlockView> {
+/// The agent's blocks in prompt order (sql/queries/blocks_views.sql).
+fn views(user: &str, agent_id: &str) -> Vec<BlockView> {
+    let rows = spi::one_opt::<Json>(
+        include_str!("../../sql/queries/blocks_views.sql"),
+        &[user.into(), agent_id.into()],
+        "reading blocks",
+    )
+    .map(|j| j.0)
+    .unwrap_or_else(|| json!([]));
     rows.as_array()
         .into_iter()
         .flatten()
@@ -191,16 +196,7 @@ fn views(rows: &Value) -> Vec<BlockView> {
 /// block changes.
 pub fn compile_cached(agent_id: &str) -> Value {
     let user = lookup::owner(Owned::Agent, agent_id);
-    let rows = spi::one_opt::<Json>(
-        "SELECT coalesce(jsonb_agg(jsonb_build_object('label', label, 'description', description, \
-         'value', value, 'char_limit', char_limit, 'read_only', read_only) ORDER BY label <> 'persona', label <> 'human', created_at, label), '[]') \
-         FROM memory.blocks WHERE user_id = $1 AND agent_id = $2",
-        &[user.as_str().into(), agent_id.into()],
-        "reading blocks",
-    )
-    .map(|j| j.0)
-    .unwrap_or_else(|| json!([]));
-    let text = blocks::compile_blocks(&views(&rows));
+    let text = blocks::compile_blocks(&views(&user, agent_id));
     let hash = spi::one_opt::<String>(
         "SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')",
         &[text.as_str().into()],

@@ -213,13 +213,12 @@ pub fn context(
     if max_messages.is_none() && max_tokens.is_none() {
         return rows;
     }
-    // The head: the system prompt and the summary, first in prompt order.
+    // The head: the system prompt and the summary, first in prompt order, always kept.
     let shape: Vec<(&str, i64, bool)> = rows
         .iter()
         .map(|r| (r.2.as_str(), i64::from(r.4), r.5 || r.2 == "system"))
         .collect();
-    let head = shape.iter().take_while(|r| r.2).count();
-    let cut = summary::context_cut(&shape, max_messages, max_tokens);
+    let (head, cut) = summary::context_cut(&shape, max_messages, max_tokens);
     rows.into_iter()
         .enumerate()
         .filter(|(i, _)| *i < head || *i >= cut)

@@ -53,27 +53,26 @@ fn agent(agent_id: &str) -> (String, Agent) {
 /// memory_tools: the definitions of the agent's tools in `format`.
 pub fn definitions(agent_id: &str, format: Format, requested: Option<&[String]>) -> Value {
     let (_, a) = agent(agent_id);
-    let names = tools::select(&a, requested).or_invalid();
+    let names = tools::select(&a, requested).or_raise();
     tools::definitions(&names, &a, format)
 }
 
-/// memory_prompt: the memory instructions for the agent's default tools (or `requested`).
-pub fn prompt(agent_id: &str, parts: Option<&[String]>, requested: Option<&[String]>) -> String {
+/// memory_prompt: the memory instructions for the tools the agent is offered by default.
+pub fn prompt(agent_id: &str, parts: Option<&[String]>) -> String {
     let (_, a) = agent(agent_id);
-    let names = tools::select(&a, requested).or_invalid();
-    tools::prompt::prompt(&names, parts).or_invalid()
+    let names = tools::select(&a, None).or_raise();
+    tools::prompt::prompt(&names, parts).or_raise()
 }
 
-trait OrInvalid<T> {
-    fn or_invalid(self) -> T;
-}
-
-impl<T> OrInvalid<T> for Result<T, String> {
-    fn or_invalid(self) -> T {
-        self.unwrap_or_else(|e| {
-            crate::error::raise(memory_core::SqlState::InvalidParameterValue, e, None)
-        })
-    }
+/// memory_tool_allowlist: the tools the agent may use at all (`None`: every tool), names checked.
+pub fn set_allowlist(agent_id: &str, tools: Option<Vec<String>>) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    spi::run(
+        "UPDATE memory.agents SET tools = $3, updated_at = now() WHERE user_id = $1 AND agent_id = $2",
+        &[user.as_str().into(), agent_id.into(), tools.clone().into()],
+        "setting an agent's tools",
+    );
+    json!({"agent_id": agent_id, "tools": tools})
 }
 
 /// memory_tool_call: `{"content", "is_error"}`; every call is an event (`tool:<name>`).
@@ -91,10 +90,7 @@ pub fn call(agent_id: &str, thread_id: Option<&str>, name: &str, args: &Value) -
     }
     let outcome = match tools::parse(name, args, &a) {
         Err(e) => Err(e),
-        Ok(c) => match subxact::catching(|| run(&user, agent_id, thread_id, &a, c)) {
-            Ok(r) => r,
-            Err((message, _code)) => Err(message),
-        },
+        Ok(c) => subxact::catching(|| run(&user, agent_id, thread_id, &a, c)).and_then(|r| r),
     };
     let op = format!("tool:{name}");
     events::record(Event {

@@ -570,12 +570,13 @@ mod tests {
 /// the system prompt and the summary, which are always kept. The rest is kept newest first
 /// while both caps hold; a kept part never starts with a `tool` message, whose call would be
 /// cut off (a chat API refuses a tool result without the assistant message that asked for it).
-/// Returns the index of the first kept message after the head (`rows.len()` when none is).
+/// Returns `(head, cut)`: rows `..head` are the head, and `cut..` the kept rest (`cut` is
+/// `rows.len()` when none is kept).
 pub fn context_cut(
     rows: &[(&str, i64, bool)],
     max_messages: Option<usize>,
     max_tokens: Option<i64>,
-) -> usize {
+) -> (usize, usize) {
     let head = rows.iter().take_while(|r| r.2).count();
     let mut tokens: i64 = rows[..head].iter().map(|r| r.1).sum();
     let mut start = rows.len();
@@ -593,7 +594,7 @@ pub fn context_cut(
     while start < rows.len() && rows[start].0 == "tool" {
         start += 1;
     }
-    start
+    (head, start)
 }
 
 #[cfg(test)]
@@ -611,13 +612,13 @@ mod context_cut_tests {
             ("assistant", 10, false),
             ("user", 10, false),
         ];
-        assert_eq!(context_cut(&rows, None, None), 2);
-        assert_eq!(context_cut(&rows, Some(4), None), 5);
+        assert_eq!(context_cut(&rows, None, None), (2, 2));
+        assert_eq!(context_cut(&rows, Some(4), None), (2, 5));
         // Three after the head would start with the tool result: it goes too.
-        assert_eq!(context_cut(&rows, Some(5), None), 5);
-        assert_eq!(context_cut(&rows, None, Some(150 + 20)), 5);
-        assert_eq!(context_cut(&rows, None, Some(150 + 60)), 3);
+        assert_eq!(context_cut(&rows, Some(5), None), (2, 5));
+        assert_eq!(context_cut(&rows, None, Some(150 + 20)), (2, 5));
+        assert_eq!(context_cut(&rows, None, Some(150 + 60)), (2, 3));
         // Caps smaller than the head keep the head alone.
-        assert_eq!(context_cut(&rows, Some(1), Some(1)), 7);
+        assert_eq!(context_cut(&rows, Some(1), Some(1)), (2, 7));
     }
 }

@@ -131,7 +131,11 @@ pub fn file_path(path: &str) -> Result<Option<String>, String> {
     if escape {
         return Err(format!("Path {path} would escape /memories directory"));
     }
-    Ok(Some(format!("{ROOT}/{rel}")))
+    // And every rule of memory-file paths (length, bidirectional characters, NFC), as
+    // memory_file_write applies them.
+    crate::files::path(Some(&format!("{ROOT}/{rel}")))
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// The tool path of a memory-file path under `memories/`.
@@ -365,6 +369,13 @@ mod tests {
             );
         }
         assert_eq!(tool_path("memories/a/b.md"), "/memories/a/b.md");
+        // Memory-file path rules hold too: no bidirectional controls, at most 512 characters.
+        assert!(file_path("/memories/\u{202E}gnp.md").is_err());
+        assert!(file_path(&format!("/memories/{}", "a".repeat(600))).is_err());
+        assert_eq!(
+            file_path("/memories/cafe\u{301}.md"),
+            Ok(Some("memories/caf\u{e9}.md".into()))
+        );
     }
 
     #[test]

@@ -22,8 +22,21 @@
 pub mod memory;
 pub mod prompt;
 
+use crate::error::{SqlError, SqlState};
 use serde_json::{json, Map, Value};
 use std::str::FromStr;
+
+/// A caller's mistake in naming a format, a tool or a prompt part (22023); the message lists
+/// what there is. A model's mistakes are not errors but text for it (`parse`).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl SqlError for ToolError {
+    fn sqlstate(&self) -> SqlState {
+        SqlState::InvalidParameterValue
+    }
+}
 
 /// The shape of the definitions: which API they are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,15 +50,15 @@ pub enum Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ToolError;
+    fn from_str(s: &str) -> Result<Self, ToolError> {
         match s {
             "openai" => Ok(Format::OpenAi),
             "anthropic" => Ok(Format::Anthropic),
             "mcp" => Ok(Format::Mcp),
-            _ => Err(format!(
+            _ => Err(ToolError(format!(
                 "format must be one of openai, anthropic, mcp; got \"{s}\""
-            )),
+            ))),
         }
     }
 }
@@ -106,7 +119,7 @@ fn edits_blocks(name: &str) -> bool {
 
 /// The tools to offer: `requested` (or the defaults), in that order, less what `agent` may not
 /// use. An unknown name is an error naming it (a caller's mistake, not the model's).
-pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'static str>, String> {
+pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'static str>, ToolError> {
     let names: Vec<String> = match requested {
         Some(r) => r.to_vec(),
         None => DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect(),
@@ -114,10 +127,10 @@ pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'stati
     let mut out: Vec<&'static str> = vec![];
     for n in &names {
         let Some(&t) = ALL_TOOLS.iter().find(|t| **t == n.as_str()) else {
-            return Err(format!(
+            return Err(ToolError(format!(
                 "unknown tool \"{n}\"; tools are: {}",
                 ALL_TOOLS.join(", ")
-            ));
+            )));
         };
         let allowed = agent
             .tools

@@ -3,6 +3,8 @@
 //! names only tools the agent is offered (`super::select`), so the prompt never sends the model
 //! to a tool it does not have; a part about tools it has none of is left out.
 
+use super::ToolError;
+
 /// The parts, in the order they are written.
 pub const PARTS: [&str; 5] = ["core", "recall", "refs", "writing", "files"];
 
@@ -15,13 +17,13 @@ fn has(tools: &[&str], any: &[&str]) -> Option<String> {
 
 /// The instructions for an agent offered `tools`: all parts, or those named in `parts`. An
 /// unknown part is an error naming the parts there are.
-pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, String> {
+pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolError> {
     if let Some(p) = parts {
         if let Some(bad) = p.iter().find(|x| !PARTS.contains(&x.as_str())) {
-            return Err(format!(
+            return Err(ToolError(format!(
                 "unknown part \"{bad}\"; parts are: {}",
                 PARTS.join(", ")
-            ));
+            )));
         }
     }
     let wanted = |name: &str| parts.is_none_or(|p| p.iter().any(|x| x == name));
@@ -165,6 +167,7 @@ mod tests {
         assert!(only.starts_with("## Stored details") && !only.contains("## Memory\n"));
         assert!(prompt(&DEFAULT_TOOLS, Some(&["nope".to_string()]))
             .unwrap_err()
+            .0
             .contains("core, recall, refs, writing, files"));
     }
 
