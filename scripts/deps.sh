@@ -83,6 +83,13 @@ python_step() {
     log "python jsonschema: installing jsonschema with pip"
     python3 -m pip install --quiet --disable-pip-version-check 'jsonschema>=4.18'
   fi
+  # The official MCP client library, for the gateway's end-to-end test (tests/python/test_mcp.py).
+  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
+    log "python mcp: present (2.3.0)"
+  else
+    log "python mcp: installing mcp==2.3.0 with pip"
+    python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0'
+  fi
 }
 
 # Downloads wheel $1 (pinned by hash $2) into a new temporary directory and unpacks it under

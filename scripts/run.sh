@@ -35,6 +35,35 @@ if [ "$(psql_run -d "$DB" -tAc "SHOW memory_ext.database")" != "$DB" ]; then
 fi
 psql_run -d "$DB" -f scripts/demo.sql
 
+# The MCP gateway (crates/memory_mcp): built here, started by the MCP host (stdio) or by hand
+# (HTTP). It connects as memory_mcp, an ordinary role: row-level security keeps tenants apart
+# only for roles without BYPASSRLS, and the gateway refuses any other.
+cargo build -q -p memory_mcp
+MCP_BIN=$PWD/target/debug/memory-mcp
+MCP_PORT=${MCP_PORT:-55438}
+MCP_DSN="host=127.0.0.1 port=$RUN_PORT user=memory_mcp dbname=$DB"
+psql_run -d "$DB" -c "DO \$\$BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memory_mcp') THEN
+        CREATE ROLE memory_mcp LOGIN NOSUPERUSER NOBYPASSRLS;
+    END IF;
+END\$\$" -c "GRANT CONNECT ON DATABASE $DB TO memory_mcp"
+# The HTTP configuration, with a token made once and kept (the file is the server's secret).
+MCP_CONFIG=$(dirname "$RUN_PGDATA")/mcp-$RUN_PORT.json
+if [ ! -f "$MCP_CONFIG" ]; then
+  token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  (umask 077; cat > "$MCP_CONFIG" <<JSON
+{
+  "dsn": "$MCP_DSN",
+  "listen": "127.0.0.1:$MCP_PORT",
+  "tenants": [
+    {"token": "$token", "user_id": "demo-user", "agent_id": "demo-agent", "thread_id": "demo-thread"}
+  ]
+}
+JSON
+  )
+fi
+MCP_TOKEN=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" | head -1)
+
 cat <<MSG
 
 memory_ext is running: Postgres 15 on 127.0.0.1:$RUN_PORT, data in $RUN_PGDATA,
@@ -45,6 +74,14 @@ memory_ext preloaded (shared_preload_libraries), database "$DB".
             SELECT compile_core_blocks('demo-agent');
   worker:   SELECT job, last_finished_at, last_counts, worker_pid FROM memory.worker_status;
   stop:     make stop
+
+MCP (the agent tools for Claude Desktop, Cursor or any MCP host; docs/mcp.md):
+  stdio: add to the host's MCP servers (e.g. claude_desktop_config.json):
+    {"mcpServers": {"memory": {"command": "$MCP_BIN",
+      "args": ["stdio", "--user", "demo-user", "--agent", "demo-agent", "--thread", "demo-thread"],
+      "env": {"MEMORY_MCP_DSN": "$MCP_DSN"}}}}
+  HTTP:  $MCP_BIN http --config $MCP_CONFIG
+         then http://127.0.0.1:$MCP_PORT/mcp with the header "Authorization: Bearer $MCP_TOKEN"
 MSG
 # Wait (briefly) for the worker's first round, so that the status above has something in it.
 for _ in $(seq 1 20); do

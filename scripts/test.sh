@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every test layer, in order, stopping at the first failure:
 #   1. cargo fmt --check, clippy -D warnings      (style, lints)
-#   2. cargo test -p memory_core -p memory_providers (the pure core; the model; HTTP clients)
+#   2. cargo test -p memory_core -p memory_providers -p memory_mcp (the pure core; the model;
+#      HTTP clients; the MCP gateway's configuration)
 #   3. cargo pgrx test pg15                        (#[pg_test] units inside a server)
 #   4. pg_regress golden files                     (the user-visible SQL contract)
 #   5. client tests through real drivers: Rust postgres (tenancy with real roles, concurrency),
-#      Python psycopg, and psql running the README's tour
+#      Python psycopg, the MCP gateway through the Python MCP SDK, and psql running the README's tour
 #   6. backups: pg_dump / pg_restore round trips (custom and plain format) lose and double
 #      nothing (tests/python/test_backup.py), the worker runs on a restored database, and a
 #      library installed under a running server leaves it and its worker alive
@@ -46,8 +47,8 @@ if want lint; then
 fi
 
 if want core; then
-  step "Postgres-free crates: cargo test -p memory_core -p memory_providers"
-  cargo test -p memory_core -p memory_providers
+  step "Postgres-free crates: cargo test -p memory_core -p memory_providers -p memory_mcp"
+  cargo test -p memory_core -p memory_providers -p memory_mcp
 fi
 
 if want pgrx; then
@@ -101,6 +102,10 @@ if want client; then
   step "client tests: agent tools through psycopg (JSON Schema validator, Anthropic memory tool transcript)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_tools.py
+  step "client tests: the MCP gateway with the Python MCP SDK over stdio and streamable HTTP (tests/python/test_mcp.py)"
+  cargo build -q -p memory_mcp
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
+  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" python3 tests/python/test_hardening.py

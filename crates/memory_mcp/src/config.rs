@@ -1,0 +1,386 @@
+//! Who a connection acts for, and how that is configured: the tenant of a stdio connection comes
+//! from the command line or environment, the tenant of an HTTP request from its bearer token,
+//! mapped here from the server's own file. Never from a tool argument: the model chooses what to
+//! call, not whose memory it reads. Plain Rust, tested by `cargo test -p memory_mcp`.
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+/// What one connection or request acts as: `memory_ext.user_id`, the agent whose tools and
+/// blocks it uses, the conversation its calls belong to (none: searches span every thread of the
+/// user), and the tools offered (none: the agent's default set).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tenant {
+    pub user_id: String,
+    pub agent_id: String,
+    pub thread_id: Option<String>,
+    pub tools: Option<Vec<String>>,
+}
+
+/// One entry of the HTTP configuration's `tenants`: a tenant and the credential that selects
+/// it, as the token itself or (so the file holds no secret) its SHA-256 in hex.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    token_sha256: Option<String>,
+    user_id: String,
+    agent_id: String,
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    dsn: Option<String>,
+    #[serde(default)]
+    listen: Option<String>,
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+    tenants: Vec<Entry>,
+}
+
+/// The HTTP server's configuration (docs/mcp.md shows the file).
+#[derive(Debug)]
+pub struct HttpConfig {
+    pub dsn: Option<String>,
+    pub listen: String,
+    /// Host names accepted in the `Host` header besides loopback (DNS-rebinding protection).
+    pub allowed_hosts: Vec<String>,
+    pub tokens: Tokens,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8808";
+
+/// A plaintext token shorter than this is refused: it could be guessed.
+const MIN_TOKEN_LEN: usize = 16;
+
+/// Bearer tokens by their SHA-256, so the lookup never compares secrets byte by byte.
+#[derive(Debug, Default)]
+pub struct Tokens(HashMap<String, Tenant>);
+
+impl Tokens {
+    pub fn tenant(&self, token: &str) -> Option<&Tenant> {
+        self.0.get(&sha256_hex(token))
+    }
+
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+}
+
+pub fn sha256_hex(s: &str) -> String {
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Parses the HTTP configuration file's text; every mistake is named, with the entry it is in.
+pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
+    let file: File = serde_json::from_str(text).map_err(|e| format!("configuration: {e}"))?;
+    if file.tenants.is_empty() {
+        return Err("configuration: \"tenants\" is empty: no request could be served".into());
+    }
+    let mut tokens = HashMap::new();
+    for (i, e) in file.tenants.into_iter().enumerate() {
+        let at = format!("configuration: tenants[{i}]");
+        let tenant = Tenant {
+            user_id: e.user_id,
+            agent_id: e.agent_id,
+            thread_id: e.thread_id,
+            tools: e.tools,
+        };
+        check_tenant(&tenant).map_err(|m| format!("{at}: {m}"))?;
+        let hash = match (e.token, e.token_sha256) {
+            (Some(t), None) if t.chars().count() >= MIN_TOKEN_LEN => sha256_hex(&t),
+            (Some(_), None) => {
+                return Err(format!(
+                    "{at}: \"token\" is shorter than {MIN_TOKEN_LEN} characters"
+                ))
+            }
+            (None, Some(h)) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                h.to_ascii_lowercase()
+            }
+            (None, Some(_)) => {
+                return Err(format!(
+                    "{at}: \"token_sha256\" is not 64 hexadecimal digits"
+                ))
+            }
+            _ => return Err(format!("{at}: give one of \"token\" and \"token_sha256\"")),
+        };
+        if tokens.insert(hash, tenant).is_some() {
+            return Err(format!("{at}: the same token as an earlier entry"));
+        }
+    }
+    Ok(HttpConfig {
+        dsn: file.dsn,
+        listen: file.listen.unwrap_or_else(|| DEFAULT_LISTEN.into()),
+        allowed_hosts: file.allowed_hosts,
+        tokens: Tokens(tokens),
+    })
+}
+
+/// The ids are checked again by the extension; here only so that a typo fails at start-up.
+pub fn check_tenant(t: &Tenant) -> Result<(), String> {
+    for (field, v) in [
+        ("user_id", Some(&t.user_id)),
+        ("agent_id", Some(&t.agent_id)),
+        ("thread_id", t.thread_id.as_ref()),
+    ] {
+        if let Some(v) = v {
+            if v.trim().is_empty() {
+                return Err(format!("\"{field}\" is empty"));
+            }
+        }
+    }
+    if let Some(tools) = &t.tools {
+        if tools.is_empty() {
+            return Err("\"tools\" is empty: leave it out for the agent's default set".into());
+        }
+    }
+    Ok(())
+}
+
+/// The command line: `stdio` with the tenant in flags (or the environment), `http` with a
+/// configuration file, or `hash-token`.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Stdio {
+        dsn: Option<String>,
+        tenant: Tenant,
+    },
+    Http {
+        config: String,
+        dsn: Option<String>,
+        listen: Option<String>,
+    },
+    HashToken(String),
+    Help,
+}
+
+pub const USAGE: &str = "\
+memory-mcp: memory_ext's agent tools over the Model Context Protocol.
+
+  memory-mcp stdio --dsn DSN --user USER --agent AGENT [--thread THREAD] [--tools a,b,...]
+  memory-mcp http  --config FILE [--dsn DSN] [--listen HOST:PORT]
+  memory-mcp hash-token TOKEN    print the token_sha256 of TOKEN for the configuration file
+
+DSN is a libpq connection string or URL for a role WITHOUT superuser or BYPASSRLS (memory-mcp
+refuses such a role: row-level security is what keeps tenants apart). Environment instead of
+flags: MEMORY_MCP_DSN, MEMORY_MCP_USER, MEMORY_MCP_AGENT, MEMORY_MCP_THREAD, MEMORY_MCP_TOOLS.
+Reference: docs/mcp.md.";
+
+/// Parses the arguments after the program name; `env` looks up the environment fallbacks.
+pub fn parse_args(
+    args: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Command, String> {
+    let Some((cmd, rest)) = args.split_first() else {
+        return Ok(Command::Help);
+    };
+    let mut flags: HashMap<&str, String> = HashMap::new();
+    let mut positional = Vec::new();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if a == "-h" || a == "--help" {
+            return Ok(Command::Help);
+        }
+        if let Some(name) = a.strip_prefix("--") {
+            let (name, value) = match name.split_once('=') {
+                Some((n, v)) => (n, v.to_string()),
+                None => (
+                    name,
+                    it.next()
+                        .ok_or_else(|| format!("--{name} needs a value"))?
+                        .clone(),
+                ),
+            };
+            flags.insert(name, value);
+        } else {
+            positional.push(a.clone());
+        }
+    }
+    let allowed: &[&str] = match cmd.as_str() {
+        "stdio" => &["dsn", "user", "agent", "thread", "tools"],
+        "http" => &["config", "dsn", "listen"],
+        "hash-token" => &[],
+        "help" | "-h" | "--help" => return Ok(Command::Help),
+        other => return Err(format!("unknown command \"{other}\"\n\n{USAGE}")),
+    };
+    if let Some(bad) = flags.keys().find(|k| !allowed.contains(k)) {
+        return Err(format!("{cmd}: unknown option --{bad}\n\n{USAGE}"));
+    }
+    let get = |flag: &str, var: &str| flags.get(flag).cloned().or_else(|| env(var));
+    match cmd.as_str() {
+        "stdio" => {
+            let need = |flag: &str, var: &str| {
+                get(flag, var).ok_or_else(|| format!("stdio: --{flag} (or {var}) is required"))
+            };
+            let tenant = Tenant {
+                user_id: need("user", "MEMORY_MCP_USER")?,
+                agent_id: need("agent", "MEMORY_MCP_AGENT")?,
+                thread_id: get("thread", "MEMORY_MCP_THREAD"),
+                tools: get("tools", "MEMORY_MCP_TOOLS").map(|t| {
+                    t.split(',')
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }),
+            };
+            check_tenant(&tenant).map_err(|m| format!("stdio: {m}"))?;
+            Ok(Command::Stdio {
+                dsn: get("dsn", "MEMORY_MCP_DSN"),
+                tenant,
+            })
+        }
+        "http" => Ok(Command::Http {
+            config: flags
+                .get("config")
+                .cloned()
+                .ok_or("http: --config FILE is required")?,
+            dsn: get("dsn", "MEMORY_MCP_DSN"),
+            listen: flags.get("listen").cloned(),
+        }),
+        _ => match positional.as_slice() {
+            [t] => Ok(Command::HashToken(t.clone())),
+            _ => Err("hash-token: give exactly one TOKEN".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn stdio_flags_and_environment() {
+        let c = parse_args(
+            &args("stdio --user alice --agent=helper --tools memory_append,,archival_search"),
+            |v| (v == "MEMORY_MCP_DSN").then(|| "host=h".to_string()),
+        )
+        .unwrap();
+        assert_eq!(
+            c,
+            Command::Stdio {
+                dsn: Some("host=h".into()),
+                tenant: Tenant {
+                    user_id: "alice".into(),
+                    agent_id: "helper".into(),
+                    thread_id: None,
+                    tools: Some(vec!["memory_append".into(), "archival_search".into()]),
+                }
+            }
+        );
+        // The flag wins over the environment.
+        let c = parse_args(&args("stdio --user a --agent b --dsn x"), |_| {
+            Some("env".into())
+        })
+        .unwrap();
+        assert!(matches!(c, Command::Stdio { dsn: Some(d), .. } if d == "x"));
+    }
+
+    #[test]
+    fn argument_mistakes_are_named() {
+        let none = |_: &str| None;
+        assert!(parse_args(&args("stdio --agent b"), none)
+            .unwrap_err()
+            .contains("--user"));
+        assert!(
+            parse_args(&args("stdio --user a --agent b --bogus 1"), none)
+                .unwrap_err()
+                .contains("--bogus")
+        );
+        assert!(parse_args(&args("stdio --user"), none)
+            .unwrap_err()
+            .contains("needs a value"));
+        assert!(parse_args(&args("serve"), none)
+            .unwrap_err()
+            .contains("unknown command"));
+        assert!(parse_args(&args("http"), none)
+            .unwrap_err()
+            .contains("--config"));
+        assert!(
+            parse_args(&args("stdio --user a --agent b --tools ,"), none)
+                .unwrap_err()
+                .contains("tools")
+        );
+        assert_eq!(parse_args(&[], none).unwrap(), Command::Help);
+        assert_eq!(
+            parse_args(&args("hash-token abc"), none).unwrap(),
+            Command::HashToken("abc".into())
+        );
+    }
+
+    #[test]
+    fn tokens_map_to_tenants_by_hash() {
+        let hashed = sha256_hex("bob-token-0123456789");
+        let cfg = parse_http(&format!(
+            r#"{{"tenants": [
+                {{"token": "alice-token-0123456789", "user_id": "alice", "agent_id": "a"}},
+                {{"token_sha256": "{}", "user_id": "bob", "agent_id": "b", "thread_id": "t"}}
+            ]}}"#,
+            hashed.to_uppercase()
+        ))
+        .unwrap();
+        assert_eq!(cfg.listen, DEFAULT_LISTEN);
+        assert_eq!(cfg.tokens.count(), 2);
+        assert_eq!(
+            cfg.tokens.tenant("alice-token-0123456789").unwrap().user_id,
+            "alice"
+        );
+        let bob = cfg.tokens.tenant("bob-token-0123456789").unwrap();
+        assert_eq!(
+            (bob.user_id.as_str(), bob.thread_id.as_deref()),
+            ("bob", Some("t"))
+        );
+        assert!(cfg.tokens.tenant("alice-token-012345678").is_none());
+        assert!(cfg.tokens.tenant("").is_none());
+    }
+
+    #[test]
+    fn configuration_mistakes_are_named() {
+        let bad = |text: &str, want: &str| {
+            let e = parse_http(text).unwrap_err();
+            assert!(e.contains(want), "{e} should mention {want}");
+        };
+        bad(r#"{"tenants": []}"#, "empty");
+        bad(
+            r#"{"tenants": [{"token": "short", "user_id": "a", "agent_id": "b"}]}"#,
+            "shorter",
+        );
+        bad(
+            r#"{"tenants": [{"user_id": "a", "agent_id": "b"}]}"#,
+            "one of",
+        );
+        bad(
+            r#"{"tenants": [{"token_sha256": "abc", "user_id": "a", "agent_id": "b"}]}"#,
+            "64 hexadecimal",
+        );
+        bad(
+            r#"{"tenants": [{"token": "0123456789abcdef", "user_id": " ", "agent_id": "b"}]}"#,
+            "tenants[0]: \"user_id\" is empty",
+        );
+        bad(
+            r#"{"tenants": [{"token": "0123456789abcdef", "user_id": "a", "agent_id": "b"},
+                            {"token": "0123456789abcdef", "user_id": "c", "agent_id": "d"}]}"#,
+            "tenants[1]: the same token",
+        );
+        bad(
+            r#"{"tenants": [{"token": "0123456789abcdef", "user": "a", "agent_id": "b"}]}"#,
+            "unknown field",
+        );
+        bad(r#"{"tenant": []}"#, "unknown field");
+    }
+}

@@ -1,0 +1,161 @@
+//! The gateway's only access to memory: one SQL function per MCP request (`memory_tools`,
+//! `memory_tool_call`, `memory_prompt`), each in its own short transaction that names the tenant
+//! with `set_config(..., is_local => true)`. The setting ends with the transaction, so a pooled
+//! connection never carries one request's tenant into the next.
+
+use crate::config::Tenant;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use serde_json::Value;
+use std::str::FromStr;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::NoTls;
+
+/// Why a request failed: the database refused it (a SQL error with its SQLSTATE and message,
+/// shown to the model as the tool's error text), or the gateway could not reach it.
+#[derive(Debug)]
+pub enum DbError {
+    Sql { code: String, message: String },
+    Unavailable(String),
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbError::Sql { code, message } => write!(f, "{message} (SQLSTATE {code})"),
+            DbError::Unavailable(m) => write!(f, "database unavailable: {m}"),
+        }
+    }
+}
+
+impl From<tokio_postgres::Error> for DbError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        match e.as_db_error() {
+            Some(db) => DbError::Sql {
+                code: db.code().code().to_string(),
+                message: db.message().to_string(),
+            },
+            None => DbError::Unavailable(e.to_string()),
+        }
+    }
+}
+
+pub struct Db {
+    pool: Pool,
+}
+
+impl Db {
+    /// A pool of at most `size` connections to `dsn`, after checking that its role is one that
+    /// row-level security applies to and that the extension is installed.
+    pub async fn connect(dsn: &str, size: usize) -> Result<Db, String> {
+        let mut cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| format!("--dsn: {e}"))?;
+        if cfg.get_application_name().is_none() {
+            cfg.application_name("memory-mcp");
+        }
+        let manager = Manager::from_config(
+            cfg,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(size)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let db = Db { pool };
+        db.check().await?;
+        Ok(db)
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        let c = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        let row = c
+            .query_one(
+                "SELECT current_user::text, r.rolsuper, r.rolbypassrls,
+                        (SELECT extversion FROM pg_extension WHERE extname = 'memory_ext')
+                   FROM pg_roles r WHERE r.rolname = current_user",
+                &[],
+            )
+            .await
+            .map_err(|e| format!("cannot check the role: {e}"))?;
+        let (role, superuser, bypass, version): (String, bool, bool, Option<String>) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if superuser || bypass {
+            return Err(format!(
+                "role \"{role}\" is a superuser or has BYPASSRLS: row-level security would not \
+                 keep tenants apart. Connect as an ordinary role (docs/mcp.md shows one)."
+            ));
+        }
+        if version.is_none() {
+            return Err("memory_ext is not installed in this database (CREATE EXTENSION memory_ext CASCADE)".into());
+        }
+        Ok(())
+    }
+
+    /// One statement returning one text value, in a transaction acting for `user_id`.
+    async fn one(
+        &self,
+        user_id: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<String, DbError> {
+        let mut c = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| DbError::Unavailable(e.to_string()))?;
+        let tx = c.transaction().await?;
+        tx.execute(
+            "SELECT set_config('memory_ext.user_id', $1, true)",
+            &[&user_id],
+        )
+        .await?;
+        let text: String = tx.query_one(sql, params).await?.get(0);
+        tx.commit().await?;
+        Ok(text)
+    }
+
+    /// The tenant's tool definitions in MCP's `tools/list` shape.
+    pub async fn tools(&self, t: &Tenant) -> Result<Vec<Value>, DbError> {
+        let text = self
+            .one(
+                &t.user_id,
+                "SELECT memory_tools($1, 'mcp', $2)::text",
+                &[&t.agent_id, &t.tools],
+            )
+            .await?;
+        serde_json::from_str(&text).map_err(|e| DbError::Unavailable(e.to_string()))
+    }
+
+    /// Runs one tool call: the text for the model and whether it is an error.
+    pub async fn call(
+        &self,
+        t: &Tenant,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<(String, bool), DbError> {
+        let text = self
+            .one(
+                &t.user_id,
+                "SELECT memory_tool_call($1, $2, $3, $4::text::jsonb)::text",
+                &[&t.agent_id, &t.thread_id, &name, &arguments.to_string()],
+            )
+            .await?;
+        let v: Value =
+            serde_json::from_str(&text).map_err(|e| DbError::Unavailable(e.to_string()))?;
+        Ok((
+            v["content"].as_str().unwrap_or_default().to_string(),
+            v["is_error"].as_bool().unwrap_or(false),
+        ))
+    }
+
+    /// The memory instructions for the tenant's agent (its system prompt part).
+    pub async fn prompt(&self, t: &Tenant) -> Result<String, DbError> {
+        self.one(&t.user_id, "SELECT memory_prompt($1)", &[&t.agent_id])
+            .await
+    }
+}

@@ -1,0 +1,250 @@
+"""The MCP gateway (crates/memory_mcp) end to end with the Python MCP SDK (`mcp`, the official
+client library): over stdio (the SDK starts `memory-mcp stdio` as a subprocess) and over
+streamable HTTP (a `memory-mcp http` process with bearer tokens), the tools listed are
+memory_tools' own, every default tool runs, and two tenants on two connections never see
+each other. The gateway connects as an ordinary role and refuses one that bypasses RLS.
+
+Run by `scripts/test.sh client`:
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." \
+    MEMORY_MCP_BIN=target/debug/memory-mcp python3 tests/python/test_mcp.py
+"""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import httpx2
+import psycopg
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from pgtest import ordinary_role, run_tests
+
+DSN = os.environ["MEMORY_EXT_TEST_DSN"]
+BIN = os.path.abspath(os.environ.get("MEMORY_MCP_BIN", "target/debug/memory-mcp"))
+GATEWAY_ROLE = "memory_mcp_gateway"
+GATEWAY_DSN = DSN + f" user={GATEWAY_ROLE}"
+RUN = uuid.uuid4().hex[:8]
+ALICE, BOB, CAROL = f"mcp-alice-{RUN}", f"mcp-bob-{RUN}", f"mcp-carol-{RUN}"
+ALICE_TOKEN, BOB_TOKEN, CAROL_TOKEN = (f"{n}-token-{RUN}-0123456789" for n in ("alice", "bob", "carol"))
+DEFAULT_TOOLS = ["memory_replace", "memory_append", "archival_insert", "archival_search",
+                 "conversation_search", "memory_ref_get"]
+
+admin = psycopg.connect(DSN, autocommit=True)
+
+
+def sql(user, query, *params):
+    """One statement as tenant `user` (superuser connection, tenant set for the statement)."""
+    with admin.transaction():
+        admin.execute("SELECT set_config('memory_ext.user_id', %s, true)", (user,))
+        return admin.execute(query, params).fetchone()
+
+
+def setup():
+    ordinary_role(DSN, GATEWAY_ROLE)
+    for user in (ALICE, BOB, CAROL):
+        sql(user, "SELECT memory_agent(%s, %s, 'I help.', 'Name: ' || %s)", f"agent-{user}", user, user)
+        sql(user, "SELECT message_append(%s, 'user', %s)", f"thread-{user}",
+            f"My lucky number is {7 if user == ALICE else 13} and I keep bees.")
+    sql(ALICE, "SELECT block_set(%s, 'rules', 'Never share secrets.', 'house rules', 2000, true)",
+        f"agent-{ALICE}")
+
+
+def alice_stdio(*extra):
+    return StdioServerParameters(
+        command=BIN,
+        args=["stdio", "--user", ALICE, "--agent", f"agent-{ALICE}", "--thread", f"thread-{ALICE}", *extra],
+        env={**os.environ, "MEMORY_MCP_DSN": GATEWAY_DSN},
+    )
+
+
+def text(result):
+    return "\n".join(c.text for c in result.content)
+
+
+async def default_tools_round(client, user, thread_word):
+    """Lists the tools and calls each default one as `user`; returns the archival_search text."""
+    listed = await client.list_tools()
+    names = [t.name for t in listed.tools]
+    assert names == DEFAULT_TOOLS, names
+    want = sql(user, "SELECT memory_tools(%s, 'mcp')", f"agent-{user}")[0]
+    assert [t.model_dump(by_alias=True, exclude_none=True)["inputSchema"] for t in listed.tools] == \
+        [w["inputSchema"] for w in want]
+
+    r = await client.call_tool("memory_append", {"block": "human", "content": f"Likes {thread_word}."})
+    assert not r.is_error and "updated" in text(r), text(r)
+    r = await client.call_tool("memory_replace", {"block": "human", "old": f"Likes {thread_word}.",
+                                                  "new": f"Loves {thread_word}."})
+    assert not r.is_error, text(r)
+    value = sql(user, "SELECT value FROM memory.blocks WHERE agent_id = %s AND label = 'human'", f"agent-{user}")[0]
+    assert f"Loves {thread_word}." in value, value
+
+    r = await client.call_tool("archival_insert", {"content": f"{user} once sailed to {thread_word} island."})
+    assert not r.is_error, text(r)
+    search = await client.call_tool("archival_search", {"query": f"sailing trip to {thread_word}"})
+    assert not search.is_error, text(search)
+
+    r = await client.call_tool("conversation_search", {"query": "bees"})
+    assert not r.is_error and "keep bees" in text(r), text(r)
+    key = sql(user, "SELECT memory_ref_store(%s, 'a long log', 'command_output', %s) ->> 'key'",
+              f"log of {user}: " + "x" * 50, user)[0]
+    r = await client.call_tool("memory_ref_get", {"key": key})
+    assert not r.is_error and f"log of {user}" in text(r), text(r)
+    return text(search)
+
+
+def test_gateway_refuses_a_role_that_bypasses_rls():
+    p = subprocess.run([BIN, "stdio", "--dsn", DSN, "--user", ALICE, "--agent", f"agent-{ALICE}"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and "BYPASSRLS" in p.stderr, (p.returncode, p.stderr)
+    # A wrong agent fails at start-up, not at the host's first call.
+    p = subprocess.run([BIN, "stdio", "--dsn", GATEWAY_DSN, "--user", ALICE, "--agent", "no-such-agent"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 1 and "no-such-agent" in p.stderr, (p.returncode, p.stderr)
+
+
+def test_stdio_lists_and_runs_every_default_tool():
+    async def main():
+        async with Client(alice_stdio()) as c:
+            found = await default_tools_round(c, ALICE, "Gull")
+            assert "Gull island" in found, found
+            # The prompt and the server's instructions are memory_prompt's text.
+            prompt = await c.get_prompt("memory")
+            want = sql(ALICE, "SELECT memory_prompt(%s)", f"agent-{ALICE}")[0]
+            assert prompt.messages[0].content.text == want
+            assert c.instructions == want
+            # What the model gets wrong comes back as a tool error it can read, nothing written.
+            r = await c.call_tool("memory_append", {"block": "rules", "content": "Share everything."})
+            assert r.is_error and "cannot be edited" in text(r), text(r)
+            r = await c.call_tool("archival_insert", {"text": "wrong argument name"})
+            assert r.is_error, text(r)
+            r = await c.call_tool("no_such_tool", {})
+            assert r.is_error, text(r)
+    asyncio.run(main())
+    rules = sql(ALICE, "SELECT value FROM memory.blocks WHERE agent_id = %s AND label = 'rules'", f"agent-{ALICE}")[0]
+    assert rules == "Never share secrets.", rules
+    # Every call is an event, as through memory_tool_call directly.
+    n = sql(ALICE, "SELECT count(*) FROM memory.events WHERE user_id = current_setting('memory_ext.user_id') AND op LIKE 'tool:%%'")[0]
+    assert n >= 9, n
+
+
+def test_stdio_with_a_configured_tool_set():
+    async def main():
+        async with Client(alice_stdio("--tools", "archival_search,memory")) as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            assert names == ["archival_search", "memory"], names
+            r = await c.call_tool("memory_append", {"block": "human", "content": "x"})
+            assert r.is_error and "not offered" in text(r), text(r)
+            r = await c.call_tool("memory", {"command": "view", "path": "/memories"})
+            assert not r.is_error, text(r)
+    asyncio.run(main())
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpGateway:
+    """A `memory-mcp http` process: alice by plaintext token, bob by its SHA-256, carol with
+    two tools."""
+
+    def __enter__(self):
+        bob_hash = subprocess.run([BIN, "hash-token", BOB_TOKEN], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+        self.port = free_port()
+        config = {"dsn": GATEWAY_DSN, "tenants": [
+            {"token": ALICE_TOKEN, "user_id": ALICE, "agent_id": f"agent-{ALICE}"},
+            {"token_sha256": bob_hash, "user_id": BOB, "agent_id": f"agent-{BOB}", "thread_id": f"thread-{BOB}"},
+            {"token": CAROL_TOKEN, "user_id": CAROL, "agent_id": f"agent-{CAROL}", "tools": ["archival_search"]},
+        ]}
+        self.file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump(config, self.file)
+        self.file.close()
+        self.proc = subprocess.Popen([BIN, "http", "--config", self.file.name, "--listen", f"127.0.0.1:{self.port}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if self.proc.poll() is not None or time.time() > deadline:
+                    raise AssertionError(f"memory-mcp http did not start: {self.proc.stderr.read()}")
+                time.sleep(0.1)
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        return self
+
+    def client(self, token, mode="auto"):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        return Client(streamable_http_client(self.url, http_client=http), mode=mode)
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        os.unlink(self.file.name)
+
+
+def test_http_needs_a_known_token():
+    with HttpGateway() as g:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+        for headers in ({}, {"Authorization": "Bearer not-a-token-of-anyone"},
+                        {"Authorization": f"Basic {ALICE_TOKEN}"}):
+            req = urllib.request.Request(g.url, data=body, method="POST", headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+            try:
+                urllib.request.urlopen(req, timeout=10)
+                raise AssertionError(f"{headers} was served")
+            except urllib.error.HTTPError as e:
+                assert e.code == 401 and e.headers["WWW-Authenticate"] == "Bearer", (e.code, headers)
+
+
+def test_http_two_tenants_never_see_each_other():
+    async def main(g):
+        # Both protocol generations: the modern one (auto) and the initialize handshake (legacy).
+        async with g.client(ALICE_TOKEN) as alice, g.client(BOB_TOKEN, mode="legacy") as bob:
+            assert alice.protocol_version != bob.protocol_version, alice.protocol_version
+            # Each connection is told its own agent's instructions.
+            for c, user in ((alice, ALICE), (bob, BOB)):
+                assert c.instructions == sql(user, "SELECT memory_prompt(%s)", f"agent-{user}")[0]
+            a = await default_tools_round(alice, ALICE, "Puffin")
+            b = await default_tools_round(bob, BOB, "Tern")
+            assert "Puffin" in a and "Tern" not in a, a
+            assert "Tern" in b and "Puffin" not in b, b
+            # Bob asks for Alice's words and gets nothing of hers.
+            r = await bob.call_tool("archival_search", {"query": "Puffin island sailing"})
+            assert ALICE not in text(r) and "Puffin" not in text(r), text(r)
+            r = await bob.call_tool("conversation_search", {"query": "lucky number"})
+            assert "13" in text(r) and " 7 " not in text(r), text(r)
+            # Alice's ref key does not open for Bob.
+            key = sql(ALICE, "SELECT memory_ref_store('alice private log', 'log', 'command_output', %s) ->> 'key'", ALICE)[0]
+            r = await bob.call_tool("memory_ref_get", {"key": key})
+            assert "alice private log" not in text(r), text(r)
+            # Carol's token offers one tool; the rest are not callable through it.
+            async with g.client(CAROL_TOKEN) as carol:
+                assert [t.name for t in (await carol.list_tools()).tools] == ["archival_search"]
+                r = await carol.call_tool("archival_insert", {"content": "sneaky"})
+                assert r.is_error and "not offered" in text(r), text(r)
+    with HttpGateway() as g:
+        asyncio.run(main(g))
+    # What each wrote is under its own tenant only.
+    assert sql(BOB, "SELECT count(*) FROM memory.items WHERE user_id = current_setting('memory_ext.user_id') AND text LIKE '%%Puffin%%'")[0] == 0
+    assert sql(ALICE, "SELECT count(*) FROM memory.items WHERE user_id = current_setting('memory_ext.user_id') AND text LIKE '%%Puffin%%'")[0] == 1
+    assert sql(CAROL, "SELECT count(*) FROM memory.items WHERE text = 'sneaky'")[0] == 0
+
+
+def main():
+    setup()
+    return run_tests(globals(), " (MCP gateway)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
