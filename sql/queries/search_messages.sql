@@ -1,6 +1,7 @@
--- conversation_search (src/store/search.rs): a thread's messages (in context or not) ranked by
--- keyword and meaning; or all of the user's threads' (the conversation_search tool without a
--- thread), the "thread" slot being a condition on $2 either way. $1 user_id, $2 thread_id, $3 tsquery text or NULL, $4 query vector or
+-- conversation_search (src/store/search/mod.rs): a thread's messages (in context or not) ranked
+-- by keyword and meaning; or those of every thread an agent reads (the conversation_search tool
+-- without a thread), the "thread" slot being a condition on $2 either way. $1 user_id, $2
+-- thread_id or agent_id, $3 tsquery text or NULL, $4 query vector or
 -- NULL, $5 roles or NULL, $6 start, $7 end, $8 candidates per side. The "dense" slot
 -- (sql/queries/search_messages_dense.sql, or an empty CTE) and the "similarity" slot (in braces
 -- where used, never in a comment) carry the active model's id, type and operator as literals.
@@ -16,5 +17,5 @@ WITH lex AS (
 )
 SELECT m.id, m.seq, m.role, m.content, m.created_at,
        CASE WHEN $3 IS NULL THEN 0 ELSE ts_rank_cd(m.tsv, $3::tsquery) END::float8,
-       {similarity}
+       {similarity}, m.thread_id
 FROM pool p JOIN memory.messages m ON m.user_id = $1 AND m.id = p.id

@@ -10,7 +10,7 @@ use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant, vector};
 use crate::store::blocks;
-use crate::store::search::{self, MessageHit};
+use crate::store::search::{self, Conversations, MessageHit};
 use memory_core::tokens::{self, Usage};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -91,12 +91,28 @@ pub fn search(
     limit: usize,
 ) -> Vec<MessageHit> {
     let user = lookup::owner(Owned::Thread, thread);
-    search::messages(&user, Some(thread), query, roles, start, end, limit)
+    search::messages(
+        &user,
+        Conversations::Thread(thread),
+        query,
+        roles,
+        start,
+        end,
+        limit,
+    )
 }
 
-/// The conversation_search tool without a thread: the messages of all `user`'s threads.
-pub fn search_user(user: &str, query: &str, limit: usize) -> Vec<MessageHit> {
-    search::messages(user, None, query, None, None, None, limit)
+/// The conversation_search tool without a thread: the messages of every thread `agent` reads.
+pub fn search_agent(user: &str, agent: &str, query: &str, limit: usize) -> Vec<MessageHit> {
+    search::messages(
+        user,
+        Conversations::Agent(agent),
+        query,
+        None,
+        None,
+        None,
+        limit,
+    )
 }
 
 /// Compiled blocks + in-context messages of a thread, against a context window of `window`

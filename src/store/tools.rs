@@ -185,14 +185,21 @@ fn run(
             }
         }
         Call::ConversationSearch { query, page } => {
-            // Within the call's thread; without one, across all the user's conversations.
+            // Within the call's thread; without one, across the agent's conversations, each line
+            // naming its thread (the model may want to say where something was said).
             let hits = match thread {
                 Some(t) => recall::search(t, &query, None, None, None, MAX_RESULTS),
-                None => recall::search_user(user, &query, MAX_RESULTS),
+                None => recall::search_agent(user, agent_id, &query, MAX_RESULTS),
             };
             let lines: Vec<String> = hits
                 .iter()
-                .map(|h| message_line(&h.created_at, &h.role, &h.content))
+                .map(|h| {
+                    let line = message_line(&h.created_at, &h.role, &h.content);
+                    match thread {
+                        Some(_) => line,
+                        None => line.replacen("] ", &format!("] (thread {}) ", h.thread_id), 1),
+                    }
+                })
                 .collect();
             paged(&lines, page)
         }

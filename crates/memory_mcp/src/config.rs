@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
 /// What one connection or request acts as: `memory_ext.user_id`, the agent whose tools and
-/// blocks it uses, the conversation its calls belong to (none: searches span every thread of the
-/// user), and the tools offered (none: the agent's default set).
+/// blocks it uses, the conversation its calls belong to (none: searches span every thread the
+/// agent reads), and the tools offered (none: the agent's default set).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tenant {
     pub user_id: String,

@@ -98,6 +98,7 @@ impl Probe {
 #[derive(Clone)]
 pub struct MessageHit {
     pub id: pgrx::Uuid,
+    pub thread_id: String,
     pub seq: i64,
     pub role: String,
     pub content: String,
@@ -105,11 +106,19 @@ pub struct MessageHit {
     pub score: f64,
 }
 
-/// A thread's messages (in context or not) for `query`, best first, at most `limit`; with no
-/// thread, those of all the user's threads.
+/// Whose messages a search reads: one thread's, or those of every thread an agent reads: its
+/// own and the user's unassigned ones (`threads.agent_id` NULL), the threads
+/// compile_core_blocks counts in "previous messages ... in recall memory".
+#[derive(Clone, Copy)]
+pub enum Conversations<'a> {
+    Thread(&'a str),
+    Agent(&'a str),
+}
+
+/// The messages (in context or not) of `scope` for `query`, best first, at most `limit`.
 pub fn messages(
     user: &str,
-    thread: Option<&str>,
+    scope: Conversations,
     query: &str,
     roles: Option<Vec<String>>,
     start: Option<TimestampWithTimeZone>,
@@ -130,18 +139,21 @@ pub fn messages(
         // A statement text per case, so each keeps its own plan (the thread's index, or the user's).
         .replace(
             "{thread}",
-            if thread.is_some() {
-                "m.thread_id = $2"
-            } else {
-                "$2::text IS NULL"
+            match scope {
+                Conversations::Thread(_) => "m.thread_id = $2",
+                Conversations::Agent(_) => {
+                    "m.thread_id IN (SELECT t.thread_id FROM memory.threads t \
+                     WHERE t.user_id = $1 AND (t.agent_id = $2 OR t.agent_id IS NULL))"
+                }
             },
         );
+    let (Conversations::Thread(key) | Conversations::Agent(key)) = scope;
     let rows: Vec<(MessageHit, f64, Option<f64>)> = vector::with_iterative_scan(|| {
         spi::rows(
             &sql,
             &[
                 user.into(),
-                thread.into(),
+                key.into(),
                 tsq.into(),
                 probe.vector().into(),
                 roles.into(),
@@ -163,6 +175,7 @@ pub fn messages(
                             .get::<TimestampWithTimeZone>(5)?
                             .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
                         score: 0.0,
+                        thread_id: r.get::<String>(8)?.unwrap_or_default(),
                     },
                     r.get::<f64>(6)?.unwrap_or(0.0),
                     r.get::<f64>(7)?,

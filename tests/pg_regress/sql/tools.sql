@@ -31,10 +31,16 @@ SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'archival_search
 SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}') ->> 'content',
                       '\[[^]]*\]', '[when]', 'g') AS found;
 SELECT memory_tool_call('tina-agent', 'tina-t1', 'conversation_search', '{"query": "cello", "page": 3}') ->> 'content' AS past_the_end;
--- Without a thread: every conversation of the agent's user.
+-- Without a thread: every conversation the agent reads (its own threads and the user's
+-- unassigned ones, not another agent's), each line naming its thread.
 SELECT message_append('tina-t0', 'user', 'My cello teacher is called Bo.', 'tina') ->> 'seq' AS seq;
+SELECT memory_agent('tina-other', 'tina') ->> 'agent_id' AS other_agent;
+SELECT message_append('tina-t9', 'user', 'The cello recital is on Friday.', 'tina') ->> 'seq' AS seq;
+UPDATE memory.threads SET agent_id = 'tina-other' WHERE thread_id = 'tina-t9';
 SELECT regexp_replace(memory_tool_call('tina-agent', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content',
                       '\[[^]]*\]', '[when]', 'g') AS found_in_every_thread;
+SELECT regexp_replace(memory_tool_call('tina-other', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content',
+                      '\[[^]]*\]', '[when]', 'g') AS found_by_the_other_agent;
 
 -- Refusals come back as text, with nothing written.
 SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_append', '{"block": "rules", "content": "Be mean."}');
