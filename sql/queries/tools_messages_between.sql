@@ -1,10 +1,15 @@
--- conversation_search_date through memory_tool_call: a thread's messages sent between two days
--- (both included, in UTC), oldest first, with the minute they were sent.
--- $1 user_id, $2 thread_id, $3 first day (YYYY-MM-DD), $4 last day, $5 most rows.
-SELECT to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.role, m.content
-FROM memory.messages m
-WHERE m.user_id = $1 AND m.thread_id = $2
-  AND m.created_at >= ($3::date)::timestamp AT TIME ZONE 'UTC'
-  AND m.created_at < ($4::date + 1)::timestamp AT TIME ZONE 'UTC'
-ORDER BY m.seq
-LIMIT $5
+-- conversation_search_date through memory_tool_call: how many messages of a thread were sent
+-- between two days (both included, in UTC), and one page of them, oldest first, each with the
+-- minute it was sent. Listing needs no ranking, so it pages here over every message of the days.
+-- One row always (a page past the end has a count and no lines).
+-- $1 user_id, $2 thread_id, $3 first day (YYYY-MM-DD), $4 last day, $5 rows skipped, $6 page size.
+SELECT count(*),
+       array_agg(format('- [%s] %s: %s', d.at, d.role, d.content) ORDER BY d.seq)
+           FILTER (WHERE d.n > $5 AND d.n <= $5 + $6)
+FROM (SELECT m.seq, m.role, m.content,
+             to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS at,
+             row_number() OVER (ORDER BY m.seq) AS n
+      FROM memory.messages m
+      WHERE m.user_id = $1 AND m.thread_id = $2
+        AND m.created_at >= ($3::date)::timestamp AT TIME ZONE 'UTC'
+        AND m.created_at < ($4::date + 1)::timestamp AT TIME ZONE 'UTC') d

@@ -206,29 +206,28 @@ fn run(
         Call::ConversationSearchDate { start, end, page } => {
             let t = thread
                 .ok_or("conversation_search_date needs a conversation: call it within a thread")?;
-            let rows = spi::rows(
+            let (total, lines) = spi::rows(
                 include_str!("../../sql/queries/tools_messages_between.sql"),
                 &[
                     user.into(),
                     t.into(),
                     start.to_string().into(),
                     end.to_string().into(),
-                    (MAX_RESULTS as i64).into(),
+                    ((page * PAGE_SIZE) as i64).into(),
+                    (PAGE_SIZE as i64).into(),
                 ],
                 "listing messages by date",
                 |r| {
                     Ok((
-                        r.get::<String>(1)?.unwrap_or_default(),
-                        r.get::<String>(2)?.unwrap_or_default(),
-                        r.get::<String>(3)?.unwrap_or_default(),
+                        r.get::<i64>(1)?.unwrap_or(0),
+                        r.get::<Vec<String>>(2)?.unwrap_or_default(),
                     ))
                 },
-            );
-            let lines: Vec<String> = rows
-                .iter()
-                .map(|(at, role, content)| format!("- [{at}] {role}: {content}"))
-                .collect();
-            paged(&lines, page)
+            )
+            .pop()
+            .unwrap_or_default();
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            page_text(page, total as usize, &lines)
         }
         Call::RefGet { key, offset } => {
             let r = detail::get(&key, offset, REF_PAGE_CHARS);
@@ -259,13 +258,18 @@ fn message_line(at: &TimestampWithTimeZone, role: &str, content: &str) -> String
 
 /// Page `page` of `lines` with MemGPT's paging line first.
 fn paged(lines: &[String], page: usize) -> String {
-    let head = tools::page_line(page, lines.len());
     let body: Vec<&str> = lines
         .iter()
         .skip(page * PAGE_SIZE)
         .take(PAGE_SIZE)
         .map(String::as_str)
         .collect();
+    page_text(page, lines.len(), &body)
+}
+
+/// MemGPT's paging line for page `page` of `total` results, then the page's lines.
+fn page_text(page: usize, total: usize, body: &[&str]) -> String {
+    let head = tools::page_line(page, total);
     if body.is_empty() {
         head
     } else {

@@ -41,6 +41,16 @@ SELECT regexp_replace(memory_tool_call('tina-agent', NULL, 'conversation_search'
                       '\[[^]]*\]', '[when]', 'g') AS found_in_every_thread;
 SELECT regexp_replace(memory_tool_call('tina-other', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content',
                       '\[[^]]*\]', '[when]', 'g') AS found_by_the_other_agent;
+-- Listing by date pages over every message of the days, however many (60 here: 12 pages).
+SELECT count(message_append('tina-t5', CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END, 'Message number ' || i, 'tina')) AS appended
+FROM generate_series(1, 60) i;
+SELECT regexp_replace(memory_tool_call('tina-agent', 'tina-t5', 'conversation_search_date',
+                          jsonb_build_object('start_date', to_char(now() AT TIME ZONE 'UTC' - interval '1 day', 'YYYY-MM-DD'),
+                                             'end_date', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD'), 'page', p)) ->> 'content',
+                      '\[[^]]*\]', '[when]', 'g') AS listed
+FROM unnest(ARRAY[0, 11, 12]) p;
+SELECT memory_tool_call('tina-agent', 'tina-t5', 'conversation_search_date',
+                        '{"start_date": "2001-01-01", "end_date": "2001-01-02"}') ->> 'content' AS none_then;
 
 -- Refusals come back as text, with nothing written.
 SELECT memory_tool_call('tina-agent', 'tina-t1', 'memory_append', '{"block": "rules", "content": "Be mean."}');
