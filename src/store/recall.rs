@@ -3,7 +3,7 @@
 //! counts and never re-tokenise history. Its search is the hybrid engine's
 //! (src/store/search.rs).
 
-use crate::embed::write::for_write;
+use crate::embed::write::{for_write, for_writes, WriteEmbedding};
 use crate::error::{raise, OrRaise};
 use crate::gucs;
 use crate::pg::json::Json;
@@ -33,6 +33,21 @@ pub struct Message<'a> {
 /// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
 /// `user_id` is needed only for a thread that does not exist yet.
 pub fn append(m: Message<'_>) -> Value {
+    // Embedded before the insert, so no lock is held while a provider answers.
+    let embedding = for_write(m.content);
+    append_embedded(m, embedding)
+}
+
+/// Appends messages in order, their embeddings made in one batch first (session_add_items).
+pub fn append_all(messages: Vec<Message<'_>>) {
+    let texts: Vec<&str> = messages.iter().map(|m| m.content).collect();
+    let embeddings = for_writes(&texts);
+    for (m, e) in messages.into_iter().zip(embeddings) {
+        append_embedded(m, e);
+    }
+}
+
+fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
     let user = match m.user_id {
         Some(_) => tenant::resolve(m.user_id),
         None => lookup::find_owner(Owned::Thread, m.thread).unwrap_or_else(|| {
@@ -52,8 +67,6 @@ pub fn append(m: Message<'_>) -> Value {
         m.name,
         m.tool_calls_text.as_deref(),
     ) as i32;
-    // Embedded before the insert, so no lock is held while a provider answers.
-    let embedding = for_write(m.content);
     let (vector, model) = embedding.columns();
     let (id, seq) = spi::row(
         &include_str!("../../sql/queries/recall_append.sql")

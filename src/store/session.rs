@@ -27,20 +27,24 @@ pub fn add(session_id: &str, items: &[Value], user_id: Option<&str>) -> i64 {
             })
         })
         .collect();
-    for (it, s) in items.iter().zip(&stored) {
-        let tool_calls_text = s.tool_calls.as_ref().map(Value::to_string);
-        recall::append(Message {
-            thread: session_id,
-            role: s.role,
-            content: &s.content,
-            user_id,
-            tool_calls: s.tool_calls.clone().map(Json),
-            tool_calls_text,
-            tool_call_id: s.tool_call_id.as_deref(),
-            name: s.name.as_deref(),
-            item: Some(Json(it.clone())),
-        });
-    }
+    // One embedding batch for all the items (the model's cost is per batch as much as per text).
+    recall::append_all(
+        items
+            .iter()
+            .zip(&stored)
+            .map(|(it, s)| Message {
+                thread: session_id,
+                role: s.role,
+                content: &s.content,
+                user_id,
+                tool_calls: s.tool_calls.clone().map(Json),
+                tool_calls_text: s.tool_calls.as_ref().map(Value::to_string),
+                tool_call_id: s.tool_call_id.as_deref(),
+                name: s.name.as_deref(),
+                item: Some(Json(it.clone())),
+            })
+            .collect(),
+    );
     items.len() as i64
 }
 
