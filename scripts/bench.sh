@@ -2,7 +2,7 @@
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
 #
-# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools (default: all)
+# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp (default: all)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
@@ -15,13 +15,13 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
-suites=${*:-embed query lifecycle checkpoint detail tools}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
 echo "==> release build + install (benchmarks measure optimised code)"
 scripts/cluster.sh stop "$BENCH_PGDATA"   # its own server restarts onto the new build (the install is by rename)
 scripts/install.sh --release >/dev/null
-cargo build -q --release -p memory_ext_bench -p memory_ext_standin
+cargo build -q --release -p memory_ext_bench -p memory_ext_standin -p memory_mcp
 [ "${BENCH_FRESH:-0}" = 1 ] && scripts/cluster.sh destroy "$BENCH_PGDATA"
 target/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &
 standin=$!
@@ -74,6 +74,13 @@ for s in $suites; do
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_tl" -c "CREATE DATABASE memory_bench_tl"
     psql_b -d memory_bench_tl -c "CREATE EXTENSION memory_ext CASCADE"
     target/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out bench/results
+  elif [ "$s" = mcp ]; then
+    # The MCP gateway against the statements it runs, in a database of its own made afresh.
+    echo "==> bench: mcp"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_mcp" -c "CREATE DATABASE memory_bench_mcp"
+    psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
+    MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
+      target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out bench/results
   elif [ "$s" = detail ]; then
     # Detail memory and memory files, in a database of its own made afresh.
     echo "==> bench: detail"

@@ -9,6 +9,7 @@ mod checkpoint;
 mod detail;
 mod eval;
 mod lifecycle;
+mod mcp;
 mod query;
 mod tools;
 
@@ -270,6 +271,10 @@ fn main() {
         "tools" => {
             let (result, md) = tools::run(&a.dsn);
             save(&a.out, "tools", &result, &md);
+        }
+        "mcp" => {
+            let (result, md) = mcp::run(&a.dsn);
+            save(&a.out, "mcp", &result, &md);
         }
         s => panic!("unknown suite {s}"),
     }
