@@ -154,7 +154,7 @@ CREATE TABLE memory.items (
     tags             text[]      NOT NULL DEFAULT '{}',
     importance       smallint    NOT NULL DEFAULT 2 CHECK (importance BETWEEN 1 AND 5),
     pinned           boolean     NOT NULL DEFAULT false,
-    state            text        NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'soft_deleted', 'purged')),
+    state            text        NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'soft_deleted', 'purged', 'superseded')),
     purge_at         timestamptz,
     last_accessed_at timestamptz NOT NULL DEFAULT now(),
     access_count     bigint      NOT NULL DEFAULT 0 CHECK (access_count >= 0),
@@ -176,8 +176,14 @@ CREATE TABLE memory.items (
     -- still be ordered, since a thread's memories are chained in creation order.
     created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at       timestamptz NOT NULL DEFAULT now(),
+    -- Supersede (0.5.0, docs/api.md "Supersede"): a memory replaced by a newer one ends where
+    -- its successor happens and links to it; state 'superseded' keeps it out of recall, not
+    -- out of history, export or `as_of` queries.
+    valid_until      timestamptz,
+    superseded_by    uuid,
     PRIMARY KEY (user_id, id),
     CONSTRAINT items_soft_deleted_has_purge_at CHECK (state <> 'soft_deleted' OR purge_at IS NOT NULL),
+    CONSTRAINT items_superseded_has_successor CHECK (state <> 'superseded' OR (superseded_by IS NOT NULL AND valid_until IS NOT NULL)),
     CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
 ) PARTITION BY HASH (user_id);
 DO $$
@@ -233,7 +239,8 @@ CREATE TABLE memory.change_log (
     rev       bigint      NOT NULL CHECK (rev >= 1),
     memory_id text        NOT NULL,
     event     text        NOT NULL CHECK (event IN ('created', 'updated', 'merged', 'deleted', 'soft_deleted',
-                                                    'restored', 'message_added', 'message_updated', 'message_deleted')),
+                                                    'restored', 'message_added', 'message_updated', 'message_deleted',
+                                                    'superseded')),
     meta      jsonb       NOT NULL DEFAULT '{}',
     ts        timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (user_id, thread_id, rev),
@@ -247,7 +254,7 @@ CREATE TABLE memory.history (
     id        uuid        NOT NULL DEFAULT gen_random_uuid(),
     entity    text        NOT NULL CHECK (entity IN ('item', 'block', 'file', 'message')),
     memory_id text        NOT NULL,
-    event     text        NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE', 'LINK', 'TTL', 'RESTORE', 'PURGE')),
+    event     text        NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE', 'LINK', 'TTL', 'RESTORE', 'PURGE', 'SUPERSEDE')),
     old_ref   text,
     new_ref   text,
     actor     text,

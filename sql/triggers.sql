@@ -115,6 +115,9 @@ BEGIN
     ELSIF TG_OP = 'DELETE' THEN
         hist := CASE WHEN reason = 'purge' THEN 'PURGE' ELSE 'DELETE' END;
         change := 'deleted';
+    ELSIF OLD.state = 'active' AND NEW.state = 'superseded' THEN
+        hist := 'SUPERSEDE';
+        change := 'superseded';
     ELSIF OLD.state = 'active' AND NEW.state <> 'active' THEN
         hist := CASE reason WHEN 'ttl' THEN 'TTL' WHEN 'merge' THEN 'MERGE' ELSE 'DELETE' END;
         change := CASE reason WHEN 'merge' THEN 'merged' WHEN 'forget' THEN 'deleted' ELSE 'soft_deleted' END;

@@ -5,7 +5,8 @@
 -- given lexemes), so src/store/search.rs keeps one generic plan of it per backend (planned once,
 -- not per call); the tenant's partition is chosen when the plan starts (run-time pruning).
 --
--- src/store/search.rs fills in two template slots (in braces, never in a comment): "filters",
+-- src/store/search.rs fills in three template slots (in braces, never in a comment): "state",
+-- which states count (active; superseded too for `as_of` and `include_superseded`), "filters",
 -- extra AND conditions on `i` whose values are parameters, and "similarity", the cosine
 -- expression with the active model's id, type and operator as literals. Its query vector is a
 -- scalar subquery, `(SELECT $3::vector(n))`: an InitPlan, parsed from text once per execution
@@ -41,7 +42,7 @@ WITH hop1 AS MATERIALIZED (
 ), rows AS (
     SELECT i.*
     FROM pool p JOIN memory.items i ON i.user_id = $1 AND i.id = p.id
-    WHERE i.state = 'active' {filters}
+    WHERE {state} {filters}
 ), tc AS MATERIALIZED (
     -- The tenant's threads and their lengths, read once (a generic plan otherwise looks each
     -- thread up once per matching term row).
@@ -78,5 +79,7 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        to_char(r.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        -- Older memories this one was linked to when written (a newer fact may update them).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'related_to')
+             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'related_to'),
+       -- A superseded memory's successor (only with as_of / include_superseded).
+       r.superseded_by::text
 FROM rows r LEFT JOIN tbm25 t ON t.thread_id = r.thread_id

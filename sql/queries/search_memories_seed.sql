@@ -22,7 +22,7 @@
 WITH lex AS (
     SELECT i.id
     FROM memory.items i
-    WHERE {lexical} AND i.user_id = $1 AND i.state = 'active' AND i.tsv @@ $3::tsquery {filters}
+    WHERE {lexical} AND i.user_id = $1 AND {state} AND i.tsv @@ $3::tsquery {filters}
     ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
     LIMIT $5
 ){dense}

@@ -56,7 +56,17 @@ fn memory_search(
     crate::pg::limits::query("query", text);
     let top_k = *validate::required("top_k", top_k.as_ref()).or_raise();
     let top_k = validate::range("top_k", top_k as i64, 1, request::MAX_TOP_K).or_raise() as usize;
-    let mut req = json!({ "filters": filters.map(|j| j.0).unwrap_or_else(|| json!({})) });
+    let mut filters = filters.map(|j| j.0).unwrap_or_else(|| json!({}));
+    // memory_query's top-level "as_of" and "include_superseded" ride in memory_search's filters.
+    let mut req = json!({});
+    if let Some(o) = filters.as_object_mut() {
+        for key in ["as_of", "include_superseded"] {
+            if let Some(v) = o.remove(key) {
+                req[key] = v;
+            }
+        }
+    }
+    req["filters"] = filters;
     if let Some(u) = user_id {
         req["filters"]["user_id"] = json!(u);
     }

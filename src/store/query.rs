@@ -163,6 +163,9 @@ pub fn run_query(q: &QueryRequest) -> Value {
                     "related": related(&user, &h.id, categories.as_deref()),
                 }),
             };
+            if let Some(by) = &h.superseded_by {
+                item["superseded_by"] = json!(by);
+            }
             if q.explain {
                 item["explain"] = explain(h);
             }

@@ -223,7 +223,13 @@ fn write_one(p: Prepared) -> Value {
             category: req.category.as_deref(),
             ..Event::new(&user, Node::Hotpath, "create")
         });
-        return json!({ "id": id, "event": "noop", "revision": thread_revision(&user, req.thread_id.as_deref()), "related": [] });
+        let mut out = json!({ "id": id, "event": "noop", "related": [] });
+        if let Some(old) = req.supersedes.as_ref().filter(|o| **o != id) {
+            supersede(&user, old, &id);
+            out["superseded"] = json!(old);
+        }
+        out["revision"] = json!(thread_revision(&user, req.thread_id.as_deref()));
+        return out;
     }
 
     let near = match embedding.vector() {
@@ -344,7 +350,48 @@ fn write_one(p: Prepared) -> Value {
         sim: best_sim,
         ..Event::new(&user, Node::Hotpath, "create")
     });
-    json!({ "id": id, "event": event, "revision": thread_revision(&user, thread.as_deref()), "related": related })
+    let mut out = json!({ "id": id, "event": event, "related": related });
+    // A near duplicate folded into the memory it supersedes has already replaced its wording.
+    if let Some(old) = req.supersedes.as_ref().filter(|o| **o != id) {
+        supersede(&user, old, &id);
+        out["superseded"] = json!(old);
+    }
+    out["revision"] = json!(thread_revision(&user, thread.as_deref()));
+    out
+}
+
+/// Ends `old` where `new` happens and links it to `new` (sql/queries/write_supersede.sql), in
+/// the write's transaction: a memory that is missing or not active fails the whole write.
+fn supersede(user: &str, old: &str, new: &str) {
+    let done = spi::one_opt::<String>(
+        include_str!("../../sql/queries/write_supersede.sql"),
+        &[user.into(), old.into(), new.into()],
+        "superseding a memory",
+    );
+    if done.is_some() {
+        events::record(Event {
+            memory_id: Some(old),
+            ..Event::new(user, Node::Hotpath, "supersede")
+        });
+        return;
+    }
+    let state = spi::one_opt::<String>(
+        "SELECT state FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+        &[user.into(), old.into()],
+        "reading a memory's state",
+    );
+    match state {
+        None => raise(
+            SqlState::NoDataFound,
+            format!("memory {old} not found (supersedes)"),
+            None,
+        ),
+        Some(s) => raise(
+            SqlState::InvalidParameterValue,
+            format!("memory {old} is {s}: only an active memory can be superseded"),
+            None,
+        ),
+    }
 }
 
 /// One memory_write request given as JSON, for other modules (episodes index their summary

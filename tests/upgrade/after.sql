@@ -17,3 +17,10 @@ SELECT (memory_file_read('projects/porto.md') ->> 'content') LIKE '%900 EUR%' AS
 SELECT count(*) >= 1 AS history_kept FROM memory_history((SELECT id FROM memory.items WHERE text LIKE 'The trip%'));
 SELECT jsonb_typeof(memory_export('upgrade-user')) AS export;
 SELECT job IS NOT NULL AS worker_run_requested FROM (SELECT memory_worker_run('purge') AS job) r;
+-- 0.5.0: an old memory superseded by a new one leaves recall, stays in history and as_of.
+SELECT memory_write(jsonb_build_object('text', 'Ana now prefers black coffee.', 'supersedes',
+         (SELECT id FROM memory.items WHERE text LIKE 'Ana prefers green tea%' AND state = 'active' LIMIT 1))) ->> 'superseded' IS NOT NULL AS superseded;
+SELECT NOT EXISTS (SELECT 1 FROM jsonb_array_elements(memory_query('{"query": "What does Ana drink?", "top_k": 5}') -> 'items') i
+                   WHERE i ->> 'text' LIKE '%green tea%') AS superseded_left_recall;
+SELECT EXISTS (SELECT 1 FROM memory_history((SELECT id FROM memory.items WHERE text LIKE 'Ana prefers green tea%' LIMIT 1)) h
+               WHERE h.event = 'SUPERSEDE') AS supersede_in_history;

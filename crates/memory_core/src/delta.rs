@@ -19,7 +19,7 @@ pub const MAX_BULLETS: usize = 3;
 pub fn is_memory_event(event: &str) -> bool {
     matches!(
         event,
-        "created" | "updated" | "merged" | "deleted" | "soft_deleted" | "restored"
+        "created" | "updated" | "merged" | "deleted" | "soft_deleted" | "restored" | "superseded"
     )
 }
 
@@ -32,6 +32,7 @@ pub fn bullet(c: &Change) -> String {
         "deleted" => "-deleted",
         "soft_deleted" => "~soft_deleted",
         "restored" => "↺restored",
+        "superseded" => "⤳superseded",
         other => other,
     };
     let category = c

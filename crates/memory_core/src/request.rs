@@ -252,9 +252,13 @@ pub struct WriteRequest {
     pub happened_at: Option<DateTime<Utc>>,
     pub id: Option<String>,
     pub embedding: Option<Vec<f32>>,
+    /// A memory this one replaces (a moved city, a changed preference): it ends where this one
+    /// happens, keeps a link to it, and leaves recall (docs/api.md "Supersede").
+    pub supersedes: Option<String>,
 }
 
-pub const WRITE_KEYS: [&str; 17] = [
+pub const WRITE_KEYS: [&str; 18] = [
+    "supersedes",
     "user_id",
     "text",
     "kind",
@@ -296,6 +300,18 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
             return Err(err("id", "must be a memory id (a UUID)"));
         }
     }
+    let supersedes = f.string("supersedes")?;
+    if let Some(i) = &supersedes {
+        if !is_uuid(i) {
+            return Err(err("supersedes", "must be a memory id (a UUID)"));
+        }
+        if id.is_some() {
+            return Err(err(
+                "supersedes",
+                "cannot be combined with \"id\": an update changes the memory in place",
+            ));
+        }
+    }
     let embedding = match f.get("embedding") {
         None => None,
         Some(Value::Array(a)) => {
@@ -332,6 +348,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         happened_at: f.time("happened_at")?,
         id,
         embedding,
+        supersedes,
     })
 }
 
@@ -351,6 +368,11 @@ pub struct Filters {
     pub importance_max: Option<i16>,
     pub updated_after: Option<DateTime<Utc>>,
     pub updated_before: Option<DateTime<Utc>>,
+    /// What was true then: memories that had happened by this time and were not yet
+    /// superseded (superseded ones included). From the request's top level, not `filters`.
+    pub as_of: Option<DateTime<Utc>>,
+    /// Superseded memories too (from the request's top level).
+    pub include_superseded: bool,
 }
 
 pub const FILTER_KEYS: [&str; 13] = [
@@ -400,7 +422,9 @@ pub struct QueryRequest {
     pub rerank: Option<bool>,
 }
 
-pub const QUERY_KEYS: [&str; 14] = [
+pub const QUERY_KEYS: [&str; 16] = [
+    "as_of",
+    "include_superseded",
     "explain",
     "rerank",
     "reference_time",
@@ -442,6 +466,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
                 importance_max: g.int("importance_max", 1, 5)?.map(|i| i as i16),
                 updated_after: g.time("updated_after")?,
                 updated_before: g.time("updated_before")?,
+                ..Filters::default()
             };
             if let (Some(a), Some(b)) = (fl.importance_min, fl.importance_max) {
                 if a > b {
@@ -453,6 +478,11 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
             }
             fl
         }
+    };
+    let filters = Filters {
+        as_of: f.time("as_of")?,
+        include_superseded: f.boolean("include_superseded")?.unwrap_or(false),
+        ..filters
     };
     let categories = f.strings("categories", MAX_TAGS)?;
     Ok(QueryRequest {
@@ -482,6 +512,30 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn supersede_requests() {
+        let id = "6f1c2a4e-0b9d-4c3e-9a51-2f7d8e0c1b2a";
+        let w = parse_write(&json!({"text": "Sam lives in Denver.", "supersedes": id})).unwrap();
+        assert_eq!(w.supersedes.as_deref(), Some(id));
+        let e = parse_write(&json!({"text": "x", "supersedes": "nope"})).unwrap_err();
+        assert_eq!(e.field, "supersedes");
+        let e = parse_write(&json!({"text": "x", "supersedes": id, "id": id})).unwrap_err();
+        assert_eq!(e.field, "supersedes");
+        let q = parse_query(
+            &json!({"query": "where", "as_of": "2023-05-08", "include_superseded": true}),
+        )
+        .unwrap();
+        assert_eq!(
+            q.filters.as_of.unwrap().to_rfc3339(),
+            "2023-05-08T00:00:00+00:00"
+        );
+        assert!(q.filters.include_superseded);
+        let q = parse_query(&json!({"query": "where"})).unwrap();
+        assert!(q.filters.as_of.is_none() && !q.filters.include_superseded);
+        // Top-level keys, not filters.
+        assert!(parse_query(&json!({"query": "w", "filters": {"as_of": "2023-05-08"}})).is_err());
+    }
 
     #[test]
     fn write_requests() {

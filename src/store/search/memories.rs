@@ -27,6 +27,8 @@ pub struct Hit {
     pub updated_at: String,
     /// When it happened (`happened_at`, UTC, RFC 3339).
     pub happened: String,
+    /// The memory that superseded it, when it has been (docs/api.md "Supersede").
+    pub superseded_by: Option<String>,
     pub similarity: Option<f64>,
     pub score: f64,
     /// What each signal added to `score`.
@@ -161,7 +163,25 @@ fn filter_sql(
     if let Some(c) = categories {
         add(" AND i.category = ANY($::text[])", c.to_vec().into(), args);
     }
+    if let Some(t) = f.as_of {
+        // What was true then: it had happened, and nothing had superseded it yet.
+        add(
+            " AND i.happened_at <= $::timestamptz AND (i.valid_until IS NULL OR i.valid_until > $::timestamptz)",
+            t.to_rfc3339().into(),
+            args,
+        );
+    }
     sql
+}
+
+/// The "state" slot of the search statements: active memories, and superseded ones when the
+/// request asks for them or for a past time (a literal, so each case keeps its own plan).
+fn state_sql(f: &Filters) -> &'static str {
+    if f.include_superseded || f.as_of.is_some() {
+        "i.state IN ('active', 'superseded')"
+    } else {
+        "i.state = 'active'"
+    }
 }
 
 /// The query's terms as the tenant's statistics see them, read in one statement.
@@ -267,7 +287,8 @@ impl Statements {
                 },
             )
             .replace("{dense}", &dense)
-            .replace("{filters}", &seed_filters);
+            .replace("{filters}", &seed_filters)
+            .replace("{state}", state_sql(filters));
         Statements {
             seed_sql,
             seed_args,
@@ -295,7 +316,8 @@ impl Statements {
         let filters = filter_sql(&self.filters, self.categories.as_deref(), &mut args);
         let sql = include_str!("../../../sql/queries/search_memories_pool.sql")
             .replace("{similarity}", &self.similarity)
-            .replace("{filters}", &filters);
+            .replace("{filters}", &filters)
+            .replace("{state}", state_sql(&self.filters));
         (sql, args)
     }
 
@@ -356,6 +378,7 @@ pub fn memories(
                             metadata: r.get::<Json>(8)?.map(|j| j.0).unwrap_or(Value::Null),
                             updated_at: r.get::<String>(9)?.unwrap_or_default(),
                             happened: r.get::<String>(18)?.unwrap_or_default(),
+                            superseded_by: r.get::<String>(20)?,
                             similarity,
                             score: 0.0,
                             parts: Parts::default(),
