@@ -54,6 +54,9 @@ def fill():
         c.execute("""SELECT memory_write_batch('[{"text": "Bo keeps bees on the roof."},
                                                    {"text": "Bo sells honey at the Saturday market.", "thread_id": "bo-t"}]')""")
         c.execute("SELECT message_append('bo-t', 'user', 'How much honey did we sell?')")
+        # A superseded memory (0.5.0): its state, validity end and link survive the round trip.
+        c.execute("""SELECT memory_write(jsonb_build_object('text', 'Bo sells honey online now.', 'thread_id', 'bo-t',
+                         'supersedes', (SELECT id FROM memory.items WHERE text LIKE 'Bo sells honey at%')))""")
         c.execute("RESET memory_ext.user_id")
         c.execute("SELECT memory_worker_run('ttl_sweep')")
         c.execute("SELECT memory_ttl_sweep()")

@@ -156,6 +156,18 @@ mod tests {
     }
 
     #[test]
+    fn a_superseded_memory_is_news() {
+        let cs = vec![
+            ch(1, "a", "created", Some("home"), "In Boston.", Some(2)),
+            ch(2, "b", "created", Some("home"), "In Denver.", Some(2)),
+            ch(3, "a", "superseded", Some("home"), "In Boston.", Some(2)),
+        ];
+        let h = header(1, &cs).unwrap();
+        assert!(h.ends_with("- ⤳superseded: [home] In Boston."), "{h}");
+        assert!(is_memory_event("superseded"));
+    }
+
+    #[test]
     fn a_pruned_log_says_too_many_changes() {
         assert!(!pruned(41, 41, None));
         assert!(!pruned(41, 44, Some(42)));
