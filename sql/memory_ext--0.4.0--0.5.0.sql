@@ -5,8 +5,10 @@
 -- (valid_until, superseded_by; NULL for every existing memory), a new state 'superseded' (kept
 -- out of recall, in history and export), a history event SUPERSEDE and a change-log event
 -- 'superseded' (the audit trigger function is replaced to write them). memory_query and
--- memory_search read "as_of" and "include_superseded" (no SQL signature changes). No stored row
--- is rewritten; the new checks are validated against the existing rows.
+-- memory_search read "as_of" and "include_superseded" (no SQL signature changes);
+-- memory_forget takes a superseded memory too and memory_restore returns it superseded (in the
+-- library: no SQL change). No stored row is rewritten; the new checks are validated against the
+-- existing rows.
 -- The fresh-install script of 0.5.0 and this upgrade give the same schema: tests/upgrade checks
 -- it, catalog by catalog.
 
@@ -46,10 +48,10 @@ BEGIN
     ELSIF OLD.state = 'active' AND NEW.state = 'superseded' THEN
         hist := 'SUPERSEDE';
         change := 'superseded';
-    ELSIF OLD.state = 'active' AND NEW.state <> 'active' THEN
+    ELSIF OLD.state IN ('active', 'superseded') AND NEW.state NOT IN ('active', 'superseded') THEN
         hist := CASE reason WHEN 'ttl' THEN 'TTL' WHEN 'merge' THEN 'MERGE' ELSE 'DELETE' END;
         change := CASE reason WHEN 'merge' THEN 'merged' WHEN 'forget' THEN 'deleted' ELSE 'soft_deleted' END;
-    ELSIF OLD.state <> 'active' AND NEW.state = 'active' THEN
+    ELSIF OLD.state NOT IN ('active', 'superseded') AND NEW.state IN ('active', 'superseded') THEN
         hist := 'RESTORE';
         change := 'restored';
     ELSIF reason = 'merge' THEN

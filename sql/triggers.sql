@@ -118,10 +118,10 @@ BEGIN
     ELSIF OLD.state = 'active' AND NEW.state = 'superseded' THEN
         hist := 'SUPERSEDE';
         change := 'superseded';
-    ELSIF OLD.state = 'active' AND NEW.state <> 'active' THEN
+    ELSIF OLD.state IN ('active', 'superseded') AND NEW.state NOT IN ('active', 'superseded') THEN
         hist := CASE reason WHEN 'ttl' THEN 'TTL' WHEN 'merge' THEN 'MERGE' ELSE 'DELETE' END;
         change := CASE reason WHEN 'merge' THEN 'merged' WHEN 'forget' THEN 'deleted' ELSE 'soft_deleted' END;
-    ELSIF OLD.state <> 'active' AND NEW.state = 'active' THEN
+    ELSIF OLD.state NOT IN ('active', 'superseded') AND NEW.state IN ('active', 'superseded') THEN
         hist := 'RESTORE';
         change := 'restored';
     ELSIF reason = 'merge' THEN

@@ -53,3 +53,8 @@ SELECT count(*) AS nothing_written FROM memory.items WHERE user_id = 'sup-tom';
 SET memory_ext.user_id = 'sup-sam';
 -- Rewriting the successor's exact text supersedes nothing new: a noop.
 SELECT memory_write('{"text": "Sam moved to Denver."}') ->> 'event' AS same_text;
+-- A superseded memory can be forgotten, and comes back superseded.
+SELECT memory_forget((SELECT id FROM memory.items WHERE text = 'Sam lives in Boston.')) ->> 'state' AS forgotten;
+SELECT memory_restore((SELECT id FROM memory.items WHERE text = 'Sam lives in Boston.')) ->> 'state' AS restored;
+SELECT i ->> 'text' AS still_out_of_recall FROM jsonb_array_elements(memory_query('{"query": "Where does Sam live?", "top_k": 3}') -> 'items') i;
+SELECT string_agg(event, ', ' ORDER BY ts) AS boston_history FROM memory_history((SELECT id FROM memory.items WHERE text = 'Sam lives in Boston.'));
