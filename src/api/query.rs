@@ -57,10 +57,11 @@ fn memory_search(
     let top_k = *validate::required("top_k", top_k.as_ref()).or_raise();
     let top_k = validate::range("top_k", top_k as i64, 1, request::MAX_TOP_K).or_raise() as usize;
     let mut filters = filters.map(|j| j.0).unwrap_or_else(|| json!({}));
-    // memory_query's top-level "as_of" and "include_superseded" ride in memory_search's filters.
+    // memory_query's top-level "as_of", "include_superseded" and "kinds" ride in memory_search's
+    // filters.
     let mut req = json!({});
     if let Some(o) = filters.as_object_mut() {
-        for key in ["as_of", "include_superseded"] {
+        for key in ["as_of", "include_superseded", "kinds"] {
             if let Some(v) = o.remove(key) {
                 req[key] = v;
             }

@@ -417,9 +417,9 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
 
 /// memory_context: the memory section of a prompt, in one call (read-before-think,
 /// docs/design.md "Episodes"): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]`
-/// block of recalled memories. The result never exceeds `budget` tokens: the blocks go in whole
-/// (a budget smaller than them is 22023), then the header and as many memories, best first, as
-/// fit.
+/// block: the memories of categories in context `all` (0.5.0), then recalled ones. The result
+/// never exceeds `budget` tokens: the blocks go in whole (a budget smaller than them is 22023),
+/// then the header and as many memories as fit.
 pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> String {
     let user = lookup::owner(Owned::Agent, agent_id);
     let now = spi::one_opt::<TimestampWithTimeZone>("SELECT now()", &[], "reading now()")
@@ -467,14 +467,34 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);
-    let mut items: Vec<String> = r["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["text"].as_str().map(str::to_string))
-        .collect();
+    // Categories in context 'all' come first, every time; then what the query recalled, each
+    // memory once.
+    let always: Vec<(String, String)> = spi::rows(
+        include_str!("../../sql/queries/query_context_all.sql"),
+        &[
+            user.as_str().into(),
+            allowed_categories(&user, Some(agent_id), None).into(),
+        ],
+        "reading the categories always in context",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        },
+    );
+    let mut items: Vec<String> = always.iter().map(|(_, l)| l.clone()).collect();
+    items.extend(
+        r["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| !always.iter().any(|(id, _)| i["id"].as_str() == Some(id)))
+            .filter_map(|i| i["text"].as_str().map(str::to_string)),
+    );
     // Joining adds separators and can merge tokens: count the assembled text, and let the
-    // lowest-ranked memories go (then the header) until it fits.
+    // lowest-ranked memories go (recalled ones before those always in context; then the
+    // header) until it fits.
     loop {
         let mut out = blocks.clone();
         if let Some(h) = &header {

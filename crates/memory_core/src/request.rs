@@ -373,6 +373,17 @@ pub struct Filters {
     pub as_of: Option<DateTime<Utc>>,
     /// Superseded memories too (from the request's top level).
     pub include_superseded: bool,
+    /// Only these kinds (from the request's top level). Without it, and without `kind`,
+    /// procedural memories are left out: they are steps for agents that execute, not
+    /// conversation (docs/api.md "Kinds in recall").
+    pub kinds: Option<Vec<String>>,
+}
+
+impl Filters {
+    /// Whether recall leaves procedural memories out: nobody asked for a kind.
+    pub fn default_kinds(&self) -> bool {
+        self.kind.is_none() && self.kinds.is_none()
+    }
 }
 
 pub const FILTER_KEYS: [&str; 13] = [
@@ -422,7 +433,8 @@ pub struct QueryRequest {
     pub rerank: Option<bool>,
 }
 
-pub const QUERY_KEYS: [&str; 16] = [
+pub const QUERY_KEYS: [&str; 17] = [
+    "kinds",
     "as_of",
     "include_superseded",
     "explain",
@@ -479,7 +491,23 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
             fl
         }
     };
+    let kinds = f.strings("kinds", KINDS.len())?;
+    if let Some(k) = &kinds {
+        if let Some(bad) = k.iter().find(|k| !KINDS.contains(&k.as_str())) {
+            return Err(err(
+                "kinds",
+                format!("\"{bad}\" is not a kind: {}", KINDS.join(", ")),
+            ));
+        }
+        if k.is_empty() {
+            return Err(err(
+                "kinds",
+                "is empty: leave it out for every kind but procedural",
+            ));
+        }
+    }
     let filters = Filters {
+        kinds,
         as_of: f.time("as_of")?,
         include_superseded: f.boolean("include_superseded")?.unwrap_or(false),
         ..filters
@@ -533,6 +561,30 @@ mod tests {
         assert!(q.filters.include_superseded);
         let q = parse_query(&json!({"query": "where"})).unwrap();
         assert!(q.filters.as_of.is_none() && !q.filters.include_superseded);
+        let q = parse_query(&json!({"query": "how", "kinds": ["procedural", "semantic"]})).unwrap();
+        assert!(!q.filters.default_kinds());
+        assert!(parse_query(&json!({"query": "how"}))
+            .unwrap()
+            .filters
+            .default_kinds());
+        assert!(
+            !parse_query(&json!({"query": "how", "filters": {"kind": "procedural"}}))
+                .unwrap()
+                .filters
+                .default_kinds()
+        );
+        assert_eq!(
+            parse_query(&json!({"query": "h", "kinds": ["dream"]}))
+                .unwrap_err()
+                .field,
+            "kinds"
+        );
+        assert_eq!(
+            parse_query(&json!({"query": "h", "kinds": []}))
+                .unwrap_err()
+                .field,
+            "kinds"
+        );
         // Top-level keys, not filters.
         assert!(parse_query(&json!({"query": "w", "filters": {"as_of": "2023-05-08"}})).is_err());
     }

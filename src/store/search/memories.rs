@@ -171,6 +171,13 @@ fn filter_sql(
             args,
         );
     }
+    if let Some(k) = &f.kinds {
+        add(" AND i.kind = ANY($::text[])", k.clone().into(), args);
+    }
+    if f.default_kinds() {
+        // Steps for agents that execute stay out of conversational recall (seed 003 §12).
+        sql.push_str(" AND i.kind <> 'procedural'");
+    }
     sql
 }
 
