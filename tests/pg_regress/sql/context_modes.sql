@@ -26,8 +26,10 @@ SELECT memory_query('{"query": "x", "kinds": ["dream"]}');
 
 -- The profile (context all) is in every memory_context: its two most important memories first,
 -- whatever the query; the query's own recall follows, each memory once.
-SELECT memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', 2000);
+SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', 2000) FROM '\[MEMORY CONTEXT\].*') AS memories;
 SELECT memory_context('cm-agent', 'cm-thread', 'vegetarian', 2000) LIKE '%vegetarian%vegetarian%' AS listed_twice;
--- A tight budget lets recalled memories go first, then the profile's.
-SELECT length(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', 400)) > 0 AS fits,
-       memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', 400) LIKE '%Tokyo%' AS tokyo_kept;
+-- A tight budget lets the recalled memories go first (lowest-ranked first), then the profile's.
+SELECT count_tokens(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', 2000)) AS full_tokens \gset
+SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 1) FROM '\[MEMORY CONTEXT\].*') AS one_token_less;
+SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 20) FROM '\[MEMORY CONTEXT\].*') AS twenty_less;
+SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 40) FROM '\[MEMORY CONTEXT\].*') AS forty_less;
