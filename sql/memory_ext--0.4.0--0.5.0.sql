@@ -6,8 +6,9 @@
 -- out of recall, in history and export), a history event SUPERSEDE and a change-log event
 -- 'superseded' (the audit trigger function is replaced to write them). memory_query and
 -- memory_search read "as_of" and "include_superseded" (no SQL signature changes);
--- memory_forget takes a superseded memory too and memory_restore returns it superseded (in the
--- library: no SQL change). No stored row is rewritten; the new checks are validated against the
+-- memory_forget takes a superseded memory too and memory_restore returns it superseded; recall
+-- leaves procedural memories out unless asked for ("kinds") and memory_context always lists the
+-- categories in context 'all' (all in the library: no SQL change). No stored row is rewritten; the new checks are validated against the
 -- existing rows.
 -- The fresh-install script of 0.5.0 and this upgrade give the same schema: tests/upgrade checks
 -- it, catalog by catalog.
