@@ -109,6 +109,11 @@ pub fn compact(thread: &str, keep: usize) -> Value {
         (!prev_text.trim().is_empty()).then_some(prev_text.as_str()),
         &turns,
     );
+    // Whatever the summary says, it keeps every placeholder of what it folds.
+    let sources: Vec<&str> = std::iter::once(prev_text.as_str())
+        .chain(folded.iter().map(|m| m.content.as_str()))
+        .collect();
+    let text = summary::keep_placeholders(&text, &summary::placeholders(&sources));
     let (first, last) = (folded[0].seq, folded[folded.len() - 1].seq);
     let content = format!("{}{text}", note(folded.len(), first, last));
     let embedding = for_write(&content);

@@ -208,6 +208,43 @@ pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
     limit_words(&extract(&all, SUMMARY_WORDS, keep).join(" "), SUMMARY_WORDS)
 }
 
+/// Every `[MemoryRef: <key> - <description>]` placeholder in `texts`, in order of first
+/// appearance, each once (crate::detail::placeholder writes them).
+pub fn placeholders(texts: &[&str]) -> Vec<String> {
+    const OPEN: &str = "[MemoryRef: ";
+    let mut found: Vec<String> = Vec::new();
+    for t in texts {
+        let mut rest = *t;
+        while let Some(start) = rest.find(OPEN) {
+            let from = &rest[start..];
+            let Some(end) = from.find(']') else { break };
+            let p = &from[..=end];
+            if !found.iter().any(|f| f == p) {
+                found.push(p.to_string());
+            }
+            rest = &from[end + 1..];
+        }
+    }
+    found
+}
+
+/// A compaction summary that keeps every placeholder of what it summarised: those the summary
+/// does not already quote go on a line of their own after it, since a summary that drops one
+/// loses the only way back to its stored detail (docs/design.md "Compaction"). The line is
+/// outside the summary's word limit.
+pub fn keep_placeholders(summary: &str, placeholders: &[String]) -> String {
+    let missing: Vec<&str> = placeholders
+        .iter()
+        .filter(|p| !summary.contains(p.as_str()))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        summary.to_string()
+    } else {
+        format!("{summary}\nStored details: {}", missing.join(" "))
+    }
+}
+
 /// The system prompt of Letta's `SummarizeConversation` (docs/design.md "Compaction").
 pub const COMPACTION_PROMPT: &str = "Summarize the conversation to allow resumption without disruption. \
 Keep summary under 100 words. Include:\n\
@@ -423,6 +460,34 @@ pub fn episode_memory_text(e: &Episode) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn compaction_keeps_every_placeholder() {
+        use super::{keep_placeholders, placeholders};
+        let turns = [
+            "Ran it: [MemoryRef: cmd_npm_install - npm install] failed.",
+            "See [MemoryRef: log_42 - build log] and again [MemoryRef: cmd_npm_install - npm install].",
+            "An unclosed [MemoryRef: broken",
+        ];
+        let p = placeholders(&turns);
+        assert_eq!(
+            p,
+            vec![
+                "[MemoryRef: cmd_npm_install - npm install]".to_string(),
+                "[MemoryRef: log_42 - build log]".to_string()
+            ]
+        );
+        let s = keep_placeholders("I installed packages; the build failed.", &p);
+        assert_eq!(
+            s,
+            "I installed packages; the build failed.\nStored details: [MemoryRef: cmd_npm_install - npm install] [MemoryRef: log_42 - build log]"
+        );
+        // One already quoted is not repeated; none missing: unchanged.
+        let quoted = "npm failed, see [MemoryRef: log_42 - build log].";
+        assert!(keep_placeholders(quoted, &p)
+            .ends_with("Stored details: [MemoryRef: cmd_npm_install - npm install]"));
+        assert_eq!(keep_placeholders("plain", &[]), "plain");
+    }
+
     use super::*;
 
     fn t(label: &str, text: &str) -> Turn {

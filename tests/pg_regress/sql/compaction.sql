@@ -47,6 +47,17 @@ SELECT message_append('ops', 'assistant', 'Disk usage is at 71 percent.') ->> 's
 SELECT c->'summarized' AS summarized, c->'kept' AS kept FROM compact_thread('ops', 2) c;
 SELECT seq, role FROM context_messages('ops') WHERE NOT is_summary;
 
+-- A summary keeps every [MemoryRef: ...] placeholder of the messages it folds (docs/design.md
+-- "Compaction"): the agent can still open what they point to.
+SELECT message_append('refs', 'user', 'Please install the dependencies.', 'cole') ->> 'seq' AS seq;
+SELECT message_append('refs', 'tool', 'Command ''npm install'' executed. Output stored in [MemoryRef: cmd_npm_install - output of ''npm install'']. Status: Failed.') ->> 'seq' AS seq;
+SELECT message_append('refs', 'assistant', 'The install failed; the log is stored. See also [MemoryRef: ci_log_7 - CI log of build 7].') ->> 'seq' AS seq;
+SELECT message_append('refs', 'user', 'Ok, let us fix it tomorrow.') ->> 'seq' AS seq;
+SELECT c->'summarized' AS summarized FROM compact_thread('refs', 1) c;
+SELECT p AS kept_placeholder
+FROM regexp_matches((SELECT content FROM memory.messages WHERE thread_id = 'refs' AND is_summary), '\[MemoryRef: [^]]*\]', 'g') m(p)
+ORDER BY 1;
+
 -- Bad input.
 SELECT compact_thread('nowhere');
 \echo :LAST_ERROR_SQLSTATE
