@@ -69,7 +69,7 @@ fn seed(c: &mut Client) {
         json!({"text": "The release is planned for Friday.", "category": "tasks", "importance": 2, "tags": ["release"],
                "agent_id": "a2", "run_id": "r2", "actor_id": "bob", "role": "assistant", "kind": "episodic", "thread_id": "t"}),
         json!({"text": "Ana runs five kilometres every morning.", "category": "habits", "importance": 1,
-               "agent_id": "a1", "run_id": "r2", "actor_id": "ana", "role": "user", "kind": "procedural"}),
+               "agent_id": "a1", "run_id": "r2", "actor_id": "ana", "role": "user", "kind": "insight"}),
     ] {
         write(c, r);
     }
@@ -91,7 +91,7 @@ fn every_filter_narrows_the_results() {
         (json!({"run_id": "r2"}), 2),
         (json!({"actor_id": "bob"}), 1),
         (json!({"role": "assistant"}), 1),
-        (json!({"kind": "procedural"}), 1),
+        (json!({"kind": "insight"}), 1),
         (json!({"category": "tasks"}), 1),
         (json!({"tags": ["drinks"]}), 1),
         (json!({"pinned": true}), 1),
