@@ -48,15 +48,18 @@ fn memory_tool_call(
 }
 
 /// The memory instructions for the agent's system prompt, naming exactly the tools
-/// `memory_tools` offers it by default; `parts` picks among core, recall, refs, writing, files.
+/// `memory_tools` offers it (by default, or the `tools` named, as memory_tools takes them);
+/// `parts` picks among core, recall, refs, writing, files.
 #[pg_extern(stable, parallel_safe)]
 fn memory_prompt(
     agent_id: Option<&str>,
     parts: default!(Option<Vec<Option<String>>>, "NULL"),
+    tools: default!(Option<Vec<Option<String>>>, "NULL"),
 ) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let parts = no_nulls("parts", parts);
-    store::prompt(agent_id, parts.as_deref())
+    let tools = no_nulls("tools", tools);
+    store::prompt(agent_id, parts.as_deref(), tools.as_deref())
 }
 
 /// Sets the tools an agent may use at all (NULL: every tool). `{agent_id, tools}`; 22023 for

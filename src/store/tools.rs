@@ -57,10 +57,11 @@ pub fn definitions(agent_id: &str, format: Format, requested: Option<&[String]>)
     tools::definitions(&names, &a, format)
 }
 
-/// memory_prompt: the memory instructions for the tools the agent is offered by default.
-pub fn prompt(agent_id: &str, parts: Option<&[String]>) -> String {
+/// memory_prompt: the memory instructions for the tools the agent is offered (by default, or
+/// those requested, as memory_tools selects them).
+pub fn prompt(agent_id: &str, parts: Option<&[String]>, requested: Option<&[String]>) -> String {
     let (_, a) = agent(agent_id);
-    let names = tools::select(&a, None).or_raise();
+    let names = tools::select(&a, requested).or_raise();
     tools::prompt::prompt(&names, parts).or_raise()
 }
 

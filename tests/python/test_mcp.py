@@ -140,6 +140,10 @@ def test_stdio_with_a_configured_tool_set():
         async with Client(alice_stdio("--tools", "archival_search,memory")) as c:
             names = [t.name for t in (await c.list_tools()).tools]
             assert names == ["archival_search", "memory"], names
+            # The instructions name the tools offered here, not the default set.
+            assert c.instructions == sql(ALICE, "SELECT memory_prompt(%s, NULL, ARRAY['archival_search', 'memory'])",
+                                         f"agent-{ALICE}")[0]
+            assert "archival_search" in c.instructions and "memory_append" not in c.instructions, c.instructions
             r = await c.call_tool("memory_append", {"block": "human", "content": "x"})
             assert r.is_error and "not offered" in text(r), text(r)
             r = await c.call_tool("memory", {"command": "view", "path": "/memories"})

@@ -153,9 +153,13 @@ impl Db {
         ))
     }
 
-    /// The memory instructions for the tenant's agent (its system prompt part).
+    /// The memory instructions for the tenant's agent, naming the tools it is offered.
     pub async fn prompt(&self, t: &Tenant) -> Result<String, DbError> {
-        self.one(&t.user_id, "SELECT memory_prompt($1)", &[&t.agent_id])
-            .await
+        self.one(
+            &t.user_id,
+            "SELECT memory_prompt($1, NULL, $2)",
+            &[&t.agent_id, &t.tools],
+        )
+        .await
     }
 }

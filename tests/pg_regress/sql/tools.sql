@@ -90,6 +90,10 @@ SELECT memory_tool_allowlist('tina-agent', ARRAY['rm']);
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_tool_allowlist('tina-agent', NULL);
 SELECT memory_prompt('tina-agent', ARRAY['core']);
+-- The prompt for a chosen tool set names those tools only (as memory_tools offers them).
+SELECT memory_prompt('tina-agent', ARRAY['recall'], ARRAY['conversation_search_date', 'archival_memory_search']);
+SELECT memory_prompt('tina-agent', NULL, ARRAY['rm']);
+\echo :LAST_ERROR_SQLSTATE
 
 -- Another tenant's agent and thread are not there for this one.
 SET memory_ext.user_id = 'ulf';
