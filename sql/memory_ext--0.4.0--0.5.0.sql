@@ -8,7 +8,8 @@
 -- memory_search read "as_of" and "include_superseded" (no SQL signature changes);
 -- memory_forget takes a superseded memory too and memory_restore returns it superseded; recall
 -- leaves procedural memories out unless asked for ("kinds") and memory_context always lists the
--- categories in context 'all' (all in the library: no SQL change). No stored row is rewritten; the new checks are validated against the
+-- categories in context 'all' (all in the library: no SQL change). memory_prompt takes the tool
+-- set it describes (a new argument, tools text[] DEFAULT NULL: the function is replaced). No stored row is rewritten; the new checks are validated against the
 -- existing rows.
 -- The fresh-install script of 0.5.0 and this upgrade give the same schema: tests/upgrade checks
 -- it, catalog by catalog.
@@ -86,3 +87,15 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+
+-------------------------------------------------------------------------------- tools
+-- memory_prompt takes the tool set it describes (as memory_tools does): the function is replaced.
+DROP FUNCTION memory_prompt(text, text[]);
+CREATE  FUNCTION "memory_prompt"(
+	"agent_id" TEXT, /* Option < & str > */
+	"parts" TEXT[] DEFAULT NULL, /* :: std :: option :: Option < Vec < Option < String > > > */
+	"tools" TEXT[] DEFAULT NULL /* :: std :: option :: Option < Vec < Option < String > > > */
+) RETURNS TEXT /* String */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_prompt_wrapper';
