@@ -166,7 +166,7 @@ CALLS_SPEC = [
     ("session_pop_item", [ids]),
     ("session_clear", [ids]),
     ("memory_tool_call", [ids, ids, tool_names, tool_args]),
-    ("memory_prompt", [ids, "textarray"]),
+    ("memory_prompt", [ids, "textarray", "textarray"]),
     ("memory_tool_allowlist", [ids, "textarray"]),
 ]
 
