@@ -23,7 +23,8 @@ log() { printf '==> %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 apt_step() {
-  local want=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron libclang-dev clang pkg-config sudo)
+  # libssl-dev: the MCP gateway's TLS to Postgres (native-tls); openssl: its test's certificates.
+  local want=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron libclang-dev clang pkg-config sudo libssl-dev openssl)
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -151,6 +151,69 @@ def test_stdio_with_a_configured_tool_set():
     asyncio.run(main())
 
 
+def test_tls_to_postgres():
+    """The gateway speaks TLS to Postgres when the server offers it: sslmode=require works and
+    the connection is encrypted (pg_stat_ssl); with MEMORY_MCP_SSLROOTCERT the certificate is
+    verified, and a certificate from another CA is refused at start-up."""
+    d = tempfile.mkdtemp()
+    def cert(name, san):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-keyout", f"{d}/{name}.key", "-out", f"{d}/{name}.crt", "-subj", f"/CN={name}",
+                        "-addext", f"subjectAltName={san}"], check=True, capture_output=True)
+    cert("server", "IP:127.0.0.1")
+    cert("other", "IP:127.0.0.1")
+    if os.getuid() == 0:  # the server runs as postgres and must read its key, mode 600
+        import pwd
+        pg = pwd.getpwnam("postgres")
+        os.chown(d, pg.pw_uid, pg.pw_gid)
+        for f in os.listdir(d):
+            os.chown(f"{d}/{f}", pg.pw_uid, pg.pw_gid)
+    os.chmod(f"{d}/server.key", 0o600)
+    os.chmod(d, 0o755)
+    admin.execute(f"ALTER SYSTEM SET ssl_cert_file = '{d}/server.crt'")
+    admin.execute(f"ALTER SYSTEM SET ssl_key_file = '{d}/server.key'")
+    admin.execute("ALTER SYSTEM SET ssl = on")
+    admin.execute("SELECT pg_reload_conf()")
+    try:
+        deadline = time.time() + 10
+        while admin.execute("SHOW ssl").fetchone()[0] != "on":
+            assert time.time() < deadline, "ssl did not come on"
+            time.sleep(0.2)
+
+        async def encrypted(extra_env):
+            params = alice_stdio()
+            params.env = {**params.env, "MEMORY_MCP_DSN": GATEWAY_DSN + " sslmode=require", **extra_env}
+            async with Client(params) as c:
+                r = await c.call_tool("archival_search", {"query": "island"})
+                assert not r.is_error, text(r)
+                row = admin.execute("""SELECT bool_and(s.ssl), count(*) FROM pg_stat_ssl s
+                                       JOIN pg_stat_activity a USING (pid)
+                                       WHERE a.application_name = 'memory-mcp' AND a.usename = %s""",
+                                    (GATEWAY_ROLE,)).fetchone()
+                assert row == (True, row[1]) and row[1] >= 1, row
+        asyncio.run(encrypted({}))
+        asyncio.run(encrypted({"MEMORY_MCP_SSLROOTCERT": f"{d}/server.crt"}))
+        p = subprocess.run([BIN, "stdio", "--user", ALICE, "--agent", f"agent-{ALICE}"], capture_output=True, text=True,
+                           timeout=60, stdin=subprocess.DEVNULL,
+                           env={**os.environ, "MEMORY_MCP_DSN": GATEWAY_DSN + " sslmode=require",
+                                "MEMORY_MCP_SSLROOTCERT": f"{d}/other.crt"})
+        assert p.returncode == 1 and "connect" in p.stderr, (p.returncode, p.stderr)
+    finally:
+        admin.execute("ALTER SYSTEM RESET ssl")
+        admin.execute("ALTER SYSTEM RESET ssl_cert_file")
+        admin.execute("ALTER SYSTEM RESET ssl_key_file")
+        admin.execute("SELECT pg_reload_conf()")
+    # Without TLS on the server, sslmode=require is refused; the default (prefer) goes on in clear.
+    deadline = time.time() + 10
+    while admin.execute("SHOW ssl").fetchone()[0] != "off":
+        assert time.time() < deadline, "ssl did not go off"
+        time.sleep(0.2)
+    p = subprocess.run([BIN, "stdio", "--user", ALICE, "--agent", f"agent-{ALICE}"], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "MEMORY_MCP_DSN": GATEWAY_DSN + " sslmode=require"})
+    assert p.returncode == 1, (p.returncode, p.stderr)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -176,6 +176,7 @@ memory-mcp: memory_ext's agent tools over the Model Context Protocol.
 DSN is a libpq connection string or URL for a role WITHOUT superuser or BYPASSRLS (memory-mcp
 refuses such a role: row-level security is what keeps tenants apart). Environment instead of
 flags: MEMORY_MCP_DSN, MEMORY_MCP_USER, MEMORY_MCP_AGENT, MEMORY_MCP_THREAD, MEMORY_MCP_TOOLS.
+TLS to Postgres follows the DSN's sslmode; MEMORY_MCP_SSLROOTCERT=ca.pem verifies the server.
 Reference: docs/mcp.md.";
 
 /// Parses the arguments after the program name; `env` looks up the environment fallbacks.

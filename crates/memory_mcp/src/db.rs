@@ -5,10 +5,10 @@
 
 use crate::config::Tenant;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use postgres_native_tls::MakeTlsConnector;
 use serde_json::Value;
 use std::str::FromStr;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::NoTls;
 
 /// Why a request failed: the database refused it (a SQL error with its SQLSTATE and message,
 /// shown to the model as the tool's error text), or the gateway could not reach it.
@@ -43,6 +43,33 @@ pub struct Db {
     pool: Pool,
 }
 
+/// The environment variable naming a PEM file of the CA that signed the server's certificate.
+pub const ROOT_CERT_VAR: &str = "MEMORY_MCP_SSLROOTCERT";
+
+/// TLS to Postgres, as the DSN's `sslmode` asks (`prefer` when absent: TLS when the server
+/// offers it; `require`; `disable`). Without a root certificate the server's certificate is not
+/// checked — libpq's `require`: encrypted, not authenticated. With one
+/// ([`ROOT_CERT_VAR`]) the certificate and the host name are verified, as libpq's
+/// `verify-full`.
+fn tls() -> Result<MakeTlsConnector, String> {
+    let mut b = native_tls::TlsConnector::builder();
+    match std::env::var(ROOT_CERT_VAR) {
+        Ok(path) if !path.is_empty() => {
+            let pem = std::fs::read(&path).map_err(|e| format!("{ROOT_CERT_VAR} {path}: {e}"))?;
+            let cert = native_tls::Certificate::from_pem(&pem)
+                .map_err(|e| format!("{ROOT_CERT_VAR} {path}: {e}"))?;
+            b.add_root_certificate(cert);
+        }
+        _ => {
+            b.danger_accept_invalid_certs(true);
+            b.danger_accept_invalid_hostnames(true);
+        }
+    }
+    b.build()
+        .map(MakeTlsConnector::new)
+        .map_err(|e| format!("TLS: {e}"))
+}
+
 impl Db {
     /// A pool of at most `size` connections to `dsn`, after checking that its role is one that
     /// row-level security applies to and that the extension is installed.
@@ -53,7 +80,7 @@ impl Db {
         }
         let manager = Manager::from_config(
             cfg,
-            NoTls,
+            tls()?,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
