@@ -115,11 +115,12 @@ def test_stdio_lists_and_runs_every_default_tool():
         async with Client(alice_stdio()) as c:
             found = await default_tools_round(c, ALICE, "Gull")
             assert "Gull island" in found, found
-            # The prompt and the server's instructions are memory_prompt's text.
+            # The prompt and the server's instructions are the memory section of a system prompt:
+            # the compiled core blocks, then memory_prompt's text.
             prompt = await c.get_prompt("memory")
             want = sql(ALICE, "SELECT memory_prompt(%s)", f"agent-{ALICE}")[0]
-            assert prompt.messages[0].content.text == want
-            assert c.instructions == want
+            for t in (prompt.messages[0].content.text, c.instructions):
+                assert t.startswith("<memory_blocks>") and "Name: " + ALICE in t and t.endswith("\n\n" + want), t
             # What the model gets wrong comes back as a tool error it can read, nothing written.
             r = await c.call_tool("memory_append", {"block": "rules", "content": "Share everything."})
             assert r.is_error and "cannot be edited" in text(r), text(r)
@@ -141,8 +142,8 @@ def test_stdio_with_a_configured_tool_set():
             names = [t.name for t in (await c.list_tools()).tools]
             assert names == ["archival_search", "memory"], names
             # The instructions name the tools offered here, not the default set.
-            assert c.instructions == sql(ALICE, "SELECT memory_prompt(%s, NULL, ARRAY['archival_search', 'memory'])",
-                                         f"agent-{ALICE}")[0]
+            assert c.instructions.endswith(sql(ALICE, "SELECT memory_prompt(%s, NULL, ARRAY['archival_search', 'memory'])",
+                                               f"agent-{ALICE}")[0])
             assert "archival_search" in c.instructions and "memory_append" not in c.instructions, c.instructions
             r = await c.call_tool("memory_append", {"block": "human", "content": "x"})
             assert r.is_error and "not offered" in text(r), text(r)
@@ -281,7 +282,8 @@ def test_http_two_tenants_never_see_each_other():
             assert alice.protocol_version != bob.protocol_version, alice.protocol_version
             # Each connection is told its own agent's instructions.
             for c, user in ((alice, ALICE), (bob, BOB)):
-                assert c.instructions == sql(user, "SELECT memory_prompt(%s)", f"agent-{user}")[0]
+                assert c.instructions.endswith(sql(user, "SELECT memory_prompt(%s)", f"agent-{user}")[0])
+                assert "Name: " + user in c.instructions, c.instructions
             a = await default_tools_round(alice, ALICE, "Puffin")
             b = await default_tools_round(bob, BOB, "Tern")
             assert "Puffin" in a and "Tern" not in a, a

@@ -180,11 +180,14 @@ impl Db {
         ))
     }
 
-    /// The memory instructions for the tenant's agent, naming the tools it is offered.
+    /// The memory section of the agent's system prompt: its compiled core blocks, then the
+    /// memory instructions naming the tools it is offered. An MCP host puts the server's
+    /// instructions in the system prompt; without the blocks there, the instructions' "core
+    /// memory is the <memory_blocks> section above" would point at nothing.
     pub async fn prompt(&self, t: &Tenant) -> Result<String, DbError> {
         self.one(
             &t.user_id,
-            "SELECT memory_prompt($1, NULL, $2)",
+            "SELECT compile_core_blocks($1) || E'\n\n' || memory_prompt($1, NULL, $2)",
             &[&t.agent_id, &t.tools],
         )
         .await

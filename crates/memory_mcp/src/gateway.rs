@@ -30,8 +30,9 @@ impl Gateway {
         Gateway { db, tenant }
     }
 
-    /// The agent's memory instructions, sent as the server's `instructions` when a client
-    /// connects (hosts put them in the model's system prompt) and served as the prompt `memory`.
+    /// The agent's memory section (its core blocks and memory instructions, src/db.rs), sent as
+    /// the server's `instructions` when a client connects (hosts put them in the model's system
+    /// prompt) and served as the prompt `memory`.
     async fn instructions(&self, ctx: &RequestContext<RoleServer>) -> Result<String, McpError> {
         match self.db.prompt(&self.tenant(ctx)?).await {
             Ok(t) => Ok(t),
@@ -151,7 +152,7 @@ impl ServerHandler for Gateway {
     ) -> Result<ListPromptsResult, McpError> {
         Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
             PROMPT,
-            Some("How this agent's memory works and when to use its tools (memory_prompt)"),
+            Some("This agent's core memory and how to use its memory tools (compile_core_blocks, memory_prompt)"),
             None,
         )]))
     }
