@@ -113,7 +113,7 @@ pub fn compact(thread: &str, keep: usize) -> Value {
     let sources: Vec<&str> = std::iter::once(prev_text.as_str())
         .chain(folded.iter().map(|m| m.content.as_str()))
         .collect();
-    let text = summary::keep_placeholders(&text, &summary::placeholders(&sources));
+    let text = summary::keep_placeholders(&text, &memory_core::detail::placeholders(&sources));
     let (first, last) = (folded[0].seq, folded[folded.len() - 1].seq);
     let content = format!("{}{text}", note(folded.len(), first, last));
     let embedding = for_write(&content);

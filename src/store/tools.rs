@@ -195,11 +195,8 @@ fn run(
             let lines: Vec<String> = hits
                 .iter()
                 .map(|h| {
-                    let line = message_line(&h.created_at, &h.role, &h.content);
-                    match thread {
-                        Some(_) => line,
-                        None => line.replacen("] ", &format!("] (thread {}) ", h.thread_id), 1),
-                    }
+                    let across = thread.is_none().then_some(h.thread_id.as_str());
+                    message_line(&minute(&h.created_at), across, &h.role, &h.content)
                 })
                 .collect();
             paged(&lines, page)
@@ -207,7 +204,8 @@ fn run(
         Call::ConversationSearchDate { start, end, page } => {
             let t = thread
                 .ok_or("conversation_search_date needs a conversation: call it within a thread")?;
-            let (total, lines) = spi::rows(
+            type Page = (i64, Vec<String>, Vec<String>, Vec<String>);
+            let (total, at, role, content): Page = spi::rows(
                 include_str!("../../sql/queries/tools_messages_between.sql"),
                 &[
                     user.into(),
@@ -222,11 +220,19 @@ fn run(
                     Ok((
                         r.get::<i64>(1)?.unwrap_or(0),
                         r.get::<Vec<String>>(2)?.unwrap_or_default(),
+                        r.get::<Vec<String>>(3)?.unwrap_or_default(),
+                        r.get::<Vec<String>>(4)?.unwrap_or_default(),
                     ))
                 },
             )
             .pop()
             .unwrap_or_default();
+            let lines: Vec<String> = at
+                .iter()
+                .zip(&role)
+                .zip(&content)
+                .map(|((a, r), c)| message_line(a, None, r, c))
+                .collect();
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
             page_text(page, total as usize, &lines)
         }
@@ -251,10 +257,19 @@ fn items(r: &Value) -> Vec<Value> {
     r["items"].as_array().cloned().unwrap_or_default()
 }
 
-fn message_line(at: &TimestampWithTimeZone, role: &str, content: &str) -> String {
+/// `YYYY-MM-DD HH:MI` of a message's time, UTC.
+fn minute(at: &TimestampWithTimeZone) -> String {
     let at = at.to_iso_string();
-    let at = at.get(..16).unwrap_or(&at).replace('T', " ");
-    format!("- [{at}] {role}: {content}")
+    at.get(..16).unwrap_or(&at).replace('T', " ")
+}
+
+/// A message as the tools show it: `- [2024-05-08 10:30] user: ...`, with `(thread t1)` after
+/// the time when a search spans threads.
+fn message_line(at: &str, thread: Option<&str>, role: &str, content: &str) -> String {
+    match thread {
+        Some(t) => format!("- [{at}] (thread {t}) {role}: {content}"),
+        None => format!("- [{at}] {role}: {content}"),
+    }
 }
 
 /// Page `page` of `lines` with MemGPT's paging line first.

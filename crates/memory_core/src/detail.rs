@@ -81,9 +81,31 @@ pub fn clean_description(description: &str) -> String {
     }
 }
 
+/// How a placeholder starts.
+const PLACEHOLDER_OPEN: &str = "[MemoryRef: ";
+
 /// `[MemoryRef: <key> - <description>]` (the Layer-1 entry of docs/design.md "Detail memory").
 pub fn placeholder(key: &str, description: &str) -> String {
-    format!("[MemoryRef: {key} - {description}]")
+    format!("{PLACEHOLDER_OPEN}{key} - {description}]")
+}
+
+/// Every `[MemoryRef: <key> - <description>]` placeholder in `texts`, in order of first
+/// appearance, each once (as [`placeholder`] writes them).
+pub fn placeholders(texts: &[&str]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for t in texts {
+        let mut rest = *t;
+        while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
+            let from = &rest[start..];
+            let Some(end) = from.find(']') else { break };
+            let p = &from[..=end];
+            if !found.iter().any(|f| f == p) {
+                found.push(p.to_string());
+            }
+            rest = &from[end + 1..];
+        }
+    }
+    found
 }
 
 /// What a command's output says about how it went.

@@ -208,26 +208,6 @@ pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
     limit_words(&extract(&all, SUMMARY_WORDS, keep).join(" "), SUMMARY_WORDS)
 }
 
-/// Every `[MemoryRef: <key> - <description>]` placeholder in `texts`, in order of first
-/// appearance, each once (crate::detail::placeholder writes them).
-pub fn placeholders(texts: &[&str]) -> Vec<String> {
-    const OPEN: &str = "[MemoryRef: ";
-    let mut found: Vec<String> = Vec::new();
-    for t in texts {
-        let mut rest = *t;
-        while let Some(start) = rest.find(OPEN) {
-            let from = &rest[start..];
-            let Some(end) = from.find(']') else { break };
-            let p = &from[..=end];
-            if !found.iter().any(|f| f == p) {
-                found.push(p.to_string());
-            }
-            rest = &from[end + 1..];
-        }
-    }
-    found
-}
-
 /// A compaction summary that keeps every placeholder of what it summarised: those the summary
 /// does not already quote go on a line of their own after it, since a summary that drops one
 /// loses the only way back to its stored detail (docs/design.md "Compaction"). The line is
@@ -462,7 +442,8 @@ pub fn episode_memory_text(e: &Episode) -> String {
 mod tests {
     #[test]
     fn compaction_keeps_every_placeholder() {
-        use super::{keep_placeholders, placeholders};
+        use super::keep_placeholders;
+        use crate::detail::placeholders;
         let turns = [
             "Ran it: [MemoryRef: cmd_npm_install - npm install] failed.",
             "See [MemoryRef: log_42 - build log] and again [MemoryRef: cmd_npm_install - npm install].",

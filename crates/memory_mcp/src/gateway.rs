@@ -34,11 +34,7 @@ impl Gateway {
     /// the server's `instructions` when a client connects (hosts put them in the model's system
     /// prompt) and served as the prompt `memory`.
     async fn instructions(&self, ctx: &RequestContext<RoleServer>) -> Result<String, McpError> {
-        match self.db.prompt(&self.tenant(ctx)?).await {
-            Ok(t) => Ok(t),
-            Err(DbError::Sql { message, .. }) => Err(McpError::invalid_request(message, None)),
-            Err(e) => Err(unavailable(e)),
-        }
+        self.db.prompt(&self.tenant(ctx)?).await.map_err(refused)
     }
 
     fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Result<Tenant, McpError> {
@@ -57,6 +53,15 @@ impl Gateway {
 /// A failure to reach the database is the server's; a SQL error is shown to the model.
 fn unavailable(e: DbError) -> McpError {
     McpError::internal_error(e.to_string(), None)
+}
+
+/// Listing tools or reading the instructions: a SQL error (an unknown agent, say) refuses the
+/// request with the database's message; an unreachable database is the server's failure.
+fn refused(e: DbError) -> McpError {
+    match e {
+        DbError::Sql { message, .. } => McpError::invalid_request(message, None),
+        e => unavailable(e),
+    }
 }
 
 impl ServerHandler for Gateway {
@@ -99,13 +104,7 @@ impl ServerHandler for Gateway {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let tenant = self.tenant(&ctx)?;
-        let defs = match self.db.tools(&tenant).await {
-            Ok(d) => d,
-            Err(DbError::Sql { message, .. }) => {
-                return Err(McpError::invalid_request(message, None))
-            }
-            Err(e) => return Err(unavailable(e)),
-        };
+        let defs = self.db.tools(&tenant).await.map_err(refused)?;
         let tools = defs
             .into_iter()
             .map(serde_json::from_value::<Tool>)
@@ -171,14 +170,7 @@ impl ServerHandler for Gateway {
                 None,
             ));
         }
-        let tenant = self.tenant(&ctx)?;
-        let text = match self.db.prompt(&tenant).await {
-            Ok(t) => t,
-            Err(DbError::Sql { message, .. }) => {
-                return Err(McpError::invalid_request(message, None))
-            }
-            Err(e) => return Err(unavailable(e)),
-        };
+        let text = self.instructions(&ctx).await?;
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
                 .with_description("memory_ext memory instructions")
