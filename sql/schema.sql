@@ -376,3 +376,51 @@ CREATE TABLE memory.files (
 CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
 CREATE INDEX files_tags_idx ON memory.files USING gin (tags);
 CREATE INDEX files_embedding_model_idx ON memory.files (embedding_model);
+
+-- Extraction (0.6.0, docs/design.md "Extraction"): how far the background worker has read each
+-- thread. Every message up to extracted_seq has been through extraction, and the watermark moves
+-- in the transaction that writes what was extracted, so a worker killed mid-batch repeats the
+-- batch instead of losing or doubling it. attempts / retry_at / last_error: a failing thread's
+-- bounded retries (the others go on meanwhile). A thread without a row starts from its first
+-- message. Written by the extension as its owner; tenants read their own rows.
+CREATE TABLE memory.extractions (
+    user_id       text        NOT NULL,
+    thread_id     text        NOT NULL,
+    extracted_seq bigint      NOT NULL DEFAULT 0 CHECK (extracted_seq >= 0),
+    attempts      integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    retry_at      timestamptz,
+    last_error    text,
+    last_run_at   timestamptz,
+    PRIMARY KEY (user_id, thread_id),
+    FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
+);
+
+-- Per tenant and day: memories extraction wrote (memory_ext.extract_daily_cap bounds them) and
+-- what its LLM calls cost. Written by the extension as its owner: a tenant cannot reset its cap.
+CREATE TABLE memory.extraction_usage (
+    user_id    text    NOT NULL,
+    day        date    NOT NULL,
+    writes     integer NOT NULL DEFAULT 0 CHECK (writes >= 0),
+    calls      integer NOT NULL DEFAULT 0 CHECK (calls >= 0),
+    tokens_in  bigint  NOT NULL DEFAULT 0 CHECK (tokens_in >= 0),
+    tokens_out bigint  NOT NULL DEFAULT 0 CHECK (tokens_out >= 0),
+    PRIMARY KEY (user_id, day)
+);
+
+-- Ended runs waiting for the worker (0.6.0, docs/api.md "Episodes"): run_end only records the
+-- request here; the worker writes the episode and compacts when the context is full, then
+-- deletes the row. One pending end per thread: a second run_end before the worker gets to it
+-- updates the first (its episode covers both).
+CREATE TABLE memory.run_ends (
+    user_id        text        NOT NULL,
+    thread_id      text        NOT NULL,
+    run_id         text        CHECK (run_id <> ''),
+    context_window integer     CHECK (context_window > 0),
+    requested_at   timestamptz NOT NULL DEFAULT now(),
+    attempts       integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    retry_at       timestamptz NOT NULL DEFAULT now(),
+    last_error     text,
+    PRIMARY KEY (user_id, thread_id),
+    FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
+);
+CREATE INDEX run_ends_retry_idx ON memory.run_ends (retry_at);

@@ -25,7 +25,8 @@ BEGIN
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
-                             'consolidation_seen', 'details', 'detail_chunks', 'files']
+                             'consolidation_seen', 'details', 'detail_chunks', 'files',
+                             'extractions', 'extraction_usage', 'run_ends']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -47,6 +48,11 @@ TO PUBLIC;
 -- per tenant per day) and its pacing: a tenant that could delete it would get more LLM calls.
 -- Readable by the tenant; written by the extension as its owner (src/pg/owner.rs).
 GRANT SELECT ON memory.consolidation_fingerprints, memory.consolidation_usage, memory.consolidation_seen TO PUBLIC;
+-- Extraction's watermarks and daily cap: the same reasoning (a tenant that could reset them
+-- would get its history extracted again, or more LLM calls than the operator allows).
+GRANT SELECT ON memory.extractions, memory.extraction_usage TO PUBLIC;
+-- The tenant's own queue of ended runs (run_end writes it as the caller).
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.run_ends TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

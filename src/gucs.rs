@@ -157,8 +157,9 @@ static DATABASE: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"postgres"));
 /// The jobs the worker schedules itself, comma-separated (ttl_sweep, purge, consolidate,
 /// backfill); empty = none, for when pg_cron or another scheduler calls the SQL functions.
-static WORKER_JOBS: GucSetting<Option<CString>> =
-    GucSetting::<Option<CString>>::new(Some(c"ttl_sweep,purge,consolidate,backfill"));
+static WORKER_JOBS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(
+    c"ttl_sweep,purge,consolidate,backfill,extract,episodes",
+));
 /// How long the worker sleeps between looks for due jobs and rows to embed, in seconds. 10 s:
 /// a row written while the provider was down gets its vector within seconds of it returning,
 /// and an idle worker costs one cheap query per wake.
@@ -177,6 +178,17 @@ static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
 /// Rows per backfill transaction. 32 = one batch of the built-in model (~0.3 s of CPU): row
 /// locks are held only that long.
 static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
+/// Extraction (docs/design.md "Extraction"): messages read per batch (one LLM call). 20 turns
+/// fit a small model's context with room for the known facts and the answer.
+static EXTRACT_BATCH: GucSetting<i32> = GucSetting::<i32>::new(20);
+/// Memories extraction may write per tenant per day (seed 003 §13: "global per-user/day cap").
+static EXTRACT_DAILY_CAP: GucSetting<i32> = GucSetting::<i32>::new(100);
+/// A thread whose last change is this old has ended its run: the worker writes its episode.
+/// 30 minutes; 0 turns idle run ends off (run_end still works).
+static RUN_IDLE_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(1800);
+/// The context window the worker compacts against after a run ends when run_end named none;
+/// 0: no compaction unless run_end names a window.
+static CONTEXT_WINDOW: GucSetting<i32> = GucSetting::<i32>::new(0);
 
 /// memory.events (docs/design.md "Operational events"): one row per query, write, merge, delete and worker job.
 /// Superuser-only: whether activity is tracked is the operator's decision, not a session's.
@@ -462,7 +474,7 @@ pub fn init() {
     );
     GucRegistry::define_string_guc(
         c"memory_ext.worker_jobs",
-        c"Jobs the background worker schedules: ttl_sweep, purge, consolidate, backfill (comma-separated; empty = none).",
+        c"Jobs the background worker schedules: ttl_sweep, purge, consolidate, backfill, extract, episodes (comma-separated; empty = none).",
         c"Leave out the jobs that pg_cron or another scheduler runs through the SQL functions.",
         &WORKER_JOBS,
         GucContext::Sighup,
@@ -516,6 +528,46 @@ pub fn init() {
         0,
         10_000,
         GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.extract_batch",
+        c"Messages extraction reads per batch (one LLM call).",
+        c"",
+        &EXTRACT_BATCH,
+        1,
+        200,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.extract_daily_cap",
+        c"Memories extraction may write per tenant per day.",
+        c"",
+        &EXTRACT_DAILY_CAP,
+        0,
+        1_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.run_idle_timeout",
+        c"Idle time after which the worker ends a thread's run and writes its episode; 0 = only run_end ends runs.",
+        c"",
+        &RUN_IDLE_TIMEOUT,
+        0,
+        30 * 86_400,
+        GucContext::Sighup,
+        GucFlags::UNIT_S,
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.context_window",
+        c"Context window (tokens) the worker compacts against after a run ends, when run_end names none; 0 = none.",
+        c"",
+        &CONTEXT_WINDOW,
+        0,
+        100_000_000,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
@@ -858,4 +910,20 @@ pub fn consolidation_max_pairs() -> i64 {
 
 pub fn backfill_batch() -> i32 {
     BACKFILL_BATCH.get()
+}
+
+pub fn extract_batch() -> i32 {
+    EXTRACT_BATCH.get().max(1)
+}
+
+pub fn extract_daily_cap() -> i32 {
+    EXTRACT_DAILY_CAP.get().max(0)
+}
+
+pub fn run_idle_timeout_s() -> i64 {
+    RUN_IDLE_TIMEOUT.get() as i64
+}
+
+pub fn context_window() -> Option<i32> {
+    Some(CONTEXT_WINDOW.get()).filter(|w| *w > 0)
 }

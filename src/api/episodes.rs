@@ -21,3 +21,20 @@ fn episode_write(
     let run = validate::optional_id("run_id", run_id).or_raise();
     JsonB(store::write(user_id, thread, run))
 }
+
+/// Ends a run: records the request and returns at once; the background worker writes the
+/// episode and, when the context is over `context_window` × 0.8, compacts the thread
+/// (docs/api.md "Episodes"). `{thread_id, run_id, context_window, requested_at}`. P0002 for
+/// an unknown thread.
+#[pg_extern(volatile, parallel_unsafe)]
+fn run_end(
+    thread_id: Option<&str>,
+    run_id: default!(Option<&str>, "NULL"),
+    context_window: default!(Option<i32>, "NULL"),
+) -> JsonB {
+    let thread = validate::id("thread_id", thread_id).or_raise();
+    let run = validate::optional_id("run_id", run_id).or_raise();
+    let window = context_window
+        .map(|w| validate::range("context_window", i64::from(w), 1, 100_000_000).or_raise() as i32);
+    JsonB(store::end_run(thread, run, window))
+}

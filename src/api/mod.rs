@@ -11,6 +11,7 @@ pub mod consolidate;
 pub mod detail;
 pub mod embed;
 pub mod episodes;
+pub mod extract;
 pub mod files;
 pub mod lifecycle;
 pub mod query;

@@ -9,6 +9,7 @@
 use crate::error::raise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
+use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
 use crate::store::files;
 use memory_core::summary::{self, Episode, Turn};
@@ -82,6 +83,18 @@ fn episode_path(date: &str, title: &str, run: Option<&str>, to_seq: i64) -> Stri
 /// the thread is unknown or has no message since its last episode.
 pub fn write(user_id: Option<&str>, thread: &str, run: Option<&str>) -> Value {
     let user = tenant::resolve(user_id);
+    write_for(&user, thread, run).unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("thread \"{thread}\" has no messages since its last episode"),
+            Some("append the run's messages first (message_append)".into()),
+        )
+    })
+}
+
+/// The episode of `user`'s run, or `None` when the thread has no message since its last one.
+fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
+    let user = user.to_string();
     // One episode at a time per thread: the range below must not be taken twice.
     let exists = spi::one_opt::<i32>(
         "SELECT 1 FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
@@ -120,11 +133,7 @@ pub fn write(user_id: Option<&str>, thread: &str, run: Option<&str>) -> Value {
         },
     );
     if rows.last().is_none_or(|r| r.0 <= covered) {
-        raise(
-            SqlState::NoDataFound,
-            format!("thread \"{thread}\" has no messages since its last episode"),
-            Some("append the run's messages first (message_append)".into()),
-        );
+        return None;
     }
     let (first_seq, last_seq) = (rows[0].0, rows[rows.len() - 1].0);
     let date = rows[rows.len() - 1].3.clone();
@@ -207,8 +216,100 @@ pub fn write(user_id: Option<&str>, thread: &str, run: Option<&str>) -> Value {
         },
         ..Event::new(&user, Node::Episodic, "create")
     });
-    json!({
+    Some(json!({
         "path": path, "memory_id": memory_id, "event": event, "from_seq": first_seq,
         "to_seq": last_seq, "messages": rows.len(), "method": method, "content": content,
+    }))
+}
+
+/// run_end: records that the thread's run ended (sql/queries/episodes_end.sql) and returns;
+/// the worker does the rest ([`finish_run`]).
+pub fn end_run(thread: &str, run: Option<&str>, context_window: Option<i32>) -> Value {
+    let user = lookup::owner(Owned::Thread, thread);
+    let at = spi::one_opt::<String>(
+        include_str!("../../sql/queries/episodes_end.sql"),
+        &[
+            user.as_str().into(),
+            thread.into(),
+            run.into(),
+            context_window.into(),
+        ],
+        "recording the end of a run",
+    );
+    json!({ "thread_id": thread, "run_id": run, "context_window": context_window, "requested_at": at })
+}
+
+/// Compaction after a run keeps this many of the newest messages in context.
+const KEEP_AFTER_RUN: usize = 10;
+/// Seed 001: compact once the context reaches 80% of the window.
+const COMPACT_AT: &str = "0.8";
+
+/// The worker's part of an ended run, in its transaction, with `user` as the session's tenant:
+/// the episode (none when nothing happened since the last one), then compaction when the
+/// context is over 80% of the window (run_end's, else memory_ext.context_window).
+/// `{episode, compacted}`.
+pub fn finish_run(user: &str, thread: &str, run: Option<&str>, window: Option<i32>) -> Value {
+    let episode = write_for(user, thread, run);
+    let mut compacted = Value::Null;
+    if let Some(w) = window.or_else(gucs::context_window) {
+        let usage = crate::store::recall::usage(thread, i64::from(w), None);
+        if memory_core::tokens::needs_compaction(&usage, COMPACT_AT).unwrap_or(false) {
+            compacted = crate::store::compaction::compact(thread, KEEP_AFTER_RUN);
+        }
+    }
+    json!({
+        "episode": episode.as_ref().map(|e| e["path"].clone()),
+        "compacted": compacted.get("summarized").cloned().unwrap_or(json!(0)),
     })
+}
+
+/// An ended run the worker has to finish: (user, thread, run_id, context_window, the
+/// run_end request's time or `None` for a run ended by idleness).
+pub type Due = (String, String, Option<String>, Option<i32>, Option<String>);
+
+/// Ended runs due now and, when `idle_s` > 0, runs idle that long (sql/queries/episodes_due.sql).
+pub fn due(limit: i64, idle_s: i64) -> Vec<Due> {
+    spi::rows(
+        include_str!("../../sql/queries/episodes_due.sql"),
+        &[limit.into(), (idle_s as f64).into()],
+        "listing ended runs",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?,
+                r.get::<i32>(4)?,
+                r.get::<String>(5)?,
+            ))
+        },
+    )
+}
+
+/// Attempts at finishing an ended run before it is left with its error.
+pub const MAX_END_ATTEMPTS: i32 = 5;
+
+/// The run is finished: its run_end request goes (one that came meanwhile stays).
+pub fn ended(user: &str, thread: &str, requested_at: &str) {
+    spi::run(
+        include_str!("../../sql/queries/episodes_ended.sql"),
+        &[user.into(), thread.into(), requested_at.into()],
+        "clearing an ended run",
+    );
+}
+
+/// Finishing the run failed: retried after a backoff (1, 4, 16, 64 minutes), at most
+/// [`MAX_END_ATTEMPTS`] times.
+pub fn end_failed(user: &str, thread: &str, error: &str, attempt: i32) {
+    let backoff = 60.0 * 4f64.powi((attempt - 1).clamp(0, 6));
+    spi::run(
+        include_str!("../../sql/queries/episodes_end_failed.sql"),
+        &[
+            user.into(),
+            thread.into(),
+            error.into(),
+            backoff.into(),
+            MAX_END_ATTEMPTS.into(),
+        ],
+        "recording a failed run end",
+    );
 }

@@ -12,6 +12,7 @@ pub mod consolidate;
 pub mod delta;
 pub mod detail;
 pub mod episodes;
+pub mod extract;
 pub mod files;
 pub mod lifecycle;
 pub mod query;

@@ -8,7 +8,7 @@ use crate::embed::reembed;
 use crate::error::SpiOk;
 use crate::gucs;
 use crate::pg::spi;
-use crate::store::{consolidate, lifecycle};
+use crate::store::{consolidate, episodes, extract, lifecycle};
 use memory_core::schedule;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -268,4 +268,120 @@ pub fn backfill(budget_s: i64) -> Result<i64, String> {
             return Ok(total);
         }
     }
+}
+
+/// Makes `user` the transaction's tenant: the store's lookups by thread id resolve in it (the
+/// worker sees every tenant, and ids are unique only per tenant).
+fn as_tenant(user: &str) {
+    spi::run(
+        "SELECT set_config('memory_ext.user_id', $1, true)",
+        &[user.into()],
+        "setting the tenant",
+    );
+}
+
+/// Threads looked at per extraction pass.
+const EXTRACT_THREADS: i64 = 200;
+
+/// Extraction: each thread with messages past its watermark, a batch per transaction (the
+/// batch and its watermark commit together: src/store/extract.rs), until the thread is read,
+/// its LLM call failed, or `budget_s` has passed. A batch that raises is rolled back and its
+/// thread retried after a backoff; the others go on.
+pub fn extract(budget_s: i64) -> Result<Value, String> {
+    let started = Instant::now();
+    let due = txn::run("memory_ext worker: threads to extract", || {
+        extract::due(EXTRACT_THREADS)
+    })?;
+    let mut total = extract::Counts::default();
+    let mut threads = 0;
+    let mut last_error = None;
+    'threads: for (user, thread) in due {
+        threads += 1;
+        loop {
+            pgrx::check_for_interrupts!();
+            let (u, t) = (user.clone(), thread.clone());
+            let r = txn::run("memory_ext worker: extraction", move || {
+                as_tenant(&u);
+                extract::batch(&u, &t, true)
+            });
+            match r {
+                Ok(extract::Batch::Idle) => break,
+                Ok(extract::Batch::Done(c)) => total.add(&c),
+                Ok(extract::Batch::Failed(c)) => {
+                    last_error.clone_from(&c.error);
+                    total.add(&c);
+                    break;
+                }
+                Err(e) => {
+                    total.failed += 1;
+                    let (u, t, msg) = (user.clone(), thread.clone(), e.clone());
+                    let _ = txn::run("memory_ext worker: extraction bookkeeping", move || {
+                        extract::record_error(&u, &t, &msg)
+                    });
+                    last_error = Some(format!("thread \"{thread}\" of tenant \"{user}\": {e}"));
+                    break;
+                }
+            }
+            if started.elapsed().as_secs() as i64 >= budget_s {
+                break 'threads;
+            }
+        }
+    }
+    let mut v = total.json();
+    v["threads"] = json!(threads);
+    v["error"] = json!(last_error);
+    Ok(v)
+}
+
+/// Runs ended by run_end or by idleness (memory_ext.run_idle_timeout): the episode and, when
+/// the context is full, compaction, one run per transaction; a failed run is retried with a
+/// backoff, at most episodes::MAX_END_ATTEMPTS times.
+pub fn episodes(budget_s: i64) -> Result<Value, String> {
+    let started = Instant::now();
+    let idle = gucs::run_idle_timeout_s();
+    let due = txn::run("memory_ext worker: ended runs", move || {
+        episodes::due(50, idle)
+    })?;
+    let (mut written, mut compacted, mut failed, mut runs) = (0, 0, 0, 0);
+    let mut last_error = None;
+    for (user, thread, run, window, requested) in due {
+        pgrx::check_for_interrupts!();
+        runs += 1;
+        let (u, t, req) = (user.clone(), thread.clone(), requested.clone());
+        let r = txn::run("memory_ext worker: ending a run", move || {
+            as_tenant(&u);
+            let v = episodes::finish_run(&u, &t, run.as_deref(), window);
+            if let Some(at) = &req {
+                episodes::ended(&u, &t, at);
+            }
+            v
+        });
+        match r {
+            Ok(v) => {
+                written += i64::from(!v["episode"].is_null());
+                compacted += v["compacted"].as_i64().unwrap_or(0);
+            }
+            Err(e) => {
+                failed += 1;
+                let (u, t, msg) = (user.clone(), thread.clone(), e.clone());
+                let _ = txn::run("memory_ext worker: run-end bookkeeping", move || {
+                    let attempt = spi::one_opt::<i32>(
+                        "SELECT attempts + 1 FROM memory.run_ends WHERE user_id = $1 AND thread_id = $2",
+                        &[u.as_str().into(), t.as_str().into()],
+                        "reading run-end attempts",
+                    )
+                    .unwrap_or(1);
+                    episodes::end_failed(&u, &t, &msg, attempt)
+                });
+                last_error = Some(format!("thread \"{thread}\" of tenant \"{user}\": {e}"));
+            }
+        }
+        if started.elapsed().as_secs() as i64 >= budget_s {
+            break;
+        }
+    }
+    Ok(json!({
+        "runs": runs, "episodes": written, "compacted_messages": compacted, "failed": failed,
+        "error": last_error,
+    }))
 }

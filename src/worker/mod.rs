@@ -241,6 +241,29 @@ impl Worker {
             }
         }
 
+        // Extraction and ended runs: recorded only when they did something (like the backfill).
+        for (job, body) in [
+            ("extract", jobs::extract as fn(i64) -> Result<Value, String>),
+            ("episodes", jobs::episodes),
+        ] {
+            let s = state(job);
+            if s.requested {
+                let r = jobs::run_job(job, || body(gucs::worker_naptime_s()));
+                self.report(job, r);
+            } else if on.contains(&job) {
+                let started = Instant::now();
+                let r = body(gucs::worker_naptime_s());
+                // Nothing was due: extraction read no batch, no run ended, nothing failed.
+                let idle = matches!(&r, Ok(v) if ["batches", "runs", "failed"]
+                    .iter()
+                    .all(|k| v[*k].as_i64().unwrap_or(0) == 0));
+                if !idle {
+                    jobs::record(job, started, &r, true);
+                }
+                self.report(job, r);
+            }
+        }
+
         let s = state("backfill");
         if s.requested {
             let r = jobs::run_job("backfill", || {

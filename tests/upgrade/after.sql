@@ -24,3 +24,10 @@ SELECT NOT EXISTS (SELECT 1 FROM jsonb_array_elements(memory_query('{"query": "W
                    WHERE i ->> 'text' LIKE '%green tea%') AS superseded_left_recall;
 SELECT EXISTS (SELECT 1 FROM memory_history((SELECT id FROM memory.items WHERE text LIKE 'Ana prefers green tea%' LIMIT 1)) h
                WHERE h.event = 'SUPERSEDE') AS supersede_in_history;
+-- 0.6.0: extraction starts at the upgrade (the old turns are not read), then extracts what is
+-- said from now on; run_end only records the request.
+SELECT (memory_extract('up-thread') ->> 'created')::int = 0 AS old_turns_not_extracted;
+SELECT message_append('up-thread', 'user', 'Please remember that Ana is vegetarian.') IS NOT NULL AS appended;
+SELECT (memory_extract('up-thread') ->> 'created')::int = 1 AS new_turn_extracted;
+SELECT EXISTS (SELECT 1 FROM memory.items WHERE text = 'Ana is vegetarian.' AND metadata ->> 'source' = 'extraction') AS extracted_fact;
+SELECT run_end('up-thread') ->> 'requested_at' IS NOT NULL AS run_end_queued;

@@ -11,6 +11,7 @@ pub mod dedupe;
 pub mod delta;
 pub mod detail;
 pub mod error;
+pub mod extract;
 pub mod files;
 pub mod rank;
 pub mod request;

@@ -12,7 +12,14 @@ pub const DAY: i64 = 86_400;
 
 /// The names the worker's jobs go by: `memory_ext.worker_jobs`, `memory.worker_status.job`,
 /// `memory_worker_run(job)`.
-pub const JOBS: [&str; 4] = ["ttl_sweep", "purge", "consolidate", "backfill"];
+pub const JOBS: [&str; 6] = [
+    "ttl_sweep",
+    "purge",
+    "consolidate",
+    "backfill",
+    "extract",
+    "episodes",
+];
 
 /// Parses `memory_ext.worker_jobs` (comma-separated job names; empty = none). Returns the
 /// enabled jobs and the names that are not jobs (for the worker to log).

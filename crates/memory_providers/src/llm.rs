@@ -90,11 +90,29 @@ pub fn request_body(model: &str, system: &str, user: &str, json_answer: bool) ->
 
 /// The assistant's text in a chat-completions answer.
 pub fn parse_answer(body: &str) -> Result<String, String> {
+    parse_full(body).map(|a| a.text)
+}
+
+/// An answer with what it cost, when the endpoint says (`usage`, as OpenAI and most
+/// compatible servers report it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub text: String,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+}
+
+fn parse_full(body: &str) -> Result<Answer, String> {
     let v: Value = serde_json::from_str(body).map_err(|e| format!("not JSON: {e}"))?;
-    v["choices"][0]["message"]["content"]
+    let text = v["choices"][0]["message"]["content"]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| "no choices[0].message.content".to_string())
+        .ok_or_else(|| "no choices[0].message.content".to_string())?;
+    Ok(Answer {
+        text,
+        tokens_in: v["usage"]["prompt_tokens"].as_u64(),
+        tokens_out: v["usage"]["completion_tokens"].as_u64(),
+    })
 }
 
 /// One chat completion.
@@ -104,9 +122,24 @@ pub fn chat(
     user: &str,
     json_answer: bool,
 ) -> Result<String, LlmError> {
+    chat_full(cfg, system, user, json_answer, None).map(|a| a.text)
+}
+
+/// One chat completion with its usage, the answer capped at `max_tokens` when given.
+pub fn chat_full(
+    cfg: &LlmConfig,
+    system: &str,
+    user: &str,
+    json_answer: bool,
+    max_tokens: Option<u32>,
+) -> Result<Answer, LlmError> {
     let url = cfg.endpoint();
     let ms = cfg.timeout_ms.max(1);
-    let body = request_body(&cfg.model, system, user, json_answer).to_string();
+    let mut body = request_body(&cfg.model, system, user, json_answer);
+    if let Some(m) = max_tokens {
+        body["max_tokens"] = json!(m);
+    }
+    let body = body.to_string();
     let r = match post::json(&post::agent(ms), &url, cfg.api_key.as_deref(), &body) {
         Ok(r) => r,
         Err(Failure::Timeout) => return Err(LlmError::Timeout { url, ms }),
@@ -126,7 +159,7 @@ pub fn chat(
             body,
         });
     }
-    parse_answer(&r.body).map_err(|reason| LlmError::Malformed { url, reason })
+    parse_full(&r.body).map_err(|reason| LlmError::Malformed { url, reason })
 }
 
 #[cfg(test)]
@@ -146,6 +179,9 @@ mod tests {
         assert_eq!(parse_answer(a).unwrap(), "hi");
         assert!(parse_answer(r#"{"choices":[]}"#).is_err());
         assert!(parse_answer("{oops").is_err());
+        let u = parse_full(r#"{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":12,"completion_tokens":3}}"#).unwrap();
+        assert_eq!((u.tokens_in, u.tokens_out), (Some(12), Some(3)));
+        assert_eq!(parse_full(a).unwrap().tokens_in, None);
     }
 
     #[test]

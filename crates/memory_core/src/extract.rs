@@ -1,0 +1,928 @@
+//! Extraction (docs/design.md "Extraction"): turning a thread's new messages into memories in
+//! the background. This module is the part without Postgres: the LLM's prompt
+//! (prompts/extract.txt), its input and the checks on its answer, the deterministic rules used
+//! without an LLM, the caps, and the conservative no-LLM supersede rule.
+//!
+//! # Why it is shaped this way
+//! - One structured call per batch of turns: the turns are numbered, the answer names the turn
+//!   each fact comes from, so the per-turn cap of seed 003 §13 (≤ 3 writes per turn) can be
+//!   enforced on what the model returns, not trusted to it.
+//! - Nothing the model says is written unchecked: a fact must come from a turn of the batch,
+//!   fit the writing rules (one or two sentences, ≤ 280 characters) and supersede only a memory
+//!   it was shown. A partial answer keeps its valid entries; a garbled one is an error, retried
+//!   by the caller.
+//! - Without an LLM the rules extract only what a user says outright about themselves or asks
+//!   to be remembered, rewritten in the third person; anything else is left alone rather than
+//!   guessed at.
+
+use crate::text;
+use serde_json::{json, Map, Value};
+
+/// The system prompt of the extraction call.
+pub const PROMPT: &str = include_str!("../prompts/extract.txt");
+
+/// Seed 003 §13: at most 3 final writes per turn.
+pub const MAX_PER_TURN: usize = 3;
+/// Seed 003 §3: 1-3 insights per call.
+pub const MAX_INSIGHTS: usize = 3;
+pub const MAX_STEPS: usize = 20;
+const MAX_TITLE_CHARS: usize = 120;
+const MAX_ABOUT_CHARS: usize = 100;
+const MAX_CATEGORY_CHARS: usize = 40;
+/// Seed 003 §3: insights are stored in this category with importance 2.
+pub const INSIGHT_CATEGORY: &str = "relationship_dynamic";
+
+/// One message of the thread, as extraction sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub seq: i64,
+    /// `user` or `assistant` (other roles are not given to extraction).
+    pub role: String,
+    /// The speaker's name when the message has one.
+    pub name: Option<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Fact,
+    Insight,
+    Procedure,
+}
+
+impl Kind {
+    /// The memory kind it is written as.
+    pub fn memory_kind(self) -> &'static str {
+        match self {
+            Kind::Fact => "semantic",
+            Kind::Insight => "insight",
+            Kind::Procedure => "procedural",
+        }
+    }
+}
+
+/// A memory to write, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub kind: Kind,
+    /// The turn it comes from (insights: the batch's last turn).
+    pub seq: i64,
+    pub text: String,
+    pub about: Option<String>,
+    pub category: Option<String>,
+    pub importance: i16,
+    pub tags: Vec<String>,
+    /// Index (0-based) into the known memories shown to the model.
+    pub supersedes: Option<usize>,
+}
+
+/// The user message of the extraction call: the batch's turns, a few earlier ones for context,
+/// the known memories (numbered from 1) and whether insights are wanted.
+pub fn llm_input(
+    context: &[Turn],
+    turns: &[Turn],
+    known: &[(String, Option<String>)],
+    insights: bool,
+    max_turn_chars: usize,
+) -> String {
+    let turn = |t: &Turn| {
+        json!({"turn": t.seq, "role": t.role, "speaker": t.name,
+               "text": t.text.chars().take(max_turn_chars).collect::<String>()})
+    };
+    json!({
+        "context": context.iter().map(turn).collect::<Vec<_>>(),
+        "turns": turns.iter().map(turn).collect::<Vec<_>>(),
+        "known": known.iter().enumerate()
+            .map(|(i, (t, a))| json!({"n": i + 1, "text": t, "about": a}))
+            .collect::<Vec<_>>(),
+        "insights": insights,
+    })
+    .to_string()
+}
+
+/// What a checked answer holds: the candidates in the order given, and how many entries were
+/// dropped (malformed, over a cap, from a turn outside the batch).
+#[derive(Debug, Default, PartialEq)]
+pub struct Parsed {
+    pub candidates: Vec<Candidate>,
+    pub rejected: usize,
+}
+
+/// The model's answer, checked against the batch (`turns`, the number of `known` memories
+/// shown, whether insights were allowed). `Err` when the answer is not the JSON object asked
+/// for (prose, a refusal, truncated JSON): the caller retries the batch later.
+pub fn parse_answer(
+    answer: &str,
+    turns: &[Turn],
+    known: usize,
+    insights: bool,
+) -> Result<Parsed, String> {
+    let v: Value = serde_json::from_str(strip_fence(answer))
+        .map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let obj = v
+        .as_object()
+        .ok_or("the answer is not a JSON object".to_string())?;
+    if !["facts", "insights", "procedures"]
+        .iter()
+        .any(|k| obj.contains_key(*k))
+    {
+        return Err("the answer has none of facts, insights, procedures".into());
+    }
+    let mut out = Parsed::default();
+    let last = turns.last().map(|t| t.seq).unwrap_or(0);
+    let in_batch = |v: &Value| v.as_i64().filter(|s| turns.iter().any(|t| t.seq == *s));
+    for f in list(obj, "facts") {
+        let c = (|| {
+            let f = f.as_object()?;
+            let seq = in_batch(f.get("turn")?)?;
+            let text = short_text(f.get("text")?)?;
+            let supersedes = match f.get("supersedes") {
+                None | Some(Value::Null) => None,
+                Some(n) => {
+                    let n = n.as_u64()? as usize;
+                    (1..=known).contains(&n).then_some(n - 1)?.into()
+                }
+            };
+            Some(Candidate {
+                kind: Kind::Fact,
+                seq,
+                text,
+                about: opt_str(f.get("about"), MAX_ABOUT_CHARS),
+                category: category(f.get("category")),
+                importance: importance(f.get("importance")),
+                tags: tags(f.get("tags")),
+                supersedes,
+            })
+        })();
+        push(&mut out, c);
+    }
+    for i in list(obj, "insights") {
+        if !insights {
+            out.rejected += 1;
+            continue;
+        }
+        let c = (|| {
+            let i = i.as_object()?;
+            let text = short_text(i.get("summary").or_else(|| i.get("text"))?)?;
+            Some(Candidate {
+                kind: Kind::Insight,
+                seq: last,
+                text,
+                about: None,
+                category: Some(INSIGHT_CATEGORY.into()),
+                importance: importance(i.get("importance")),
+                tags: tags(i.get("tags")),
+                supersedes: None,
+            })
+        })();
+        if c.is_some()
+            && out
+                .candidates
+                .iter()
+                .filter(|c| c.kind == Kind::Insight)
+                .count()
+                >= MAX_INSIGHTS
+        {
+            out.rejected += 1;
+            continue;
+        }
+        push(&mut out, c);
+    }
+    for p in list(obj, "procedures") {
+        let c = (|| {
+            let p = p.as_object()?;
+            let seq = in_batch(p.get("turn")?)?;
+            let title = opt_str(p.get("title"), MAX_TITLE_CHARS)?;
+            let steps: Vec<String> = p
+                .get("steps")?
+                .as_array()?
+                .iter()
+                .map(|s| s.as_str().map(text::normalize).filter(|s| !s.is_empty()))
+                .collect::<Option<_>>()?;
+            if steps.is_empty()
+                || steps.len() > MAX_STEPS
+                || steps
+                    .iter()
+                    .any(|s| s.chars().count() > text::MAX_SHORT_CHARS)
+            {
+                return None;
+            }
+            Some(Candidate {
+                kind: Kind::Procedure,
+                seq,
+                text: procedure_text(&title, &steps),
+                about: None,
+                category: Some("procedural".into()),
+                importance: importance(p.get("importance")),
+                tags: tags(p.get("tags")),
+                supersedes: None,
+            })
+        })();
+        push(&mut out, c);
+    }
+    Ok(out)
+}
+
+/// A procedure's memory text: its title, then its numbered steps (seed 003 §12).
+pub fn procedure_text(title: &str, steps: &[String]) -> String {
+    let numbered: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}. {}", i + 1, s))
+        .collect();
+    format!("{}: {}", title.trim_end_matches(':'), numbered.join(" "))
+}
+
+fn push(out: &mut Parsed, c: Option<Candidate>) {
+    match c {
+        Some(c)
+            if !out
+                .candidates
+                .iter()
+                .any(|o| o.text.eq_ignore_ascii_case(&c.text)) =>
+        {
+            out.candidates.push(c)
+        }
+        _ => out.rejected += 1,
+    }
+}
+
+fn list<'a>(obj: &'a Map<String, Value>, k: &str) -> &'a [Value] {
+    obj.get(k)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// A model may wrap its JSON in a markdown fence although asked not to.
+fn strip_fence(a: &str) -> &str {
+    let t = a.trim();
+    let Some(rest) = t.strip_prefix("```") else {
+        return t;
+    };
+    let rest = rest.strip_prefix("json").unwrap_or(rest);
+    rest.strip_suffix("```").unwrap_or(rest).trim()
+}
+
+fn short_text(v: &Value) -> Option<String> {
+    let t = text::check("semantic", v.as_str()?).ok()?;
+    Some(sentence(&t))
+}
+
+fn opt_str(v: Option<&Value>, max: usize) -> Option<String> {
+    let s = text::normalize(v?.as_str()?);
+    (!s.is_empty() && s.chars().count() <= max).then_some(s)
+}
+
+fn category(v: Option<&Value>) -> Option<String> {
+    let s = opt_str(v, MAX_CATEGORY_CHARS)?.to_lowercase();
+    s.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == ' ' || c == '-')
+        .then(|| s.replace([' ', '-'], "_"))
+}
+
+fn importance(v: Option<&Value>) -> i16 {
+    v.and_then(Value::as_i64)
+        .map(|i| i.clamp(1, 5) as i16)
+        .unwrap_or(2)
+}
+
+fn tags(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| opt_str(Some(t), 40))
+                .map(|t| t.to_lowercase())
+                .take(8)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Keeps at most [`MAX_PER_TURN`] facts and procedures per turn and `remaining` in all (the
+/// tenant's daily cap), in the order given; returns the kept ones and how many were dropped.
+pub fn cap(candidates: Vec<Candidate>, remaining: usize) -> (Vec<Candidate>, usize) {
+    let mut kept: Vec<Candidate> = vec![];
+    let mut dropped = 0;
+    for c in candidates {
+        let same_turn = kept
+            .iter()
+            .filter(|k| k.kind != Kind::Insight && k.seq == c.seq)
+            .count();
+        if kept.len() >= remaining || (c.kind != Kind::Insight && same_turn >= MAX_PER_TURN) {
+            dropped += 1;
+        } else {
+            kept.push(c);
+        }
+    }
+    (kept, dropped)
+}
+
+// ---------------------------------------------------------------------------- without an LLM
+
+/// The deterministic path: from the user's turns, sentences that ask for something to be
+/// remembered ("remember that …", "please note …", "don't forget …") and plain statements the
+/// user makes about themselves in a closed set of forms ("I'm allergic to …", "I live in …",
+/// "My sister is …"), each rewritten in the third person about `subject` (the message's
+/// speaker name, else "The user"). Questions, hedged sentences and sentences about the
+/// assistant are skipped.
+pub fn rules(turns: &[Turn]) -> Vec<Candidate> {
+    let mut out = vec![];
+    for t in turns.iter().filter(|t| t.role == "user") {
+        let subject = t
+            .name
+            .as_deref()
+            .map(text::normalize)
+            .filter(|n| !n.is_empty() && n.chars().count() <= MAX_ABOUT_CHARS)
+            .unwrap_or_else(|| "The user".into());
+        let mut n = 0;
+        for s in crate::summary::sentences(&t.text) {
+            if n >= MAX_PER_TURN {
+                break;
+            }
+            let Some(fact) = rule_fact(&s, &subject) else {
+                continue;
+            };
+            let Ok(fact) = text::check("semantic", &fact) else {
+                continue;
+            };
+            if out
+                .iter()
+                .any(|c: &Candidate| c.text.eq_ignore_ascii_case(&fact))
+            {
+                continue;
+            }
+            n += 1;
+            out.push(Candidate {
+                kind: Kind::Fact,
+                seq: t.seq,
+                text: fact,
+                about: t.name.clone().filter(|_| subject != "The user"),
+                category: None,
+                importance: 2,
+                tags: vec![],
+                supersedes: None,
+            });
+        }
+    }
+    out
+}
+
+const REMEMBER: [&str; 8] = [
+    "remember that ",
+    "remember: ",
+    "remember ",
+    "note that ",
+    "please note that ",
+    "keep in mind that ",
+    "don't forget that ",
+    "do not forget that ",
+];
+const HEDGES: [&str; 14] = [
+    "maybe", "might", "perhaps", "probably", "i think", "i guess", "not sure", "if ", "would",
+    "could", "wonder", "should", "hope", "wish",
+];
+/// What may follow "I'm" / "I am" in a statement worth keeping: a role ("a nurse"), a
+/// condition ("allergic to …"), an origin ("from Boston"), a status. "I'm tired", "I'm
+/// looking for …" are moods and plans of the moment, not facts.
+const AM_STARTS: [&str; 17] = [
+    "a ",
+    "an ",
+    "allergic",
+    "vegetarian",
+    "vegan",
+    "from ",
+    "based in",
+    "married",
+    "divorced",
+    "single",
+    "engaged",
+    "pregnant",
+    "retired",
+    "left-handed",
+    "right-handed",
+    "lactose",
+    "originally from",
+];
+/// Verbs after "I" that state a lasting fact or preference.
+const VERBS: [&str; 22] = [
+    "live",
+    "work",
+    "moved",
+    "was born",
+    "grew up",
+    "have",
+    "prefer",
+    "like",
+    "love",
+    "hate",
+    "dislike",
+    "enjoy",
+    "study",
+    "speak",
+    "own",
+    "use",
+    "drive",
+    "play",
+    "teach",
+    "volunteer",
+    "adopted",
+    "started",
+];
+
+/// Lead-ins that do not change what the sentence states ("Oh, I live in …", "By the way, …").
+const LEAD_INS: [&str; 12] = [
+    "oh", "well", "so", "btw", "by the way", "actually", "also", "and", "anyway", "fyi",
+    "just so you know", "for the record",
+];
+
+/// The sentence without a lead-in: a discourse marker from [`LEAD_INS`], or up to three words
+/// before a colon ("Big news: I moved to Denver").
+fn without_lead_in(s: &str) -> &str {
+    let lower = s.to_lowercase();
+    if let Some(p) = s.find(": ") {
+        if s[..p].split_whitespace().count() <= 3 {
+            return s[p + 2..].trim_start();
+        }
+    }
+    for l in LEAD_INS {
+        if let Some(rest) = lower.strip_prefix(l) {
+            if let Some(r) = rest.strip_prefix(", ").or_else(|| rest.strip_prefix(" ")) {
+                return &s[s.len() - r.len()..];
+            }
+        }
+    }
+    s
+}
+
+fn rule_fact(sentence: &str, subject: &str) -> Option<String> {
+    let s = text::normalize(sentence.trim_end_matches(['.', '!']));
+    let s = without_lead_in(&s).to_string();
+    if s.is_empty() || s.contains('?') {
+        return None;
+    }
+    let lower = s.to_lowercase();
+    let words = lower.split_whitespace().count();
+    if !(3..=40).contains(&words) {
+        return None;
+    }
+    // "Please remember that …", "Remember: …": the user asked, so any clause is kept (in the
+    // third person when it speaks of the user).
+    let asked = lower.strip_prefix("please ").unwrap_or(&lower);
+    let asked = asked
+        .strip_prefix("can you ")
+        .or_else(|| asked.strip_prefix("could you "))
+        .unwrap_or(asked);
+    for r in REMEMBER {
+        if let Some(rest) = asked.strip_prefix(r) {
+            let clause = &s[s.len() - rest.len()..];
+            if clause.split_whitespace().count() < 2 {
+                return None;
+            }
+            return Some(third_person(clause, subject).unwrap_or_else(|| sentence_case(clause)));
+        }
+    }
+    if HEDGES.iter().any(|h| contains_word(&lower, h))
+        || contains_word(&lower, "you")
+        || contains_word(&lower, "your")
+    {
+        return None;
+    }
+    let self_statement = if let Some(rest) = lower
+        .strip_prefix("i'm ")
+        .or_else(|| lower.strip_prefix("i am "))
+    {
+        AM_STARTS.iter().any(|a| rest.starts_with(a)) || years_old(rest)
+    } else if let Some(rest) = lower.strip_prefix("i ") {
+        let rest = rest
+            .strip_prefix("don't ")
+            .or_else(|| rest.strip_prefix("do not "))
+            .unwrap_or(rest);
+        VERBS.iter().any(|v| rest.starts_with(&format!("{v} ")))
+    } else if let Some(rest) = lower
+        .strip_prefix("i've got ")
+        .or_else(|| lower.strip_prefix("i have "))
+    {
+        !rest.is_empty()
+    } else if let Some(rest) = lower.strip_prefix("my ") {
+        // "My sister is a nurse", "My favourite colour is green": a short noun phrase, then
+        // "is"/"are"/"was".
+        let ws: Vec<&str> = rest.split_whitespace().collect();
+        ws.iter()
+            .position(|w| matches!(*w, "is" | "are" | "was" | "lives" | "works"))
+            .is_some_and(|p| (1..=3).contains(&p) && p + 1 < ws.len())
+    } else {
+        false
+    };
+    if !self_statement {
+        return None;
+    }
+    third_person(&s, subject)
+}
+
+fn years_old(rest: &str) -> bool {
+    let ws: Vec<&str> = rest.split_whitespace().collect();
+    ws.len() >= 3 && ws[0].parse::<u32>().is_ok() && ws[1] == "years" && ws[2] == "old"
+}
+
+fn contains_word(hay: &str, w: &str) -> bool {
+    if w.ends_with(' ') || w.contains(' ') {
+        return hay.contains(w);
+    }
+    hay.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|x| x == w)
+}
+
+fn sentence_case(s: &str) -> String {
+    sentence(s)
+}
+
+/// First letter upper case, a full stop at the end.
+fn sentence(s: &str) -> String {
+    let s = s.trim();
+    let mut c = s.chars();
+    let mut out = match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => return String::new(),
+    };
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
+/// `clause` with the user's first person replaced by `subject`, or `None` when it does not
+/// speak of the user. The verb after a leading "I" takes the third person ("I live" → "Sam
+/// lives", "I don't" → "Sam doesn't"); later "my"/"me"/"I" become "Sam's"/"Sam".
+fn third_person(clause: &str, subject: &str) -> Option<String> {
+    let lower_subject = if subject == "The user" {
+        "the user"
+    } else {
+        subject
+    };
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let mut out: Vec<String> = vec![];
+    let mut changed = false;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let (core, tail) = split_punct(w);
+        let lc = core.to_lowercase();
+        let who = if out.is_empty() {
+            subject
+        } else {
+            lower_subject
+        };
+        match lc.as_str() {
+            "i'm" | "i’m" => {
+                out.push(format!("{who} is{tail}"));
+                changed = true;
+            }
+            "i've" | "i’ve" => {
+                // "I've got" → "has"; "I've been" → "has been".
+                if words.get(i + 1).map(|n| n.to_lowercase()) == Some("got".into()) {
+                    i += 1;
+                }
+                out.push(format!("{who} has{tail}"));
+                changed = true;
+            }
+            "i'd" | "i’d" => {
+                out.push(format!("{who} would{tail}"));
+                changed = true;
+            }
+            "i" if tail.is_empty() => {
+                out.push(who.to_string());
+                changed = true;
+                if let Some(next) = words.get(i + 1) {
+                    let (nc, nt) = split_punct(next);
+                    out.push(format!("{}{nt}", third_person_verb(nc)));
+                    i += 1;
+                }
+            }
+            "my" => {
+                out.push(format!("{who}'s{tail}"));
+                changed = true;
+            }
+            "me" | "myself" => {
+                out.push(format!("{who}{tail}"));
+                changed = true;
+            }
+            "mine" => {
+                out.push(format!("{who}'s{tail}"));
+                changed = true;
+            }
+            _ => out.push(w.to_string()),
+        }
+        i += 1;
+    }
+    changed.then(|| sentence(&out.join(" ")))
+}
+
+fn split_punct(w: &str) -> (&str, &str) {
+    let end = w.trim_end_matches([',', ';', ':', '.', '!']).len();
+    (&w[..end], &w[end..])
+}
+
+/// The third-person singular of the verb after "I".
+fn third_person_verb(v: &str) -> String {
+    let lc = v.to_lowercase();
+    match lc.as_str() {
+        "am" => return "is".into(),
+        "have" => return "has".into(),
+        "do" => return "does".into(),
+        "don't" | "don’t" => return "doesn't".into(),
+        "was" | "can" | "can't" | "will" | "won't" | "must" | "had" | "did" | "didn't"
+        | "could" | "would" | "should" | "may" | "might" => return lc,
+        _ => {}
+    }
+    // A past tense stays as it is ("moved", "grew", "got").
+    const PAST: [&str; 16] = [
+        "grew", "got", "went", "had", "bought", "left", "met", "began", "became", "took", "made",
+        "found", "gave", "wrote", "ran", "lost",
+    ];
+    if lc.ends_with("ed") || PAST.contains(&lc.as_str()) || !lc.chars().all(char::is_alphabetic) {
+        return v.to_string();
+    }
+    if lc.ends_with('y')
+        && !lc.ends_with("ay")
+        && !lc.ends_with("ey")
+        && !lc.ends_with("oy")
+        && !lc.ends_with("uy")
+    {
+        return format!("{}ies", &v[..v.len() - 1]);
+    }
+    if ["s", "sh", "ch", "x", "z", "o"]
+        .iter()
+        .any(|e| lc.ends_with(e))
+    {
+        return format!("{v}es");
+    }
+    format!("{v}s")
+}
+
+// ---------------------------------------------------------------------- supersede, no LLM
+
+/// Predicates whose subject has one value at a time; predicates of one group replace each
+/// other ("moved to Denver" ends "lives in Boston").
+const SINGLE_VALUED: [&[&str]; 7] = [
+    &[
+        "lives in",
+        "lives at",
+        "moved to",
+        "is based in",
+        "relocated to",
+        "now lives in",
+    ],
+    &["works as", "is employed as", "now works as"],
+    &[
+        "works at",
+        "works for",
+        "is employed at",
+        "is employed by",
+        "now works at",
+        "now works for",
+    ],
+    &["is married to"],
+    &["is engaged to"],
+    &["is dating"],
+    &["'s name is", "is called", "is named"],
+];
+
+/// The conservative rule that lets a new fact supersede an old one without an LLM: the same
+/// subject (its first words up to a single-valued predicate, compared case-insensitively), a
+/// predicate of the same group, and a different value, with nothing but the value differing
+/// (at most 6 words of value on each side). "Sam lives in Denver." supersedes "Sam lives in
+/// Boston."; "Sam likes cats." never supersedes "Sam likes dogs." (a preference can have many
+/// values), nor does "Sam's sister lives in Rome." touch "Sam lives in Boston." (another
+/// subject).
+pub fn supersedes(new: &str, old: &str) -> bool {
+    match (single_valued(new), single_valued(old)) {
+        (Some((s1, g1, v1)), Some((s2, g2, v2))) => {
+            s1 == s2 && g1 == g2 && v1 != v2 && !v1.is_empty() && !v2.is_empty()
+        }
+        _ => false,
+    }
+}
+
+/// (subject, predicate group, value) of a sentence with a single-valued predicate.
+fn single_valued(s: &str) -> Option<(String, usize, String)> {
+    let lower = text::normalize(s).to_lowercase();
+    let lower = lower.trim_end_matches(['.', '!']);
+    for (g, preds) in SINGLE_VALUED.iter().enumerate() {
+        for p in *preds {
+            let needle = if p.starts_with('\'') {
+                p.to_string()
+            } else {
+                format!(" {p} ")
+            };
+            let Some(at) = lower.find(&needle) else {
+                continue;
+            };
+            let subject = lower[..at].trim().to_string();
+            let value = lower[at + needle.len()..].trim().to_string();
+            let sw = subject.split_whitespace().count();
+            let vw = value.split_whitespace().count();
+            if (1..=3).contains(&sw) && (1..=6).contains(&vw) && !subject.contains("'s ") {
+                return Some((subject, g, value));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(seq: i64, name: Option<&str>, text: &str) -> Turn {
+        Turn {
+            seq,
+            role: "user".into(),
+            name: name.map(str::to_string),
+            text: text.into(),
+        }
+    }
+
+    fn texts(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| c.text.as_str()).collect()
+    }
+
+    #[test]
+    fn rules_keep_what_the_user_says_of_themselves_and_asks_to_remember() {
+        let turns = vec![
+            user(1, Some("Sam"), "Hi! I'm allergic to peanuts. I'm tired today. Can you help me plan a trip?"),
+            Turn { seq: 2, role: "assistant".into(), name: None, text: "I love planning trips. I live in the cloud.".into() },
+            user(3, Some("Sam"), "I moved to Denver in 2024. My sister is a nurse in Rome. I think I like jazz."),
+            user(4, None, "Please remember that my wifi password is hunter2. Remember the dentist is on Friday."),
+            user(5, None, "I work as a nurse at the city hospital. Do I like you? I like your idea."),
+            user(6, Some("Sam"), "Big news: I moved to Austin in 2025. By the way, I speak Portuguese. So I guess I'm a teacher now."),
+        ];
+        let got = rules(&turns);
+        assert_eq!(
+            texts(&got),
+            vec![
+                "Sam is allergic to peanuts.",
+                "Sam moved to Denver in 2024.",
+                "Sam's sister is a nurse in Rome.",
+                "The user's wifi password is hunter2.",
+                "The dentist is on Friday.",
+                "The user works as a nurse at the city hospital.",
+                "Sam moved to Austin in 2025.",
+                "Sam speaks Portuguese.",
+            ]
+        );
+        assert_eq!(got[0].seq, 1);
+        assert_eq!(got[0].about.as_deref(), Some("Sam"));
+        assert_eq!(got[3].about, None);
+        assert!(got.iter().all(|c| c.kind == Kind::Fact));
+    }
+
+    #[test]
+    fn third_person_verbs() {
+        assert_eq!(
+            third_person("I live in Boston", "Sam").unwrap(),
+            "Sam lives in Boston."
+        );
+        assert_eq!(
+            third_person("I don't eat meat", "Sam").unwrap(),
+            "Sam doesn't eat meat."
+        );
+        assert_eq!(
+            third_person("I study law", "Sam").unwrap(),
+            "Sam studies law."
+        );
+        assert_eq!(
+            third_person("I teach math to my kids", "Ana").unwrap(),
+            "Ana teaches math to Ana's kids."
+        );
+        assert_eq!(
+            third_person("I've got two cats", "Ana").unwrap(),
+            "Ana has two cats."
+        );
+        assert_eq!(
+            third_person("I have a dog named Biscuit", "Sam").unwrap(),
+            "Sam has a dog named Biscuit."
+        );
+        assert_eq!(third_person("the meeting is at noon", "Sam"), None);
+    }
+
+    #[test]
+    fn answers_are_checked_against_the_batch() {
+        let turns = vec![
+            user(7, Some("Sam"), "I moved to Denver."),
+            user(8, Some("Sam"), "ok"),
+        ];
+        let a = r#"```json
+        {"facts": [
+            {"turn": 7, "text": "Sam moved to Denver", "about": "Sam", "category": "Location", "importance": 9, "supersedes": 1},
+            {"turn": 3, "text": "From a turn outside the batch."},
+            {"turn": 7, "text": ""},
+            {"turn": 7, "text": "Sam moved to Denver."},
+            {"turn": 8, "text": "Supersedes something never shown.", "supersedes": 4}
+         ],
+         "insights": [{"summary": "Sam likes short answers.", "tags": ["Style"]}],
+         "procedures": [{"turn": 8, "title": "Deploy", "steps": ["Build.", "Copy."]}, {"turn": 8, "title": "Empty", "steps": []}]}
+        ```"#;
+        let p = parse_answer(a, &turns, 2, true).unwrap();
+        assert_eq!(p.rejected, 5);
+        let f = &p.candidates[0];
+        assert_eq!(
+            (f.seq, f.text.as_str(), f.importance, f.supersedes),
+            (7, "Sam moved to Denver.", 5, Some(0))
+        );
+        assert_eq!(f.category.as_deref(), Some("location"));
+        assert_eq!(p.candidates[1].kind, Kind::Insight);
+        assert_eq!(p.candidates[1].category.as_deref(), Some(INSIGHT_CATEGORY));
+        assert_eq!(p.candidates[1].tags, vec!["style"]);
+        assert_eq!(p.candidates[2].text, "Deploy: 1. Build. 2. Copy.");
+        assert_eq!(p.candidates[2].kind.memory_kind(), "procedural");
+        // Insights not allowed: dropped, not an error.
+        let p = parse_answer(a, &turns, 2, false).unwrap();
+        assert!(p.candidates.iter().all(|c| c.kind != Kind::Insight));
+        // Prose, a refusal, truncated JSON, an object of something else: errors.
+        for bad in [
+            "I can't help with that.",
+            "{\"facts\": [",
+            "[]",
+            "{\"answer\": 1}",
+        ] {
+            assert!(parse_answer(bad, &turns, 0, true).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_answer(r#"{"facts": []}"#, &turns, 0, true).unwrap(),
+            Parsed::default()
+        );
+    }
+
+    #[test]
+    fn caps_per_turn_and_per_day() {
+        let c = |seq: i64, t: &str| Candidate {
+            kind: Kind::Fact,
+            seq,
+            text: t.into(),
+            about: None,
+            category: None,
+            importance: 2,
+            tags: vec![],
+            supersedes: None,
+        };
+        let all = vec![
+            c(1, "a"),
+            c(1, "b"),
+            c(1, "c"),
+            c(1, "d"),
+            c(2, "e"),
+            c(2, "f"),
+        ];
+        let (kept, dropped) = cap(all.clone(), 100);
+        assert_eq!(texts(&kept), vec!["a", "b", "c", "e", "f"]);
+        assert_eq!(dropped, 1);
+        let (kept, dropped) = cap(all, 2);
+        assert_eq!((kept.len(), dropped), (2, 4));
+    }
+
+    #[test]
+    fn the_no_llm_supersede_rule_is_conservative() {
+        assert!(supersedes("Sam lives in Denver.", "Sam lives in Boston."));
+        assert!(supersedes(
+            "Sam moved to Denver in 2024.",
+            "Sam lives in Boston."
+        ));
+        assert!(supersedes("Sam works at Acme.", "Sam works for Globex."));
+        assert!(supersedes(
+            "The user's name is Samuel.",
+            "The user's name is Sam."
+        ));
+        assert!(!supersedes("Sam lives in Boston.", "Sam lives in Boston."));
+        assert!(!supersedes("Sam likes cats.", "Sam likes dogs."));
+        assert!(!supersedes(
+            "Sam's sister lives in Rome.",
+            "Sam lives in Boston."
+        ));
+        assert!(!supersedes("Ana lives in Denver.", "Sam lives in Boston."));
+        assert!(!supersedes(
+            "Sam works as a nurse.",
+            "Sam works at the city hospital."
+        ));
+        assert!(!supersedes(
+            "Sam lives in Denver with a dog named Biscuit and two cats and a parrot.",
+            "Sam lives in Boston."
+        ));
+    }
+
+    #[test]
+    fn the_input_numbers_known_memories_from_one() {
+        let t = vec![user(3, None, "hello there")];
+        let v: Value = serde_json::from_str(&llm_input(
+            &[],
+            &t,
+            &[("Sam lives in Boston.".into(), Some("Sam".into()))],
+            false,
+            10,
+        ))
+        .unwrap();
+        assert_eq!(v["known"][0]["n"], 1);
+        assert_eq!(v["turns"][0]["text"], "hello ther");
+        assert_eq!(v["insights"], false);
+    }
+}

@@ -1,0 +1,20 @@
+//! Extraction (docs/api.md "Extraction"): `memory_extract(thread_id)` runs now what the
+//! background worker does on its own, for one thread. The work is in src/store/extract.rs.
+
+use crate::error::OrRaise;
+use crate::pg::lookup::{self, Owned};
+use crate::store::extract as store;
+use memory_core::validate;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+
+/// Extracts memories from the thread's messages past its watermark, now (with the LLM when
+/// one is configured, so this call may wait for it: applications leave it to the worker).
+/// `{batches, turns, created, updated, unchanged, superseded, rejected, capped, llm_calls,
+/// tokens_in, tokens_out, failed, method, error, extracted_seq}`. P0002 for an unknown thread.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_extract(thread_id: Option<&str>) -> JsonB {
+    let thread = validate::id("thread_id", thread_id).or_raise();
+    let user = lookup::owner(Owned::Thread, thread);
+    JsonB(store::run_thread(&user, thread))
+}

@@ -1,0 +1,500 @@
+//! Extraction (docs/design.md "Extraction"): a thread's new messages become memories, written
+//! through the ordinary write path (dedupe, relations, history, change log). The background
+//! worker runs it for every thread with messages past its watermark (src/worker/jobs.rs);
+//! `memory_extract(thread_id)` runs it now for one thread (src/api/extract.rs). What is checked
+//! and how the rules work is in crates/memory_core/src/extract.rs.
+//!
+//! # Exactly once
+//! A batch is one transaction: the watermark row is locked, the turns after it are read, the
+//! memories written, and the watermark moved past the turns read, then commit. A worker killed
+//! anywhere in between rolls all of it back and the next run reads the same turns again; no
+//! turn is skipped and none is written twice. A failing LLM leaves the watermark where it was
+//! and schedules a retry with backoff; after [`MAX_ATTEMPTS`] the batch goes through the rules
+//! instead, so one bad thread is never retried forever and never holds up the others.
+
+use crate::embed;
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
+use crate::pg::owner::as_owner;
+use crate::pg::{spi, subxact, vector};
+use memory_core::extract::{self, Candidate, Kind, Turn};
+use memory_core::tokens::Encoding;
+use serde_json::{json, Value};
+
+/// LLM failures of one batch before it goes through the rules instead.
+pub const MAX_ATTEMPTS: i32 = 5;
+/// Seconds before retry n (1-based): 30 s, 2 min, 8 min, 32 min.
+fn backoff_s(attempt: i32) -> f64 {
+    30.0 * 4f64.powi((attempt - 1).clamp(0, 6))
+}
+/// Earlier turns shown to the LLM for context.
+const CONTEXT_TURNS: i64 = 4;
+/// Known memories shown to the LLM (what it may supersede and must not repeat).
+const KNOWN: i64 = 15;
+/// Characters of a turn the LLM sees.
+const TURN_CHARS: usize = 2000;
+/// A batch whose user turns are all shorter than this is not worth an LLM call (seed 003 §13:
+/// "trigger only when user turn length > N chars"); the rules still look at it.
+const MIN_USER_CHARS: usize = 20;
+/// Most tokens of the answer.
+const MAX_ANSWER_TOKENS: u32 = 1200;
+
+/// What one batch (or several) did.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub batches: i64,
+    pub turns: i64,
+    pub created: i64,
+    pub updated: i64,
+    pub unchanged: i64,
+    pub superseded: i64,
+    pub rejected: i64,
+    pub capped: i64,
+    pub calls: i64,
+    pub tokens_in: i64,
+    pub tokens_out: i64,
+    pub failed: i64,
+    pub method: Option<&'static str>,
+    pub error: Option<String>,
+}
+
+impl Counts {
+    pub fn add(&mut self, o: &Counts) {
+        self.batches += o.batches;
+        self.turns += o.turns;
+        self.created += o.created;
+        self.updated += o.updated;
+        self.unchanged += o.unchanged;
+        self.superseded += o.superseded;
+        self.rejected += o.rejected;
+        self.capped += o.capped;
+        self.calls += o.calls;
+        self.tokens_in += o.tokens_in;
+        self.tokens_out += o.tokens_out;
+        self.failed += o.failed;
+        self.method = o.method.or(self.method);
+        if o.error.is_some() {
+            self.error.clone_from(&o.error);
+        }
+    }
+
+    pub fn json(&self) -> Value {
+        json!({
+            "batches": self.batches, "turns": self.turns, "created": self.created,
+            "updated": self.updated, "unchanged": self.unchanged, "superseded": self.superseded,
+            "rejected": self.rejected, "capped": self.capped, "llm_calls": self.calls,
+            "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "failed": self.failed,
+            "method": self.method, "error": self.error,
+        })
+    }
+}
+
+/// How a batch ended.
+pub enum Batch {
+    /// Nothing past the watermark (or the row is locked by another extraction).
+    Idle,
+    /// The watermark moved.
+    Done(Counts),
+    /// The LLM failed; the thread is retried later.
+    Failed(Counts),
+}
+
+struct Msg {
+    turn: Turn,
+    at: String,
+}
+
+/// One batch of `thread`, in the caller's transaction. `skip_locked`: the worker passes over a
+/// thread another extraction holds; memory_extract waits for it.
+pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
+    let (u, t) = (user.to_string(), thread.to_string());
+    let lock = as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/extract_start.sql"),
+            &[u.as_str().into(), t.as_str().into()],
+            "starting a thread's extraction",
+        );
+        spi::row(
+            &include_str!("../../sql/queries/extract_lock.sql")
+                .replace("{skip}", if skip_locked { "SKIP LOCKED" } else { "" }),
+            &[u.as_str().into(), t.as_str().into()],
+            "locking a thread's extraction",
+            |r| Ok((r.get::<i64>(1)?.unwrap_or(0), r.get::<i32>(2)?.unwrap_or(0))),
+        )
+    });
+    let Some((watermark, attempts)) = lock else {
+        return Batch::Idle;
+    };
+    let msgs: Vec<Msg> = spi::rows(
+        include_str!("../../sql/queries/extract_messages.sql"),
+        &[
+            user.into(),
+            thread.into(),
+            watermark.into(),
+            i64::from(gucs::extract_batch()).into(),
+        ],
+        "reading a thread's new messages",
+        |r| {
+            Ok(Msg {
+                turn: Turn {
+                    seq: r.get::<i64>(1)?.unwrap_or(0),
+                    role: r.get::<String>(2)?.unwrap_or_default(),
+                    name: r.get::<String>(3)?,
+                    text: r.get::<String>(4)?.unwrap_or_default(),
+                },
+                at: r.get::<String>(5)?.unwrap_or_default(),
+            })
+        },
+    );
+    let Some(upto) = msgs.last().map(|m| m.turn.seq) else {
+        return Batch::Idle;
+    };
+    let turns: Vec<Turn> = msgs
+        .iter()
+        .filter(|m| matches!(m.turn.role.as_str(), "user" | "assistant"))
+        .map(|m| m.turn.clone())
+        .collect();
+    let mut counts = Counts {
+        batches: 1,
+        turns: turns.len() as i64,
+        ..Default::default()
+    };
+    let (written_today, insight_recent) = spi::row(
+        include_str!("../../sql/queries/extract_budget.sql"),
+        &[user.into()],
+        "reading the extraction budget",
+        |r| {
+            Ok((
+                r.get::<i32>(1)?.unwrap_or(0),
+                r.get::<bool>(2)?.unwrap_or(false),
+            ))
+        },
+    )
+    .unwrap_or((0, false));
+    let remaining = (gucs::extract_daily_cap() - written_today).max(0) as usize;
+
+    // The LLM when one is configured and the batch has a user turn worth a call; the rules
+    // otherwise, and after MAX_ATTEMPTS failed calls.
+    let worth_a_call = turns
+        .iter()
+        .any(|t| t.role == "user" && t.text.chars().count() >= MIN_USER_CHARS);
+    let mut recovered: Option<String> = None;
+    // Candidates, and the known memories their `supersedes` indexes point into (LLM only).
+    let (candidates, known): (Vec<Candidate>, Vec<String>) = match gucs::llm() {
+        Some(cfg) if worth_a_call && remaining > 0 && attempts < MAX_ATTEMPTS => {
+            counts.method = Some("llm");
+            match llm_candidates(
+                &cfg,
+                user,
+                watermark,
+                thread,
+                &turns,
+                !insight_recent,
+                &mut counts,
+            ) {
+                Ok(c) => c,
+                Err(e) => return failed(user, thread, attempts, e, counts),
+            }
+        }
+        llm => {
+            if llm.is_some() && attempts >= MAX_ATTEMPTS {
+                recovered = Some(format!(
+                    "the LLM failed {attempts} times on messages after seq {watermark}; the rules extracted them instead"
+                ));
+            }
+            counts.method = Some("rules");
+            (extract::rules(&turns), vec![])
+        }
+    };
+    let (kept, capped) = extract::cap(candidates, remaining);
+    counts.capped = capped as i64;
+    let method = counts.method.unwrap_or("rules");
+    for c in &kept {
+        let old = match c.supersedes {
+            Some(i) => known.get(i).cloned(),
+            None if method == "rules" && c.kind == Kind::Fact => rule_supersedes(user, c),
+            None => None,
+        };
+        let at = msgs
+            .iter()
+            .find(|m| m.turn.seq == c.seq)
+            .map(|m| m.at.clone());
+        let req = request(user, thread, c, at, old.as_deref(), method);
+        // Each memory in a subtransaction: one the write path refuses (say, the memory it
+        // supersedes was deleted meanwhile) is counted and left out; the rest of the batch
+        // stands.
+        match subxact::catching(|| crate::store::write::write_json(&req)) {
+            Ok(out) => {
+                match out["event"].as_str() {
+                    Some("created") => counts.created += 1,
+                    Some("updated") => counts.updated += 1,
+                    _ => counts.unchanged += 1,
+                }
+                if out.get("superseded").is_some() {
+                    counts.superseded += 1;
+                }
+            }
+            Err(e) => {
+                counts.rejected += 1;
+                pgrx::debug1!("extraction left out a memory of thread {thread}: {e}");
+            }
+        }
+    }
+    let writes = counts.created + counts.updated;
+    as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/extract_done.sql"),
+            &[
+                user.into(),
+                thread.into(),
+                upto.into(),
+                recovered.clone().into(),
+                (writes as i32).into(),
+                (counts.calls as i32).into(),
+                counts.tokens_in.into(),
+                counts.tokens_out.into(),
+            ],
+            "moving the extraction watermark",
+        )
+    });
+    events::record(Event {
+        thread: Some(thread),
+        status: if writes > 0 { "ok" } else { "skipped" },
+        ..Event::new(user, Node::Worker, "extract")
+    });
+    counts.error = recovered;
+    Batch::Done(counts)
+}
+
+/// The LLM failed on this batch: the watermark stays, the thread is retried after a backoff.
+fn failed(user: &str, thread: &str, attempts: i32, e: String, mut counts: Counts) -> Batch {
+    let n = as_owner(|| {
+        spi::one_opt::<i32>(
+            include_str!("../../sql/queries/extract_failed.sql"),
+            &[
+                user.into(),
+                thread.into(),
+                backoff_s(attempts + 1).into(),
+                e.as_str().into(),
+                (counts.calls as i32).into(),
+                counts.tokens_in.into(),
+                counts.tokens_out.into(),
+            ],
+            "recording a failed extraction",
+        )
+    })
+    .unwrap_or(attempts + 1);
+    events::record(Event {
+        thread: Some(thread),
+        status: "error",
+        ..Event::new(user, Node::Worker, "extract")
+    });
+    counts.failed = 1;
+    counts.error = Some(format!("{e} (attempt {n} of {MAX_ATTEMPTS})"));
+    Batch::Failed(counts)
+}
+
+/// The memory_write request for one candidate.
+fn request(
+    user: &str,
+    thread: &str,
+    c: &Candidate,
+    at: Option<String>,
+    supersedes: Option<&str>,
+    method: &str,
+) -> Value {
+    let mut req = json!({
+        "user_id": user, "text": c.text, "kind": c.kind.memory_kind(), "thread_id": thread,
+        "importance": c.importance, "tags": c.tags,
+        "metadata": {"source": "extraction", "method": method, "seq": c.seq},
+    });
+    if let Some(cat) = &c.category {
+        req["category"] = json!(cat);
+    }
+    if let Some(a) = &c.about {
+        req["actor_id"] = json!(a);
+    }
+    if let Some(at) = at {
+        req["happened_at"] = json!(at);
+    }
+    if let Some(old) = supersedes {
+        req["supersedes"] = json!(old);
+    }
+    req
+}
+
+/// The no-LLM supersede rule (memory_core::extract::supersedes) against the tenant's active
+/// facts about the same subject; the newest match.
+fn rule_supersedes(user: &str, c: &Candidate) -> Option<String> {
+    let subject = c
+        .about
+        .clone()
+        .unwrap_or_else(|| "the user".into())
+        .to_lowercase();
+    spi::rows(
+        include_str!("../../sql/queries/extract_same_subject.sql"),
+        &[user.into(), subject.as_str().into()],
+        "finding facts about the same subject",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        },
+    )
+    .into_iter()
+    .find(|(_, old)| extract::supersedes(&c.text, old))
+    .map(|(id, _)| id)
+}
+
+/// One structured LLM call for the batch: the turns, a few earlier ones, and the memories
+/// nearest to what the user said (which the answer may supersede by number).
+fn llm_candidates(
+    cfg: &memory_providers::llm::LlmConfig,
+    user: &str,
+    watermark: i64,
+    thread: &str,
+    turns: &[Turn],
+    insights: bool,
+    counts: &mut Counts,
+) -> Result<(Vec<Candidate>, Vec<String>), String> {
+    let mut context: Vec<Turn> = spi::rows(
+        include_str!("../../sql/queries/extract_context.sql"),
+        &[
+            user.into(),
+            thread.into(),
+            watermark.into(),
+            CONTEXT_TURNS.into(),
+        ],
+        "reading earlier turns",
+        |r| {
+            Ok(Turn {
+                seq: r.get::<i64>(1)?.unwrap_or(0),
+                role: r.get::<String>(2)?.unwrap_or_default(),
+                name: r.get::<String>(3)?,
+                text: r.get::<String>(4)?.unwrap_or_default(),
+            })
+        },
+    );
+    context.reverse();
+    let said: String = turns
+        .iter()
+        .filter(|t| t.role == "user")
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let known: Vec<(String, String, Option<String>)> = match embed::embed(&[said.as_str()]) {
+        Ok((model, mut v)) => match v.pop() {
+            Some(v) => nearest(user, &model.id, &v),
+            None => vec![],
+        },
+        // Without vectors the model is shown no known memories: it can still extract, only
+        // not supersede.
+        Err(_) => vec![],
+    };
+    let shown: Vec<(String, Option<String>)> = known
+        .iter()
+        .map(|(_, t, a)| (t.clone(), a.clone()))
+        .collect();
+    let input = extract::llm_input(&context, turns, &shown, insights, TURN_CHARS);
+    counts.calls += 1;
+    let answer = memory_providers::llm::chat_full(
+        cfg,
+        extract::PROMPT,
+        &input,
+        true,
+        Some(MAX_ANSWER_TOKENS),
+    )
+    .map_err(|e| e.to_string())?;
+    // Tokens as the endpoint reports them, else counted here (cl100k_base).
+    counts.tokens_in += answer.tokens_in.map(|n| n as i64).unwrap_or_else(|| {
+        (Encoding::Cl100kBase.count(extract::PROMPT) + Encoding::Cl100kBase.count(&input)) as i64
+    });
+    counts.tokens_out += answer
+        .tokens_out
+        .map(|n| n as i64)
+        .unwrap_or_else(|| Encoding::Cl100kBase.count(&answer.text) as i64);
+    let parsed = extract::parse_answer(&answer.text, turns, known.len(), insights)?;
+    counts.rejected += parsed.rejected as i64;
+    Ok((
+        parsed.candidates,
+        known.into_iter().map(|(id, _, _)| id).collect(),
+    ))
+}
+
+/// The tenant's active facts nearest to `v`: (id, text, actor).
+fn nearest(user: &str, model: &str, v: &[f32]) -> Vec<(String, String, Option<String>)> {
+    let q = include_str!("../../sql/queries/extract_known.sql")
+        .replace("{vt}", &vector::ty(v.len()))
+        .replace("{op}", &vector::cosine_op())
+        .replace("{model}", &vector::literal(model));
+    vector::with_iterative_scan(|| {
+        spi::rows(
+            &q,
+            &[user.into(), embed::vector_text(v).into(), KNOWN.into()],
+            "finding known facts",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                    r.get::<String>(3)?,
+                ))
+            },
+        )
+    })
+}
+
+/// memory_extract: every batch of the thread now, in the caller's transaction, until nothing
+/// is left past the watermark or the LLM fails (the thread is then retried by the worker).
+/// `{batches, turns, created, ..., method, error}`.
+pub fn run_thread(user: &str, thread: &str) -> Value {
+    let mut total = Counts::default();
+    loop {
+        match batch(user, thread, false) {
+            Batch::Idle => break,
+            Batch::Done(c) => total.add(&c),
+            Batch::Failed(c) => {
+                total.add(&c);
+                break;
+            }
+        }
+        pgrx::check_for_interrupts!();
+    }
+    let mut v = total.json();
+    v["extracted_seq"] = json!(spi::one_opt::<i64>(
+        "SELECT extracted_seq FROM memory.extractions WHERE user_id = $1 AND thread_id = $2",
+        &[user.into(), thread.into()],
+        "reading the watermark",
+    )
+    .unwrap_or(0));
+    v
+}
+
+/// The worker's record of a batch that raised (not an LLM failure: say, a lock timeout), in a
+/// transaction of its own: the thread is retried after a backoff like any failed batch.
+pub fn record_error(user: &str, thread: &str, error: &str) {
+    let attempts = as_owner(|| {
+        spi::one_opt::<i32>(
+            "SELECT attempts FROM memory.extractions WHERE user_id = $1 AND thread_id = $2",
+            &[user.into(), thread.into()],
+            "reading extraction attempts",
+        )
+    })
+    .unwrap_or(0);
+    let _ = failed(user, thread, attempts, error.to_string(), Counts::default());
+}
+
+/// Threads with messages past their watermark and no retry pending, for the worker.
+pub fn due(limit: i64) -> Vec<(String, String)> {
+    spi::rows(
+        include_str!("../../sql/queries/extract_due.sql"),
+        &[limit.into()],
+        "listing threads to extract",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+            ))
+        },
+    )
+}

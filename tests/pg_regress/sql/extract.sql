@@ -1,0 +1,66 @@
+-- Extraction (docs/api.md "Extraction", 0.6.0) without an LLM: the rules keep what a user says
+-- outright about themselves or asks to be remembered, rewritten in the third person; nothing
+-- else. A watermark makes every message go through extraction once; run_end only records.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'ext-sam';
+SELECT message_append('ext-t', 'user', 'Hi! I''m allergic to peanuts. I''m tired today. Can you help me plan a trip?', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'assistant', 'Sure. I love planning trips. Where to?') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'user', 'I live in Boston. Please remember that my passport expires in March. I think I like jazz.', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'tool', 'I live in a tool result.', tool_call_id => 'c1') ->> 'seq' AS seq;
+SELECT r - 'error' AS extracted FROM memory_extract('ext-t') r;
+SELECT text, kind, actor_id, thread_id, metadata ->> 'source' AS source, metadata ->> 'seq' AS from_seq,
+       happened_at = (SELECT created_at FROM memory.messages m WHERE m.thread_id = 'ext-t' AND m.seq = (i.metadata ->> 'seq')::int) AS happened_at_turn
+FROM memory.items i WHERE user_id = 'ext-sam' ORDER BY created_at;
+
+-- Nothing new: nothing read, nothing written.
+SELECT (r ->> 'batches')::int AS batches, (r ->> 'created')::int AS created, r ->> 'extracted_seq' AS watermark
+FROM memory_extract('ext-t') r;
+
+-- A later fact of the same subject with a new value supersedes the older one (the no-LLM rule).
+SELECT message_append('ext-t', 'user', 'Big news: I moved to Denver in 2024.', name => 'Sam') ->> 'seq' AS seq;
+SELECT (r ->> 'created')::int AS created, (r ->> 'superseded')::int AS superseded FROM memory_extract('ext-t') r;
+SELECT text, state, superseded_by = (SELECT id FROM memory.items WHERE text = 'Sam moved to Denver in 2024.') AS to_successor
+FROM memory.items WHERE user_id = 'ext-sam' AND (text LIKE 'Sam live%' OR text LIKE 'Sam moved%') ORDER BY created_at;
+-- Recall returns the current fact.
+SELECT i ->> 'text' AS recalled FROM jsonb_array_elements(memory_query('{"query": "Where does Sam live?", "top_k": 1}') -> 'items') i;
+
+-- Usage and the watermark: readable by the tenant, not writable (the daily cap is the operator's).
+SELECT writes, calls FROM memory.extraction_usage;
+SELECT thread_id, extracted_seq, attempts FROM memory.extractions;
+UPDATE memory.extraction_usage SET writes = 0;
+UPDATE memory.extractions SET extracted_seq = 0;
+
+-- The daily cap: at 5 a day, one write is left: one fact is written, the other capped; the
+-- watermark moves past both.
+RESET ROLE;
+SET memory_ext.extract_daily_cap = 5;
+SET ROLE regress_memory_user;
+SELECT message_append('ext-t', 'user', 'I speak Portuguese. I have two cats.', name => 'Sam') ->> 'seq' AS seq;
+SELECT (r ->> 'created')::int AS created, (r ->> 'capped')::int AS capped, r ->> 'extracted_seq' AS watermark FROM memory_extract('ext-t') r;
+RESET ROLE;
+RESET memory_ext.extract_daily_cap;
+SET ROLE regress_memory_user;
+
+-- At most 3 memories per turn.
+SELECT message_append('ext-t2', 'user', 'I speak Portuguese. I have two cats. I work as a nurse. I live in Porto. I was born in Lisbon.') ->> 'seq' AS seq;
+SELECT (r ->> 'created')::int AS created FROM memory_extract('ext-t2') r;
+SELECT text FROM memory.items WHERE thread_id = 'ext-t2' ORDER BY created_at;
+
+-- Bad input.
+SELECT memory_extract(NULL);
+SELECT memory_extract('no-such-thread');
+SELECT run_end('no-such-thread');
+SELECT run_end('ext-t', context_window => 0);
+
+-- run_end records the request and returns; a second one replaces the first.
+SELECT r ->> 'thread_id' AS thread, r ->> 'run_id' AS run, r ? 'requested_at' AS stamped FROM run_end('ext-t', 'run-1') r;
+SELECT run_end('ext-t', 'run-2', 8000) ->> 'context_window' AS window;
+SELECT thread_id, run_id, context_window, attempts FROM memory.run_ends;
+
+-- Another tenant sees none of it.
+SET memory_ext.user_id = 'ext-other';
+SELECT count(*) AS others_rows FROM memory.extractions;
+SELECT count(*) AS others_ends FROM memory.run_ends;
+SELECT memory_extract('ext-t');
+RESET ROLE;
