@@ -432,8 +432,18 @@ const VERBS: [&str; 22] = [
 
 /// Lead-ins that do not change what the sentence states ("Oh, I live in …", "By the way, …").
 const LEAD_INS: [&str; 12] = [
-    "oh", "well", "so", "btw", "by the way", "actually", "also", "and", "anyway", "fyi",
-    "just so you know", "for the record",
+    "oh",
+    "well",
+    "so",
+    "btw",
+    "by the way",
+    "actually",
+    "also",
+    "and",
+    "anyway",
+    "fyi",
+    "just so you know",
+    "for the record",
 ];
 
 /// The sentence without a lead-in: a discourse marker from [`LEAD_INS`], or up to three words
