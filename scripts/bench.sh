@@ -2,7 +2,7 @@
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
 #
-# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp (default: all)
+# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation (default: all)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
@@ -15,7 +15,7 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
-suites=${*:-embed query lifecycle checkpoint detail tools mcp}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
 echo "==> release build + install (benchmarks measure optimised code)"
@@ -81,6 +81,14 @@ for s in $suites; do
     psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
       target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out bench/results
+  elif [ "$s" = formation ]; then
+    # The application's calls while the worker (pointed at this database) extracts with a slow
+    # LLM, in a database of its own made afresh.
+    echo "==> bench: formation"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_fm" -c "CREATE DATABASE memory_bench_fm"
+    psql_b -d memory_bench_fm -c "CREATE EXTENSION memory_ext CASCADE"
+    target/release/memory_ext_bench formation --dsn "${dsn/memory_bench/memory_bench_fm}" \
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
   elif [ "$s" = detail ]; then
     # Detail memory and memory files, in a database of its own made afresh.
     echo "==> bench: detail"

@@ -2,12 +2,14 @@
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation] [--shapes turns,bare,facts]`),
 //! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
-//! `checkpoint`, `detail` (detail memory and memory files), `latency` (`--items N`: N queries of
+//! `checkpoint`, `detail` (detail memory and memory files), `formation` (the application's calls
+//! while the worker extracts with a slow LLM), `mcp`, `latency` (`--items N`: N queries of
 //! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
 
 mod checkpoint;
 mod detail;
 mod eval;
+mod formation;
 mod lifecycle;
 mod mcp;
 mod query;
@@ -275,6 +277,10 @@ fn main() {
         "mcp" => {
             let (result, md) = mcp::run(&a.dsn);
             save(&a.out, "mcp", &result, &md);
+        }
+        "formation" => {
+            let (result, md) = formation::run(&a.dsn, &a.standin);
+            save(&a.out, "formation", &result, &md);
         }
         s => panic!("unknown suite {s}"),
     }

@@ -26,6 +26,22 @@
 //! | `judge-garbage`    | prose, not JSON                                             |
 //! | `judge-slow-<ms>`  | waits `<ms>` ms, then like `judge-same`                     |
 //!
+//! Extraction (memory_extract and the worker's `extract` job; the user message is the batch as
+//! JSON, `turns` and `known`) answers from markers in the turns, so a test says what the
+//! "model" extracts: `FACT: <text>` (one fact per marker, `;`-separated markers in one turn),
+//! `SUPERSEDES: <known text>` (the fact before it supersedes that known memory), `INSIGHT:
+//! <text>`, `PROCEDURE: <title> | <step> | <step>`. Every answer reports `usage` (tokens = bytes
+//! / 4).
+//!
+//! | model                  | answer                                                  |
+//! |------------------------|---------------------------------------------------------|
+//! | `extract-script`       | what the markers say                                    |
+//! | `extract-slow-<ms>`    | waits `<ms>` ms, then like `extract-script`             |
+//! | `extract-garbage`      | prose, not JSON                                         |
+//! | `extract-refuse`       | a refusal, as some models answer                        |
+//! | `extract-partial`      | the scripted facts plus entries that fail the checks    |
+//! | `extract-fail`         | HTTP 500                                                |
+//!
 //! And `script-agent` plays a model that uses tools: a message holds `SCRIPT: [...]`, a list
 //! of `{"name", "arguments"}` calls; while fewer tool results than calls are in the request it
 //! asks for the next call (`tool_calls`, id `call_<n>`), then answers with the last tool
@@ -127,6 +143,12 @@ impl StandIn {
             }
             if model == "script-agent" {
                 return (200, vec![], script_answer(req));
+            }
+            if let Some(mode) = model.strip_prefix("extract-") {
+                if mode == "fail" {
+                    return (500, vec![], r#"{"error":"internal"}"#.into());
+                }
+                return (200, vec![], extract_answer(mode, req));
             }
             return (200, vec![], chat_answer(req));
         }
@@ -276,4 +298,68 @@ fn judge_answer(mode: &str, req: &Value) -> String {
     };
     json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }] })
         .to_string()
+}
+
+/// The extraction models (see the module table).
+fn extract_answer(mode: &str, req: &Value) -> String {
+    let input: Value = req["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["role"] == "user"))
+        .and_then(|m| serde_json::from_str(m["content"].as_str()?).ok())
+        .unwrap_or_default();
+    if let Some(ms) = mode.strip_prefix("slow-").and_then(|x| x.parse().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    let known: Vec<String> = input["known"]
+        .as_array()
+        .map(|k| {
+            k.iter()
+                .map(|x| x["text"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let (mut facts, mut insights, mut procedures) = (vec![], vec![], vec![]);
+    for t in input["turns"].as_array().cloned().unwrap_or_default() {
+        let turn = t["turn"].clone();
+        for marker in t["text"].as_str().unwrap_or("").split(';') {
+            let marker = marker.trim();
+            if let Some(f) = marker.strip_prefix("FACT:") {
+                let (text, old) = match f.split_once("SUPERSEDES:") {
+                    Some((a, b)) => (a.trim(), Some(b.trim())),
+                    None => (f.trim(), None),
+                };
+                let mut fact =
+                    json!({"turn": turn, "text": text, "about": t["speaker"], "importance": 3});
+                if let Some(n) = old.and_then(|o| known.iter().position(|k| k == o)) {
+                    fact["supersedes"] = json!(n + 1);
+                }
+                facts.push(fact);
+            } else if let Some(i) = marker.strip_prefix("INSIGHT:") {
+                insights.push(json!({"summary": i.trim(), "tags": ["style"], "importance": 2}));
+            } else if let Some(p) = marker.strip_prefix("PROCEDURE:") {
+                let mut parts = p.split('|').map(str::trim);
+                let title = parts.next().unwrap_or("");
+                procedures.push(
+                    json!({"turn": turn, "title": title, "steps": parts.collect::<Vec<_>>()}),
+                );
+            }
+        }
+    }
+    if mode == "partial" {
+        facts
+            .push(json!({"turn": 999_999, "text": "A fact from a turn that is not in the batch."}));
+        facts.push(json!({"turn": input["turns"][0]["turn"], "text": "x".repeat(400)}));
+        facts.push(json!("not an object"));
+    }
+    let content = match mode {
+        "garbage" => "Here are the facts I found: Sam likes tea, probably.".to_string(),
+        "refuse" => "I'm sorry, but I can't help with that request.".to_string(),
+        _ => json!({"facts": facts, "insights": insights, "procedures": procedures}).to_string(),
+    };
+    let input_len = req.to_string().len();
+    json!({
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+        "usage": {"prompt_tokens": input_len / 4, "completion_tokens": content.len() / 4},
+    })
+    .to_string()
 }

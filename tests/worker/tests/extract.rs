@@ -1,0 +1,514 @@
+//! Extraction and ended runs in the background worker (docs/design.md "Extraction", docs/api.md
+//! "Episodes"), on the server of scripts/test.sh worker, with the stand-in (tests/standin)
+//! playing the LLM from scripted answers: good, slow, garbage, refusing, partial, failing.
+//!
+//! Each test turns on the jobs and the model it needs (ALTER SYSTEM + reload) and puts the
+//! server's settings back; tests run one at a time (`--test-threads=1`).
+
+use memory_ext_standin::StandIn;
+use memory_ext_worker_tests::{admin, poll, set_system, unique, worker_pid};
+use postgres::types::Json;
+use postgres::Client;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+const BASE_JOBS: &str = "ttl_sweep,purge,backfill";
+
+/// The worker's jobs plus `extract` / `episodes`, the stand-in as the LLM with `model`, and
+/// `extra` settings.
+fn llm(c: &mut Client, standin: &StandIn, model: &str, jobs: &str, extra: &[(&str, Option<&str>)]) {
+    let url = format!("{}/v1", standin.base());
+    let jobs = format!("{BASE_JOBS},{jobs}");
+    let mut s: Vec<(&str, Option<&str>)> = vec![
+        ("memory_ext.llm_url", Some(&url)),
+        ("memory_ext.llm_model", Some(model)),
+        ("memory_ext.worker_jobs", Some(&jobs)),
+    ];
+    s.extend_from_slice(extra);
+    set_system(c, &s);
+}
+
+fn reset(c: &mut Client, extra: &[&str]) {
+    let mut s: Vec<(&str, Option<&str>)> = vec![
+        ("memory_ext.llm_url", None),
+        ("memory_ext.llm_model", None),
+        ("memory_ext.worker_jobs", Some(BASE_JOBS)),
+    ];
+    s.extend(extra.iter().map(|n| (*n, None)));
+    set_system(c, &s);
+}
+
+fn append(c: &mut Client, user: &str, thread: &str, role: &str, text: &str) -> i64 {
+    let r = c
+        .query_one(
+            "SELECT set_config('memory_ext.user_id', $1, false), (message_append($2, $3, $4, name => 'Sam') ->> 'seq')::bigint",
+            &[&user, &thread, &role, &text],
+        )
+        .unwrap();
+    r.get(1)
+}
+
+/// Waits until the thread's watermark reaches `seq`.
+fn extracted(c: &mut Client, user: &str, thread: &str, seq: i64, secs: u64) -> bool {
+    poll(secs, || {
+        let got: Option<i64> = c
+            .query_opt(
+                "SELECT extracted_seq FROM memory.extractions WHERE user_id = $1 AND thread_id = $2",
+                &[&user, &thread],
+            )
+            .ok()
+            .flatten()
+            .map(|r| r.get(0));
+        (got >= Some(seq)).then_some(())
+    })
+    .is_some()
+}
+
+fn texts(c: &mut Client, user: &str, kind: &str) -> Vec<String> {
+    c.query(
+        "SELECT text FROM memory.items WHERE user_id = $1 AND kind = $2 AND state = 'active' ORDER BY created_at",
+        &[&user, &kind],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+fn last_counts(c: &mut Client) -> Option<Value> {
+    c.query_one(
+        "SELECT last_counts FROM memory.worker_status WHERE job = 'extract'",
+        &[],
+    )
+    .ok()?
+    .get::<_, Option<Json<Value>>>(0)
+    .map(|j| j.0)
+}
+
+fn retry_state(c: &mut Client, user: &str, thread: &str) -> (i64, i32, Option<String>) {
+    let r = c
+        .query_one(
+            "SELECT extracted_seq, attempts, last_error FROM memory.extractions WHERE user_id = $1 AND thread_id = $2",
+            &[&user, &thread],
+        )
+        .unwrap();
+    (r.get(0), r.get(1), r.get(2))
+}
+
+#[test]
+fn extraction_writes_what_the_llm_says_and_nothing_else() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    let user = unique("ext-llm");
+    c.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+        .unwrap();
+    // A fact the model is shown as known and supersedes.
+    c.execute(
+        "SELECT memory_write('{\"text\": \"Sam lives in Boston.\", \"actor_id\": \"Sam\"}')",
+        &[],
+    )
+    .unwrap();
+    let t = "ext-llm-t";
+    append(&mut c, &user, t, "user", "FACT: Sam moved to Denver in 2024. SUPERSEDES: Sam lives in Boston.; FACT: Sam is allergic to peanuts.");
+    append(&mut c, &user, t, "assistant", "FACT: Sam owns a yacht.");
+    append(&mut c, &user, t, "user", "INSIGHT: Sam prefers short answers.; PROCEDURE: Deploying the blog | Run make build. | Copy dist to the server.");
+    let last = append(
+        &mut c,
+        &user,
+        t,
+        "user",
+        "Just chatting about the weather today, nothing else.",
+    );
+    llm(&mut c, &standin, "extract-script", "extract", &[]);
+    assert!(
+        extracted(&mut c, &user, t, last, 60),
+        "the worker did not extract the thread"
+    );
+
+    let facts = texts(&mut c, &user, "semantic");
+    assert_eq!(
+        facts,
+        vec![
+            "Sam moved to Denver in 2024.",
+            "Sam is allergic to peanuts.",
+            "Sam owns a yacht."
+        ],
+        "exactly the scripted facts (the assistant's turn included: the model said so)"
+    );
+    assert_eq!(
+        texts(&mut c, &user, "insight"),
+        vec!["Sam prefers short answers."]
+    );
+    assert_eq!(
+        texts(&mut c, &user, "procedural"),
+        vec!["Deploying the blog: 1. Run make build. 2. Copy dist to the server."]
+    );
+    let (state, successor_ok): (String, bool) = {
+        let r = c
+            .query_one(
+                "SELECT state, superseded_by = (SELECT id FROM memory.items WHERE user_id = $1 AND text LIKE 'Sam moved%')
+                 FROM memory.items WHERE user_id = $1 AND text = 'Sam lives in Boston.'",
+                &[&user],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((state.as_str(), successor_ok), ("superseded", true));
+    let r = c
+        .query_one(
+            "SELECT metadata ->> 'method', metadata ->> 'source', actor_id FROM memory.items WHERE user_id = $1 AND text = 'Sam is allergic to peanuts.'",
+            &[&user],
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            r.get::<_, String>(0),
+            r.get::<_, String>(1),
+            r.get::<_, Option<String>>(2)
+        ),
+        ("llm".into(), "extraction".into(), Some("Sam".into()))
+    );
+    // The cost is on record: per tenant and day, and in the job's last counts.
+    let (calls, tokens_in, tokens_out): (i32, i64, i64) = {
+        let r = c
+            .query_one(
+                "SELECT calls, tokens_in, tokens_out FROM memory.extraction_usage WHERE user_id = $1",
+                &[&user],
+            )
+            .unwrap();
+        (r.get(0), r.get(1), r.get(2))
+    };
+    assert!(
+        calls >= 1 && tokens_in > 0 && tokens_out > 0,
+        "{calls} {tokens_in} {tokens_out}"
+    );
+    // (The job records its counts after its pass, which commits the batches first: polled.)
+    let counted = poll(30, || {
+        let v = last_counts(&mut c)?;
+        (v["llm_calls"].as_i64() >= Some(1)).then_some(())
+    });
+    assert!(counted.is_some(), "{:?}", last_counts(&mut c));
+    // Nothing new: another pass changes nothing.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(texts(&mut c, &user, "semantic").len(), 3);
+    reset(&mut c, &[]);
+}
+
+#[test]
+fn a_failing_llm_moves_nothing_retries_with_backoff_then_falls_back_to_the_rules() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    for model in ["extract-garbage", "extract-refuse", "extract-fail"] {
+        let user = unique("ext-bad");
+        let t = "ext-bad-t";
+        let last = append(
+            &mut c,
+            &user,
+            t,
+            "user",
+            "I'm allergic to peanuts. FACT: Sam is allergic to peanuts.",
+        );
+        llm(&mut c, &standin, model, "extract", &[]);
+        let failed = poll(30, || {
+            let r = c
+                .query_opt(
+                    "SELECT attempts FROM memory.extractions WHERE user_id = $1 AND thread_id = $2 AND attempts > 0",
+                    &[&user, &t],
+                )
+                .ok()
+                .flatten()?;
+            Some(r.get::<_, i32>(0))
+        });
+        assert_eq!(failed, Some(1), "{model}: no failed attempt on record");
+        let (seq, attempts, error) = retry_state(&mut c, &user, t);
+        assert_eq!((seq, attempts), (0, 1), "{model}: the watermark moved");
+        assert!(error.is_some(), "{model}: no error recorded");
+        assert!(
+            texts(&mut c, &user, "semantic").is_empty(),
+            "{model}: something was written"
+        );
+        // The retry waits (30 s for the first): a few passes later, still one attempt.
+        std::thread::sleep(Duration::from_secs(3));
+        assert_eq!(
+            retry_state(&mut c, &user, t).1,
+            1,
+            "{model}: retried without backoff"
+        );
+        // After the last allowed attempt the batch goes through the rules.
+        c.execute(
+            "UPDATE memory.extractions SET attempts = 5, retry_at = now() WHERE user_id = $1 AND thread_id = $2",
+            &[&user, &t],
+        )
+        .unwrap();
+        assert!(
+            extracted(&mut c, &user, t, last, 30),
+            "{model}: no fallback to the rules"
+        );
+        assert_eq!(
+            texts(&mut c, &user, "semantic"),
+            vec!["Sam is allergic to peanuts."],
+            "{model}"
+        );
+        let (_, attempts, error) = retry_state(&mut c, &user, t);
+        assert_eq!(attempts, 0);
+        assert!(
+            error.unwrap_or_default().contains("rules"),
+            "{model}: the fallback is not on record"
+        );
+    }
+    reset(&mut c, &[]);
+}
+
+#[test]
+fn a_partial_answer_keeps_its_valid_entries_and_caps_hold() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    let user = unique("ext-partial");
+    let t = "ext-partial-t";
+    let last = append(&mut c, &user, t, "user", "FACT: Sam plays the cello.; FACT: Sam speaks Greek.; FACT: Sam collects stamps.; FACT: Sam runs marathons.");
+    llm(
+        &mut c,
+        &standin,
+        "extract-partial",
+        "extract",
+        &[("memory_ext.extract_daily_cap", Some("2"))],
+    );
+    assert!(extracted(&mut c, &user, t, last, 60));
+    // Four valid facts in one turn: 3 per turn, then 2 per day; the invalid entries never.
+    assert_eq!(
+        texts(&mut c, &user, "semantic"),
+        vec!["Sam plays the cello.", "Sam speaks Greek."]
+    );
+    let counted = poll(30, || {
+        let v = last_counts(&mut c)?;
+        (v["rejected"] == 3 && v["capped"] == 2).then_some(())
+    });
+    assert!(counted.is_some(), "{:?}", last_counts(&mut c));
+    // The cap is per day: more turns today write nothing more.
+    let last = append(&mut c, &user, t, "user", "FACT: Sam bakes bread.");
+    assert!(extracted(&mut c, &user, t, last, 60));
+    assert_eq!(texts(&mut c, &user, "semantic").len(), 2);
+    reset(&mut c, &["memory_ext.extract_daily_cap"]);
+}
+
+/// Exactly once: 20 SIGKILLs of the worker while it extracts (each a crash restart of the
+/// server), and every scripted fact is written once, none twice, none lost.
+#[test]
+fn twenty_worker_kills_lose_and_double_no_extraction() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    let user = unique("ext-kill");
+    let (threads, per_thread) = (6, 30);
+    let mut expected = vec![];
+    let mut lasts = vec![];
+    for th in 0..threads {
+        let t = format!("kill-t{th}");
+        let mut last = 0;
+        for i in 0..per_thread {
+            let fact = format!(
+                "Fact {i} of notebook {th} is written in colour {}.",
+                th * 100 + i
+            );
+            last = append(&mut c, &user, &t, "user", &format!("FACT: {fact}"));
+            expected.push(fact);
+        }
+        lasts.push((t, last));
+    }
+    llm(
+        &mut c,
+        &standin,
+        "extract-slow-800",
+        "extract",
+        &[
+            ("memory_ext.extract_batch", Some("3")),
+            ("memory_ext.extract_daily_cap", Some("100000")),
+            // Distinct facts stay distinct memories however alike their vectors.
+            ("memory_ext.merge_threshold", Some("1")),
+        ],
+    );
+    let mut kills = 0;
+    let started = Instant::now();
+    while kills < 20 && started.elapsed() < Duration::from_secs(600) {
+        let mut c = admin();
+        let Some(pid) = worker_pid(&mut c, 30) else {
+            continue;
+        };
+        // Let it get into a batch (each waits 800 ms on the stand-in).
+        std::thread::sleep(Duration::from_millis(300 + (kills as u64 * 137) % 700));
+        drop(c);
+        let ok = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        if ok.success() {
+            kills += 1;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_eq!(kills, 20, "could not kill the worker 20 times");
+    let mut c = admin();
+    // The kills came while there was work left (else they tested nothing).
+    let read: i64 = c
+        .query_one(
+            "SELECT coalesce(sum(extracted_seq), 0)::bigint FROM memory.extractions WHERE user_id = $1",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        read < (threads * per_thread) as i64,
+        "extraction was over before the 20th kill"
+    );
+    for (t, last) in &lasts {
+        assert!(
+            extracted(&mut c, &user, t, *last, 300),
+            "thread {t} was not finished after the kills"
+        );
+    }
+    let mut got = texts(&mut c, &user, "semantic");
+    got.sort();
+    let mut want = expected.clone();
+    want.sort();
+    assert_eq!(got.len(), want.len(), "lost or extra memories");
+    assert_eq!(got, want);
+    // No write was repeated: a repeat would have been an exact duplicate (a 'skipped' create).
+    let skipped: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.events WHERE user_id = $1 AND op = 'create' AND status = 'skipped'",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(skipped, 0, "a fact was written twice");
+    let adds: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.history WHERE user_id = $1 AND event = 'ADD'",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(adds as usize, want.len(), "history shows a repeated write");
+    reset(
+        &mut c,
+        &[
+            "memory_ext.extract_batch",
+            "memory_ext.extract_daily_cap",
+            "memory_ext.merge_threshold",
+        ],
+    );
+}
+
+/// run_end and message_append return at once while the LLM takes 5 s; the worker writes the
+/// episode and compacts afterwards. An idle thread gets its episode without run_end.
+#[test]
+fn ended_runs_are_finished_by_the_worker_without_holding_the_application() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    llm(
+        &mut c,
+        &standin,
+        "extract-slow-5000",
+        "episodes",
+        &[
+            ("memory_ext.http_timeout_ms", Some("8000")),
+            ("memory_ext.run_idle_timeout", Some("2s")),
+        ],
+    );
+    let user = unique("ext-run");
+    let t = "run-t";
+    let mut slowest = Duration::ZERO;
+    for i in 0..30 {
+        let started = Instant::now();
+        append(
+            &mut c,
+            &user,
+            t,
+            if i % 2 == 0 { "user" } else { "assistant" },
+            &format!("Message {i} about planning the Porto trip in May with a budget."),
+        );
+        slowest = slowest.max(started.elapsed());
+    }
+    let started = Instant::now();
+    let out: Json<Value> = c
+        .query_one("SELECT run_end($1, 'run-1', 300)", &[&t])
+        .unwrap()
+        .get(0);
+    let run_end_took = started.elapsed();
+    assert_eq!(out.0["run_id"], "run-1");
+    // Neither call waited for the 5 s model.
+    assert!(
+        run_end_took < Duration::from_secs(2),
+        "run_end took {run_end_took:?}"
+    );
+    assert!(
+        slowest < Duration::from_secs(2),
+        "message_append took {slowest:?}"
+    );
+    // The worker: the episode, then compaction (300 tokens is far exceeded).
+    let done = poll(90, || {
+        let r = c
+            .query_one(
+                "SELECT (SELECT count(*) FROM memory.files WHERE user_id = $1 AND path LIKE 'episodes/%' AND metadata ->> 'run_id' = 'run-1'),
+                        (SELECT count(*) FROM memory.messages WHERE user_id = $1 AND thread_id = 'run-t' AND is_summary),
+                        (SELECT count(*) FROM memory.run_ends WHERE user_id = $1)",
+                &[&user],
+            )
+            .ok()?;
+        (r.get::<_, i64>(0) == 1 && r.get::<_, i64>(1) == 1 && r.get::<_, i64>(2) == 0)
+            .then_some(())
+    });
+    assert!(
+        done.is_some(),
+        "the worker did not write the episode and compact"
+    );
+    let in_context: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.messages WHERE user_id = $1 AND thread_id = 'run-t' AND in_context AND NOT is_summary",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert!(in_context <= 11, "{in_context} messages still in context");
+
+    // Idle: two messages, no run_end, 2 s of quiet: an episode.
+    let idle = "idle-t";
+    append(
+        &mut c,
+        &user,
+        idle,
+        "user",
+        "Can we book the hotel near the river?",
+    );
+    append(
+        &mut c,
+        &user,
+        idle,
+        "assistant",
+        "Booked the hotel near the river for May.",
+    );
+    let episode = poll(90, || {
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM memory.files WHERE user_id = $1 AND path LIKE 'episodes/%' AND metadata ->> 'thread_id' = 'idle-t'",
+                &[&user],
+            )
+            .ok()?
+            .get(0);
+        (n == 1).then_some(())
+    });
+    assert!(episode.is_some(), "no episode for the idle run");
+    // Nothing new since: no second episode.
+    std::thread::sleep(Duration::from_secs(5));
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.files WHERE user_id = $1 AND path LIKE 'episodes/%' AND metadata ->> 'thread_id' = 'idle-t'",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    reset(
+        &mut c,
+        &["memory_ext.http_timeout_ms", "memory_ext.run_idle_timeout"],
+    );
+}
