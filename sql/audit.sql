@@ -51,6 +51,9 @@ AS $$
         UNION ALL
         SELECT 13, 'events', to_jsonb(e) - 'user_id', row_number() OVER (ORDER BY e.ts, e.id)
         FROM memory.events e, u WHERE e.user_id = u.id
+        UNION ALL
+        SELECT 14, 'proposals', to_jsonb(p) - 'user_id', row_number() OVER (ORDER BY p.created_at, p.id)
+        FROM memory.proposals p, u WHERE p.user_id = u.id
     ) x
     ORDER BY o, n
 $$;

@@ -9,6 +9,9 @@
 --   its history read).
 -- - Ended runs (docs/api.md "Episodes"): new table memory.run_ends and function run_end; worker
 --   job 'episodes' (episodes and compaction after a run, off the application's call).
+-- - Consent (docs/api.md "Consent"): new table memory.proposals; memory_write reads "source";
+--   new functions memory_proposals, memory_approve, memory_reject; memory_purge marks expired
+--   proposals; memory_export lists proposals (both functions are replaced).
 -- - memory.worker_jobs accepts the two new jobs; memory._worker_job_names and
 --   memory_worker_run list them.
 -- No stored row is rewritten. The fresh-install script of 0.6.0 and this upgrade give the same
@@ -65,11 +68,38 @@ CREATE TABLE memory.run_ends (
 );
 CREATE INDEX run_ends_retry_idx ON memory.run_ends (retry_at);
 
+-- Consent (0.6.0, docs/api.md "Consent"): a change to a sensitive field (a memory of a category
+-- in memory_ext.consent_categories) that was inferred, not stated (extraction, or memory_write
+-- with "source": "inferred"), waits here for memory_approve / memory_reject instead of being
+-- written; it expires after 7 days. A benign field (memory_ext.corroborate_categories) is written
+-- once a second signal with the same text corroborates it. `request` is the memory_write request
+-- applied on approval; the row stays after the decision (status, decided_at, decided_by: the
+-- audit of the decision). Written by the extension as its owner; tenants read their own rows.
+CREATE TABLE memory.proposals (
+    user_id    text        NOT NULL,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid(),
+    category   text        NOT NULL,
+    text       text        NOT NULL,
+    request    jsonb       NOT NULL CHECK (jsonb_typeof(request) = 'object'),
+    policy     text        NOT NULL CHECK (policy IN ('consent', 'corroborate')),
+    signals    integer     NOT NULL DEFAULT 1 CHECK (signals >= 1),
+    status     text        NOT NULL DEFAULT 'pending'
+               CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'applied')),
+    thread_id  text,
+    memory_id  uuid,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL DEFAULT now() + interval '7 days',
+    decided_at timestamptz,
+    decided_by text,
+    PRIMARY KEY (user_id, id)
+);
+CREATE INDEX proposals_pending_idx ON memory.proposals (user_id, category) WHERE status = 'pending';
+
 DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['extractions', 'extraction_usage', 'run_ends']
+    FOREACH t IN ARRAY ARRAY['extractions', 'extraction_usage', 'run_ends', 'proposals']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -80,7 +110,7 @@ BEGIN
         PERFORM pg_catalog.pg_extension_config_dump(format('memory.%I', t)::regclass, '');
     END LOOP;
 END $$;
-GRANT SELECT ON memory.extractions, memory.extraction_usage TO PUBLIC;
+GRANT SELECT ON memory.extractions, memory.extraction_usage, memory.proposals TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.run_ends TO PUBLIC;
 
 -- Threads that exist now: extraction starts at their last message.
@@ -128,3 +158,96 @@ CREATE  FUNCTION "run_end"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'run_end_wrapper';
+
+CREATE  FUNCTION "memory_approve"(
+	"id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_approve_wrapper';
+
+CREATE  FUNCTION "memory_reject"(
+	"id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_reject_wrapper';
+
+-------------------------------------------------------------------------------- consent (sql/consent.sql)
+-- memory_proposals(user_id) -> table: the tenant's consent proposals (docs/api.md "Consent"),
+-- newest first; a pending one past its expiry shows as 'expired' (memory_purge records it so).
+-- SECURITY INVOKER: row-level security applies; user_id other than the current tenant is 42501.
+CREATE FUNCTION memory_proposals(user_id text DEFAULT NULL)
+RETURNS TABLE (id uuid, category text, text text, policy text, signals integer, status text,
+               thread_id text, memory_id uuid, created_at timestamptz, expires_at timestamptz,
+               decided_at timestamptz, decided_by text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id, p.category, p.text, p.policy, p.signals,
+           CASE WHEN p.status = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.status END,
+           p.thread_id, p.memory_id, p.created_at, p.expires_at, p.decided_at, p.decided_by
+    FROM memory.proposals p
+    WHERE p.user_id = memory.resolve_tenant(memory_proposals.user_id)
+    ORDER BY p.created_at DESC, p.id
+$$;
+
+-------------------------------------------------------------------------------- export (sql/audit.sql: proposals)
+-- memory_export_rows(user_id) -> table (section text, record jsonb): memory_export as a stream of
+-- rows, one per stored row, in the same sections and order. memory_export builds one jsonb
+-- document, which Postgres caps at 256 MB of JSON (54000 beyond); this has no such cap: a
+-- driver reads it with a cursor, psql with \copy, and a tenant of any size can be exported.
+-- SECURITY INVOKER: row-level security applies; user_id other than the current tenant is 42501.
+CREATE OR REPLACE FUNCTION memory_export_rows(user_id text DEFAULT NULL)
+RETURNS TABLE (section text, record jsonb)
+LANGUAGE sql STABLE
+AS $$
+    WITH u AS (SELECT memory.resolve_tenant(user_id) AS id)
+    SELECT s, r FROM (
+        SELECT 1 AS o, 'agents' AS s, to_jsonb(a) - 'user_id' AS r, row_number() OVER (ORDER BY a.agent_id) AS n
+        FROM memory.agents a, u WHERE a.user_id = u.id
+        UNION ALL
+        SELECT 2, 'blocks', to_jsonb(b) - 'user_id', row_number() OVER (ORDER BY b.agent_id, b.label)
+        FROM memory.blocks b, u WHERE b.user_id = u.id
+        UNION ALL
+        SELECT 3, 'threads', to_jsonb(t) - 'user_id', row_number() OVER (ORDER BY t.thread_id)
+        FROM memory.threads t, u WHERE t.user_id = u.id
+        UNION ALL
+        SELECT 4, 'messages', to_jsonb(m) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY m.thread_id, m.seq)
+        FROM memory.messages m, u WHERE m.user_id = u.id
+        UNION ALL
+        SELECT 5, 'memories', to_jsonb(i) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY i.created_at, i.id)
+        FROM memory.items i, u WHERE i.user_id = u.id
+        UNION ALL
+        SELECT 6, 'relations', to_jsonb(r) - 'user_id', row_number() OVER (ORDER BY r.created_at, r.id)
+        FROM memory.relations r, u WHERE r.user_id = u.id
+        UNION ALL
+        SELECT 7, 'history', to_jsonb(h) - 'user_id', row_number() OVER (ORDER BY h.ts, h.id)
+        FROM memory.history h, u WHERE h.user_id = u.id
+        UNION ALL
+        SELECT 8, 'categories', to_jsonb(c) - 'user_id', row_number() OVER (ORDER BY c.name)
+        FROM memory.categories c, u WHERE c.user_id = u.id
+        UNION ALL
+        SELECT 9, 'allowlists', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.agent, l.category)
+        FROM memory.allowlists l, u WHERE l.user_id = u.id
+        UNION ALL
+        SELECT 10, 'checkpoints', to_jsonb(k) - 'user_id', row_number() OVER (ORDER BY k.thread_id)
+        FROM memory.checkpoints k, u WHERE k.user_id = u.id
+        UNION ALL
+        SELECT 11, 'details', to_jsonb(d) - 'user_id'
+                              || jsonb_build_object('content', (SELECT coalesce(string_agg(c.content, '' ORDER BY c.n), '')
+                                                                FROM memory.detail_chunks c
+                                                                WHERE c.user_id = d.user_id AND c.key = d.key)),
+               row_number() OVER (ORDER BY d.key)
+        FROM memory.details d, u WHERE d.user_id = u.id
+        UNION ALL
+        SELECT 12, 'files', to_jsonb(f) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY f.path)
+        FROM memory.files f, u WHERE f.user_id = u.id
+        UNION ALL
+        SELECT 13, 'events', to_jsonb(e) - 'user_id', row_number() OVER (ORDER BY e.ts, e.id)
+        FROM memory.events e, u WHERE e.user_id = u.id
+        UNION ALL
+        SELECT 14, 'proposals', to_jsonb(p) - 'user_id', row_number() OVER (ORDER BY p.created_at, p.id)
+        FROM memory.proposals p, u WHERE p.user_id = u.id
+    ) x
+    ORDER BY o, n
+$$;

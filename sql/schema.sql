@@ -424,3 +424,30 @@ CREATE TABLE memory.run_ends (
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
 );
 CREATE INDEX run_ends_retry_idx ON memory.run_ends (retry_at);
+
+-- Consent (0.6.0, docs/api.md "Consent"): a change to a sensitive field (a memory of a category
+-- in memory_ext.consent_categories) that was inferred, not stated (extraction, or memory_write
+-- with "source": "inferred"), waits here for memory_approve / memory_reject instead of being
+-- written; it expires after 7 days. A benign field (memory_ext.corroborate_categories) is written
+-- once a second signal with the same text corroborates it. `request` is the memory_write request
+-- applied on approval; the row stays after the decision (status, decided_at, decided_by: the
+-- audit of the decision). Written by the extension as its owner; tenants read their own rows.
+CREATE TABLE memory.proposals (
+    user_id    text        NOT NULL,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid(),
+    category   text        NOT NULL,
+    text       text        NOT NULL,
+    request    jsonb       NOT NULL CHECK (jsonb_typeof(request) = 'object'),
+    policy     text        NOT NULL CHECK (policy IN ('consent', 'corroborate')),
+    signals    integer     NOT NULL DEFAULT 1 CHECK (signals >= 1),
+    status     text        NOT NULL DEFAULT 'pending'
+               CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'applied')),
+    thread_id  text,
+    memory_id  uuid,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    expires_at timestamptz NOT NULL DEFAULT now() + interval '7 days',
+    decided_at timestamptz,
+    decided_by text,
+    PRIMARY KEY (user_id, id)
+);
+CREATE INDEX proposals_pending_idx ON memory.proposals (user_id, category) WHERE status = 'pending';

@@ -26,7 +26,7 @@ BEGIN
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
-                             'extractions', 'extraction_usage', 'run_ends']
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -51,6 +51,9 @@ GRANT SELECT ON memory.consolidation_fingerprints, memory.consolidation_usage, m
 -- Extraction's watermarks and daily cap: the same reasoning (a tenant that could reset them
 -- would get its history extracted again, or more LLM calls than the operator allows).
 GRANT SELECT ON memory.extractions, memory.extraction_usage TO PUBLIC;
+-- Consent proposals: a tenant decides through memory_approve / memory_reject, which record who
+-- decided and when; it cannot rewrite a decision or a proposal's request directly.
+GRANT SELECT ON memory.proposals TO PUBLIC;
 -- The tenant's own queue of ended runs (run_end writes it as the caller).
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.run_ends TO PUBLIC;
 

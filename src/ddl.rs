@@ -52,6 +52,12 @@ extension_sql_file!(
     name = "audit",
     requires = ["checkpoints"]
 );
+// memory_proposals resolves its tenant as the checkpoint functions do.
+extension_sql_file!(
+    "../sql/consent.sql",
+    name = "consent",
+    requires = ["schema", api::checkpoints::resolve_tenant]
+);
 extension_sql_file!(
     "../sql/backup.sql",
     name = "backup",

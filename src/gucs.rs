@@ -178,6 +178,12 @@ static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
 /// Rows per backfill transaction. 32 = one batch of the built-in model (~0.3 s of CPU): row
 /// locks are held only that long.
 static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
+/// Consent (docs/api.md "Consent"): categories whose inferred changes wait for the user's
+/// approval, and those written once corroborated (seed 003 §10's defaults).
+static CONSENT_CATEGORIES: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"preferred_name,pronouns,city,language"));
+static CORROBORATE_CATEGORIES: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"tone,goals"));
 /// Extraction (docs/design.md "Extraction"): messages read per batch (one LLM call). 20 turns
 /// fit a small model's context with room for the known facts and the answer.
 static EXTRACT_BATCH: GucSetting<i32> = GucSetting::<i32>::new(20);
@@ -528,6 +534,22 @@ pub fn init() {
         0,
         10_000,
         GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.consent_categories",
+        c"Categories whose inferred changes become consent proposals (comma-separated).",
+        c"",
+        &CONSENT_CATEGORIES,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.corroborate_categories",
+        c"Categories whose inferred changes are written once a second signal corroborates them (comma-separated).",
+        c"",
+        &CORROBORATE_CATEGORIES,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
@@ -926,4 +948,12 @@ pub fn run_idle_timeout_s() -> i64 {
 
 pub fn context_window() -> Option<i32> {
     Some(CONTEXT_WINDOW.get()).filter(|w| *w > 0)
+}
+
+pub fn consent_categories() -> Vec<String> {
+    memory_core::consent::categories(&string(&CONSENT_CATEGORIES).unwrap_or_default())
+}
+
+pub fn corroborate_categories() -> Vec<String> {
+    memory_core::consent::categories(&string(&CORROBORATE_CATEGORIES).unwrap_or_default())
 }

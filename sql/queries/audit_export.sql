@@ -19,5 +19,6 @@ SELECT jsonb_build_object(
                                           ORDER BY d.key), '[]')
                 FROM memory.details d WHERE d.user_id = $1),
     'files', (SELECT coalesce(jsonb_agg(to_jsonb(f) - 'user_id' - 'embedding' - 'tsv' ORDER BY f.path), '[]') FROM memory.files f WHERE f.user_id = $1),
-    'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.ts, e.id), '[]') FROM memory.events e WHERE e.user_id = $1)
+    'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.ts, e.id), '[]') FROM memory.events e WHERE e.user_id = $1),
+    'proposals', (SELECT coalesce(jsonb_agg(to_jsonb(p) - 'user_id' ORDER BY p.created_at, p.id), '[]') FROM memory.proposals p WHERE p.user_id = $1)
 )

@@ -4,7 +4,8 @@
 -- are per day), and operational events older than $3 days (0: kept). $4: record an event per
 -- purged memory (node worker, op purge). $5: change-log rows older than this many days go (0:
 -- kept; a delta header asked for a revision before them says "too many changes", src/store/delta.rs).
--- $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
+-- Consent proposals still pending past their expiry become 'expired' (kept: the decision is
+-- the audit trail). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
@@ -28,5 +29,8 @@ WITH gone AS (
 ), usage AS (
     DELETE FROM memory.consolidation_usage
     WHERE ($1::text IS NULL OR user_id = $1) AND day < current_date - 7
+), expired AS (
+    UPDATE memory.proposals SET status = 'expired', decided_at = expires_at
+    WHERE ($1::text IS NULL OR user_id = $1) AND status = 'pending' AND expires_at <= now()
 )
 SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM fingerprints)

@@ -7,6 +7,7 @@ pub mod blocks;
 pub mod checkpoints;
 pub mod compaction;
 pub mod config;
+pub mod consent;
 pub mod consolidate;
 pub mod detail;
 pub mod embed;

@@ -65,6 +65,10 @@ pub fn header(
     } else {
         None
     };
+    let header = match crate::store::consent::header_line(user) {
+        Some(line) => Some(delta::with_line(header, since, &line)),
+        None => header,
+    };
     if revision > reported {
         spi::run(
             "UPDATE memory.threads SET reported_rev = greatest(reported_rev, $3) WHERE user_id = $1 AND thread_id = $2",

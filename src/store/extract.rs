@@ -48,6 +48,7 @@ pub struct Counts {
     pub updated: i64,
     pub unchanged: i64,
     pub superseded: i64,
+    pub proposed: i64,
     pub rejected: i64,
     pub capped: i64,
     pub calls: i64,
@@ -66,6 +67,7 @@ impl Counts {
         self.updated += o.updated;
         self.unchanged += o.unchanged;
         self.superseded += o.superseded;
+        self.proposed += o.proposed;
         self.rejected += o.rejected;
         self.capped += o.capped;
         self.calls += o.calls;
@@ -82,7 +84,7 @@ impl Counts {
         json!({
             "batches": self.batches, "turns": self.turns, "created": self.created,
             "updated": self.updated, "unchanged": self.unchanged, "superseded": self.superseded,
-            "rejected": self.rejected, "capped": self.capped, "llm_calls": self.calls,
+            "proposed": self.proposed, "rejected": self.rejected, "capped": self.capped, "llm_calls": self.calls,
             "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "failed": self.failed,
             "method": self.method, "error": self.error,
         })
@@ -228,6 +230,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
                 match out["event"].as_str() {
                     Some("created") => counts.created += 1,
                     Some("updated") => counts.updated += 1,
+                    Some("proposed") => counts.proposed += 1,
                     _ => counts.unchanged += 1,
                 }
                 if out.get("superseded").is_some() {
@@ -307,6 +310,9 @@ fn request(
         "user_id": user, "text": c.text, "kind": c.kind.memory_kind(), "thread_id": thread,
         "importance": c.importance, "tags": c.tags,
         "metadata": {"source": "extraction", "method": method, "seq": c.seq},
+        // Concluded, not stated by the user to the system: a sensitive field becomes a consent
+        // proposal (src/store/consent.rs).
+        "source": "inferred",
     });
     if let Some(cat) = &c.category {
         req["category"] = json!(cat);

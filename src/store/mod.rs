@@ -8,6 +8,7 @@ pub mod audit;
 pub mod blocks;
 pub mod compaction;
 pub mod config;
+pub mod consent;
 pub mod consolidate;
 pub mod delta;
 pub mod detail;

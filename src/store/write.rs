@@ -10,6 +10,7 @@ use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::{spi, tenant, vector};
+use crate::store::consent;
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, WriteRequest};
 use memory_core::{text, SqlState};
@@ -406,11 +407,29 @@ pub fn write(req: WriteRequest) -> Value {
     let p = prepare_all(vec![req])
         .pop()
         .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
-    write_one(p)
+    write_gated(p)
+}
+
+/// One prepared request through the consent gate (src/store/consent.rs): a proposal instead of
+/// a write, or the write (which applies a corroborated proposal).
+fn write_gated(p: Prepared) -> Value {
+    match consent::gate(&p.user, &p.req, &p.text) {
+        consent::Gate::Write => write_one(p),
+        consent::Gate::Proposed(v) => v,
+        consent::Gate::Corroborated(proposal) => {
+            let user = p.user.clone();
+            let mut out = write_one(p);
+            if let Some(id) = out["id"].as_str() {
+                consent::applied(&user, &proposal, id);
+            }
+            out["proposal_id"] = json!(proposal);
+            out
+        }
+    }
 }
 
 /// memory_write_batch: the requests embedded together (one provider call), then written in
 /// order, each seeing the ones before it, so the result equals one-by-one writes.
 pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
-    Value::Array(prepare_all(reqs).into_iter().map(write_one).collect())
+    Value::Array(prepare_all(reqs).into_iter().map(write_gated).collect())
 }

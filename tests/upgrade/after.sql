@@ -31,3 +31,7 @@ SELECT message_append('up-thread', 'user', 'Please remember that Ana is vegetari
 SELECT (memory_extract('up-thread') ->> 'created')::int = 1 AS new_turn_extracted;
 SELECT EXISTS (SELECT 1 FROM memory.items WHERE text = 'Ana is vegetarian.' AND metadata ->> 'source' = 'extraction') AS extracted_fact;
 SELECT run_end('up-thread') ->> 'requested_at' IS NOT NULL AS run_end_queued;
+-- 0.6.0: consent on the upgraded database.
+SELECT memory_write('{"text": "Ana lives in Lisbon.", "category": "city", "source": "inferred"}') ->> 'event' = 'proposed' AS proposed;
+SELECT memory_approve((SELECT id FROM memory_proposals() WHERE status = 'pending' LIMIT 1)) ->> 'status' = 'approved' AS approved;
+SELECT jsonb_array_length(memory_export('upgrade-user') -> 'proposals') = 1 AS proposals_exported;

@@ -23,13 +23,18 @@ fn main() {
         let mut sessions: Vec<(usize, &Value)> = obs
             .iter()
             .filter_map(|(k, v)| {
-                let n = k.strip_prefix("session_")?.strip_suffix("_observation")?.parse().ok()?;
+                let n = k
+                    .strip_prefix("session_")?
+                    .strip_suffix("_observation")?
+                    .parse()
+                    .ok()?;
                 Some((n, v))
             })
             .collect();
         sessions.sort_by_key(|(n, _)| *n);
         // Per speaker: (text, where, active).
-        let mut seen: std::collections::BTreeMap<String, Vec<(String, String, bool)>> = Default::default();
+        let mut seen: std::collections::BTreeMap<String, Vec<(String, String, bool)>> =
+            Default::default();
         for (n, s) in sessions {
             for (speaker, list) in s.as_object().cloned().unwrap_or_default() {
                 for o in list.as_array().cloned().unwrap_or_default() {
@@ -37,12 +42,22 @@ fn main() {
                     let at = format!("{id} session {n} {}", o[1].as_str().unwrap_or(""));
                     total += 1;
                     let earlier = seen.entry(speaker.clone()).or_default();
-                    pairs_any += earlier.iter().filter(|(t, _, _)| supersedes(&text, t)).count();
-                    if let Some(old) = earlier.iter_mut().rev().find(|(t, _, a)| *a && supersedes(&text, t)) {
+                    pairs_any += earlier
+                        .iter()
+                        .filter(|(t, _, _)| supersedes(&text, t))
+                        .count();
+                    if let Some(old) = earlier
+                        .iter_mut()
+                        .rev()
+                        .find(|(t, _, a)| *a && supersedes(&text, t))
+                    {
                         fired += 1;
                         old.2 = false;
                         if show {
-                            println!("{at} supersedes {}:\n  new: {text}\n  old: {}", old.1, old.0);
+                            println!(
+                                "{at} supersedes {}:\n  new: {text}\n  old: {}",
+                                old.1, old.0
+                            );
                         }
                     }
                     earlier.push((text, at, true));

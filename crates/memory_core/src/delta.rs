@@ -68,6 +68,19 @@ pub fn header(since_rev: i64, changes: &[Change]) -> Option<String> {
     Some(s)
 }
 
+/// The line about pending consent proposals (docs/api.md "Consent"): the newest one and how
+/// many wait. `- ?proposed: [city] Sam moved to Denver. (awaiting consent; 2 pending)`.
+pub fn proposal_line(pending: i64, category: &str, text: &str) -> String {
+    format!("- ?proposed: [{category}] {text} (awaiting consent; {pending} pending)")
+}
+
+/// `header` (or a bare heading when nothing changed) with `line` under it: pending proposals
+/// are news every time until they are decided.
+pub fn with_line(header: Option<String>, since_rev: i64, line: &str) -> String {
+    let head = header.unwrap_or_else(|| format!("Memory updates since rev {since_rev}:"));
+    format!("{head}\n{line}")
+}
+
 /// The header when the change log no longer holds every change after `since_rev` (the purge
 /// drops rows past `memory_ext.change_log_days`): listing what is left would pass part of the
 /// story off as all of it.
@@ -79,6 +92,25 @@ pub fn pruned_header(since_rev: i64) -> String {
 /// row after `since_rev` must be `since_rev + 1` (when the thread has moved on at all).
 pub fn pruned(since_rev: i64, revision: i64, first_rev: Option<i64>) -> bool {
     revision > since_rev && first_rev.is_none_or(|f| f > since_rev + 1)
+}
+
+#[cfg(test)]
+mod proposal_tests {
+    use super::*;
+
+    #[test]
+    fn pending_proposals_add_one_line() {
+        let l = proposal_line(2, "city", "Sam moved to Denver.");
+        assert_eq!(
+            l,
+            "- ?proposed: [city] Sam moved to Denver. (awaiting consent; 2 pending)"
+        );
+        assert_eq!(
+            with_line(None, 4, &l),
+            format!("Memory updates since rev 4:\n{l}")
+        );
+        assert_eq!(with_line(Some("H".into()), 4, "x"), "H\nx");
+    }
 }
 
 #[cfg(test)]

@@ -356,9 +356,9 @@ pub fn rules(turns: &[Turn]) -> Vec<Candidate> {
             out.push(Candidate {
                 kind: Kind::Fact,
                 seq: t.seq,
+                category: rule_category(&fact).map(str::to_string),
                 text: fact,
                 about: t.name.clone().filter(|_| subject != "The user"),
-                category: None,
                 importance: 2,
                 tags: vec![],
                 supersedes: None,
@@ -366,6 +366,25 @@ pub fn rules(turns: &[Turn]) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// The profile field a rule fact sets, named as the consent settings name them
+/// (memory_core::consent): where someone lives is `city`, what they speak `language`, their
+/// name `preferred_name`, their pronouns `pronouns`. Other facts get no category.
+pub fn rule_category(fact: &str) -> Option<&'static str> {
+    let l = fact.to_lowercase();
+    let has = |p: &str| l.contains(p);
+    if SINGLE_VALUED[0].iter().any(|p| has(&format!(" {p} "))) {
+        Some("city")
+    } else if has(" speaks ") {
+        Some("language")
+    } else if has("'s pronouns are ") {
+        Some("pronouns")
+    } else if has("'s name is ") || has(" goes by ") {
+        Some("preferred_name")
+    } else {
+        None
+    }
 }
 
 const REMEMBER: [&str; 8] = [
@@ -782,6 +801,20 @@ mod tests {
             ]
         );
         assert_eq!(got[0].seq, 1);
+        let cats: Vec<Option<&str>> = got.iter().map(|c| c.category.as_deref()).collect();
+        assert_eq!(
+            cats,
+            vec![
+                None,
+                Some("city"),
+                None,
+                None,
+                None,
+                None,
+                Some("city"),
+                Some("language")
+            ]
+        );
         assert_eq!(got[0].about.as_deref(), Some("Sam"));
         assert_eq!(got[3].about, None);
         assert!(got.iter().all(|c| c.kind == Kind::Fact));

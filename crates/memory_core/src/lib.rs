@@ -6,6 +6,7 @@
 pub mod blocks;
 pub mod budget;
 pub mod config;
+pub mod consent;
 pub mod consolidate;
 pub mod dedupe;
 pub mod delta;

@@ -5,7 +5,7 @@
 use crate::error::{SqlError, SqlState};
 use crate::validate;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("invalid \"{field}\": {reason}")]
@@ -255,9 +255,50 @@ pub struct WriteRequest {
     /// A memory this one replaces (a moved city, a changed preference): it ends where this one
     /// happens, keeps a link to it, and leaves recall (docs/api.md "Supersede").
     pub supersedes: Option<String>,
+    /// `user` (stated by the user: written) or `inferred` (concluded by an agent or by
+    /// extraction: a sensitive field becomes a consent proposal, docs/api.md "Consent").
+    pub source: Option<String>,
 }
 
-pub const WRITE_KEYS: [&str; 18] = [
+/// Where a memory came from (request field `source`).
+pub const SOURCES: [&str; 2] = ["user", "inferred"];
+
+impl WriteRequest {
+    /// The request as memory_write takes it, without `embedding` and `source` (a consent
+    /// proposal keeps it to write on approval; the text is embedded then).
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Value| {
+            if !v.is_null() {
+                m.insert(k.to_string(), v);
+            }
+        };
+        put("user_id", json!(self.user_id));
+        put("text", json!(self.text));
+        put("kind", json!(self.kind));
+        put("category", json!(self.category));
+        put("importance", json!(self.importance));
+        put("pinned", json!(self.pinned));
+        put("tags", json!(self.tags));
+        put("metadata", self.metadata.clone().unwrap_or(Value::Null));
+        put("content", json!(self.content));
+        put("thread_id", json!(self.thread_id));
+        put("agent_id", json!(self.agent_id));
+        put("run_id", json!(self.run_id));
+        put("actor_id", json!(self.actor_id));
+        put("role", json!(self.role));
+        put(
+            "happened_at",
+            json!(self.happened_at.map(|t| t.to_rfc3339())),
+        );
+        put("id", json!(self.id));
+        put("supersedes", json!(self.supersedes));
+        Value::Object(m)
+    }
+}
+
+pub const WRITE_KEYS: [&str; 19] = [
+    "source",
     "supersedes",
     "user_id",
     "text",
@@ -349,6 +390,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         id,
         embedding,
         supersedes,
+        source: f.one_of("source", &SOURCES)?,
     })
 }
 

@@ -17,13 +17,17 @@ FROM memory.items i WHERE user_id = 'ext-sam' ORDER BY created_at;
 SELECT (r ->> 'batches')::int AS batches, (r ->> 'created')::int AS created, r ->> 'extracted_seq' AS watermark
 FROM memory_extract('ext-t') r;
 
+-- Where Sam lives is a sensitive field (city): extracted, it waits for consent (consent.sql).
+SELECT category, text, status FROM memory_proposals();
+
 -- A later fact of the same subject with a new value supersedes the older one (the no-LLM rule).
-SELECT message_append('ext-t', 'user', 'Big news: I moved to Denver in 2024.', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'user', 'I work at Acme.', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'user', 'Big news: I work at Globex now.', name => 'Sam') ->> 'seq' AS seq;
 SELECT (r ->> 'created')::int AS created, (r ->> 'superseded')::int AS superseded FROM memory_extract('ext-t') r;
-SELECT text, state, superseded_by = (SELECT id FROM memory.items WHERE text = 'Sam moved to Denver in 2024.') AS to_successor
-FROM memory.items WHERE user_id = 'ext-sam' AND (text LIKE 'Sam live%' OR text LIKE 'Sam moved%') ORDER BY created_at;
+SELECT text, state, superseded_by = (SELECT id FROM memory.items WHERE text = 'Sam works at Globex now.') AS to_successor
+FROM memory.items WHERE user_id = 'ext-sam' AND text LIKE 'Sam works%' ORDER BY created_at;
 -- Recall returns the current fact.
-SELECT i ->> 'text' AS recalled FROM jsonb_array_elements(memory_query('{"query": "Where does Sam live?", "top_k": 1}') -> 'items') i;
+SELECT i ->> 'text' AS recalled FROM jsonb_array_elements(memory_query('{"query": "Where does Sam work?", "top_k": 1}') -> 'items') i;
 
 -- Usage and the watermark: readable by the tenant, not writable (the daily cap is the operator's).
 SELECT writes, calls FROM memory.extraction_usage;
@@ -36,14 +40,14 @@ UPDATE memory.extractions SET extracted_seq = 0;
 RESET ROLE;
 SET memory_ext.extract_daily_cap = 5;
 SET ROLE regress_memory_user;
-SELECT message_append('ext-t', 'user', 'I speak Portuguese. I have two cats.', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('ext-t', 'user', 'I have two cats. I play the cello.', name => 'Sam') ->> 'seq' AS seq;
 SELECT (r ->> 'created')::int AS created, (r ->> 'capped')::int AS capped, r ->> 'extracted_seq' AS watermark FROM memory_extract('ext-t') r;
 RESET ROLE;
 RESET memory_ext.extract_daily_cap;
 SET ROLE regress_memory_user;
 
 -- At most 3 memories per turn.
-SELECT message_append('ext-t2', 'user', 'I speak Portuguese. I have two cats. I work as a nurse. I live in Porto. I was born in Lisbon.') ->> 'seq' AS seq;
+SELECT message_append('ext-t2', 'user', 'I have two cats. I work as a nurse. I play the cello. I was born in Lisbon. I own a bike.') ->> 'seq' AS seq;
 SELECT (r ->> 'created')::int AS created FROM memory_extract('ext-t2') r;
 SELECT text FROM memory.items WHERE thread_id = 'ext-t2' ORDER BY created_at;
 

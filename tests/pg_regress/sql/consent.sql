@@ -1,0 +1,79 @@
+-- Consent (docs/api.md "Consent", 0.6.0): an inferred change to a sensitive field (name,
+-- pronouns, city, language) is a proposal until the user approves it; a benign field (tone,
+-- goals) is written once corroborated; what the user states is written at once. Every decision
+-- is recorded.
+\set SHOW_CONTEXT never
+-- Errors whose messages name a proposal id or a time: the SQLSTATE and the message, masked.
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || regexp_replace(regexp_replace(SQLERRM, '[0-9a-f]{8}-[0-9a-f-]{27}', '<id>', 'g'),
+                                              '\d{4}-\d\d-\d\dT[0-9:]+Z', '<time>', 'g');
+END
+$$;
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'con-ana';
+SELECT message_append('con-t', 'user', 'hello') ->> 'seq' AS seq;
+-- Inferred city: a proposal, not a memory.
+SELECT r ->> 'event' AS event, r ->> 'id' AS id, r ->> 'policy' AS policy, r ? 'proposal_id' AS has_proposal,
+       (r ->> 'expires_at')::timestamptz BETWEEN now() + interval '6 days 23 hours' AND now() + interval '7 days 1 minute' AS seven_days
+FROM memory_write('{"text": "Ana lives in Porto.", "category": "city", "source": "inferred", "thread_id": "con-t"}') r;
+SELECT count(*) AS memories FROM memory.items WHERE user_id = 'con-ana';
+SELECT category, text, policy, signals, status, thread_id, memory_id, decided_at, decided_by FROM memory_proposals();
+-- The delta header tells the agent a change waits for consent.
+SELECT memory_delta('con-t', 0) AS header;
+-- Stated by the user (or no source): written at once.
+SELECT memory_write('{"text": "Ana speaks Portuguese.", "category": "language", "source": "user"}') ->> 'event' AS stated;
+SELECT memory_write('{"text": "Ana''s pronouns are she/her.", "category": "pronouns"}') ->> 'event' AS no_source;
+-- Approval writes the memory through the write path and records who decided.
+SELECT r ->> 'status' AS status, r ->> 'event' AS event
+FROM memory_approve((SELECT id FROM memory_proposals() WHERE text = 'Ana lives in Porto.')) r;
+SELECT text, category, thread_id, id = (SELECT memory_id FROM memory_proposals() WHERE text = 'Ana lives in Porto.') AS from_proposal
+FROM memory.items WHERE user_id = 'con-ana' AND category = 'city';
+SELECT status, memory_id IS NOT NULL AS written, decided_at IS NOT NULL AS decided, decided_by FROM memory_proposals() WHERE text = 'Ana lives in Porto.';
+SELECT memory_delta('con-t', 0) NOT LIKE '%awaiting consent%' AS header_clear;
+-- A decided proposal cannot be decided again.
+SELECT pg_temp.try(format('SELECT memory_approve(%L)', (SELECT id FROM memory_proposals() WHERE text = 'Ana lives in Porto.'))) AS again;
+SELECT pg_temp.try(format('SELECT memory_reject(%L)', (SELECT id FROM memory_proposals() WHERE text = 'Ana lives in Porto.'))) AS again;
+-- Rejection writes nothing.
+SELECT memory_write('{"text": "Ana''s preferred name is Annie.", "category": "preferred_name", "source": "inferred"}') ->> 'event' AS event;
+SELECT memory_reject((SELECT id FROM memory_proposals() WHERE status = 'pending')) ->> 'status' AS rejected;
+SELECT count(*) AS annie FROM memory.items WHERE text LIKE '%Annie%';
+-- A benign field: written when a second signal says the same (any case), not before.
+SELECT memory_write('{"text": "Ana prefers short answers.", "category": "tone", "source": "inferred"}') ->> 'event' AS first_signal;
+SELECT memory_write('{"text": "Ana prefers detailed answers.", "category": "tone", "source": "inferred"}') ->> 'event' AS other_value;
+SELECT r ->> 'event' AS second_signal, r ? 'proposal_id' AS applies_proposal
+FROM memory_write('{"text": "ana prefers short answers.", "category": "tone", "source": "inferred"}') r;
+SELECT category, text, signals, status, memory_id IS NOT NULL AS written, decided_by FROM memory_proposals() WHERE category = 'tone' ORDER BY text;
+-- Expiry: 7 days without a decision. Shown as expired at once; memory_purge records it.
+SELECT memory_write('{"text": "Ana lives in Lisbon.", "category": "city", "source": "inferred"}') ->> 'event' AS event;
+RESET ROLE;
+UPDATE memory.proposals SET expires_at = now() - interval '1 second' WHERE text = 'Ana lives in Lisbon.';
+SET ROLE regress_memory_user;
+SELECT status FROM memory_proposals() WHERE text = 'Ana lives in Lisbon.';
+SELECT pg_temp.try(format('SELECT memory_approve(%L)', (SELECT id FROM memory_proposals() WHERE text = 'Ana lives in Lisbon.'))) AS expired;
+SELECT memory_purge() >= 0 AS purged;
+SELECT status, decided_at IS NOT NULL AS decided FROM memory.proposals WHERE text = 'Ana lives in Lisbon.';
+-- Proposals are in the export.
+SELECT jsonb_array_length(memory_export('con-ana') -> 'proposals') AS exported;
+SELECT count(*) AS export_rows FROM memory_export_rows() WHERE section = 'proposals';
+-- Bad input; a tenant cannot decide by editing the table.
+SELECT memory_write('{"text": "Ana lives in Porto.", "category": "city", "source": "guessed"}');
+SELECT memory_approve(NULL);
+SELECT memory_approve('00000000-0000-0000-0000-000000000000');
+UPDATE memory.proposals SET status = 'approved';
+INSERT INTO memory.proposals (user_id, category, text, request, policy) VALUES ('con-ana', 'city', 'x', '{}', 'consent');
+-- Another tenant sees none of it and cannot decide it.
+RESET ROLE;
+SELECT id AS ana_lisbon FROM memory.proposals WHERE text = 'Ana lives in Lisbon.' \gset
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'con-bob';
+SELECT count(*) AS bobs FROM memory_proposals();
+SELECT memory_write('{"text": "Bob lives in Rome.", "category": "city", "source": "inferred"}') ->> 'event' AS bob_event;
+SELECT pg_temp.try(format('SELECT memory_approve(%L)', :'ana_lisbon')) AS bob_approves_ana;
+SELECT pg_temp.try(format('SELECT memory_reject(%L)', :'ana_lisbon')) AS bob_rejects_ana;
+SELECT memory_proposals('con-ana');
+RESET ROLE;
+SELECT memory_approve((SELECT id FROM memory.proposals WHERE text = 'Bob lives in Rome.')) ->> 'status' AS owner_decides_any;
