@@ -57,6 +57,12 @@ def fill():
         # A superseded memory (0.5.0): its state, validity end and link survive the round trip.
         c.execute("""SELECT memory_write(jsonb_build_object('text', 'Bo sells honey online now.', 'thread_id', 'bo-t',
                          'supersedes', (SELECT id FROM memory.items WHERE text LIKE 'Bo sells honey at%')))""")
+        # Extraction, a consent proposal and an ended run (0.6.0): watermark, daily usage, the
+        # proposal and the queued run_end survive the round trip.
+        c.execute("SELECT message_append('bo-t', 'user', 'Please remember that the hives are blue.', name => 'Bo')")
+        c.execute("SELECT memory_extract('bo-t')")
+        c.execute("""SELECT memory_write('{"text": "Bo lives in Ghent.", "category": "city", "source": "inferred"}')""")
+        c.execute("SELECT run_end('bo-t', 'bo-run', 4000)")
         c.execute("RESET memory_ext.user_id")
         c.execute("SELECT memory_worker_run('ttl_sweep')")
         c.execute("SELECT memory_ttl_sweep()")
@@ -65,6 +71,10 @@ def fill():
                                      (SELECT count(*) FROM memory.embedding_models),
                                      (SELECT count(*) FROM memory.items WHERE embedding IS NOT NULL)""").fetchone()
     assert counts[0] >= 6 and counts[1] >= 6 and counts[2] >= 1 and counts[3] >= 6, counts
+    with connect(SOURCE) as c:
+        new = c.execute("""SELECT (SELECT count(*) FROM memory.extractions), (SELECT count(*) FROM memory.extraction_usage),
+                                  (SELECT count(*) FROM memory.proposals), (SELECT count(*) FROM memory.run_ends)""").fetchone()
+    assert all(n >= 1 for n in new), new
     return counts
 
 
