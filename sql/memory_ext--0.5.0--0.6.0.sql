@@ -8,7 +8,8 @@
 --   covers what is said from now on, not the history (set a thread's extracted_seq to 0 to have
 --   its history read).
 -- - Ended runs (docs/api.md "Episodes"): new table memory.run_ends and function run_end; worker
---   job 'episodes' (episodes and compaction after a run, off the application's call).
+--   job 'episodes' (episodes and compaction after a run, off the application's call, and the
+--   weekly project roll-ups; memory_rollup runs those now).
 -- - Consent (docs/api.md "Consent"): new table memory.proposals; memory_write reads "source";
 --   new functions memory_proposals, memory_approve, memory_reject; memory_purge marks expired
 --   proposals; memory_export lists proposals (both functions are replaced).
@@ -172,6 +173,13 @@ CREATE  FUNCTION "memory_reject"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_reject_wrapper';
+
+CREATE  FUNCTION "memory_rollup"(
+	"project" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_rollup_wrapper';
 
 -------------------------------------------------------------------------------- consent (sql/consent.sql)
 -- memory_proposals(user_id) -> table: the tenant's consent proposals (docs/api.md "Consent"),

@@ -3,7 +3,8 @@
 -- threads are looked for among those changed in the day before the timeout: a worker that was
 -- off for longer leaves older runs to run_end. $1 at most. Returns user_id, thread_id, run_id,
 -- context_window, the request's time (NULL: an idle run).
-(SELECT user_id, thread_id, run_id, context_window, requested_at::text
+(SELECT user_id, thread_id, run_id, context_window,
+        to_char(requested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
  FROM memory.run_ends
  WHERE retry_at <= now()
  ORDER BY retry_at

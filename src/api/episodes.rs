@@ -38,3 +38,13 @@ fn run_end(
         .map(|w| validate::range("context_window", i64::from(w), 1, 100_000_000).or_raise() as i32);
     JsonB(store::end_run(thread, run, window))
 }
+
+/// Rolls the tenant's project episodes up now (the worker does it weekly): for each project
+/// (or `project`) with episodes since its last roll-up, `projects/<project>/summary.md` lists
+/// them and keeps what earlier roll-ups said. `{"projects": [{user_id, project, path,
+/// episodes}]}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_rollup(project: default!(Option<&str>, "NULL")) -> JsonB {
+    let user = crate::pg::tenant::resolve(None);
+    JsonB(serde_json::json!({ "projects": store::rollup(Some(&user), project, true) }))
+}

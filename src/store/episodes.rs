@@ -189,10 +189,20 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
     }
     let written = crate::store::write::write_json(&req);
     let memory_id = written["id"].as_str().unwrap_or_default().to_string();
-    let metadata: Value = json!({
+    // A thread labelled with a project (metadata "project") files its episodes under it: the
+    // weekly roll-up gathers them into projects/<project>/summary.md.
+    let project = spi::one_opt::<String>(
+        "SELECT metadata->>'project' FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
+        &[user.as_str().into(), thread.into()],
+        "reading the thread's project",
+    );
+    let mut metadata: Value = json!({
         "kind": "episode", "thread_id": thread, "run_id": run, "from_seq": first_seq,
         "to_seq": last_seq, "memory_id": memory_id, "method": method,
     });
+    if let Some(p) = project.filter(|p| !p.trim().is_empty()) {
+        metadata["project"] = json!(p);
+    }
     files::write(
         &user,
         &path,
@@ -312,4 +322,104 @@ pub fn end_failed(user: &str, thread: &str, error: &str, attempt: i32) {
         ],
         "recording a failed run end",
     );
+}
+
+/// Weekly project roll-ups (seed 001 §10): for each project of `user` (all tenants when
+/// `None`) whose summary is missing or a week old with episodes since (`now`: regardless of
+/// the week), `projects/<project>/summary.md` lists the new episodes and keeps what earlier
+/// roll-ups said. One project at a time, each in the caller's transaction.
+/// Returns `[{user_id, project, path, episodes}]`.
+pub fn rollup(user: Option<&str>, project: Option<&str>, now: bool) -> Vec<Value> {
+    rollups_due(user, project, now)
+        .into_iter()
+        .map(rollup_one)
+        .collect()
+}
+
+/// A project whose summary is due: (user, project, the last roll-up's end, the summary's path,
+/// its content).
+pub type RollupDue = (
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The projects whose summary is due (sql/queries/episodes_rollup_due.sql).
+pub fn rollups_due(user: Option<&str>, project: Option<&str>, now: bool) -> Vec<RollupDue> {
+    spi::rows(
+        include_str!("../../sql/queries/episodes_rollup_due.sql"),
+        &[user.into(), project.into(), now.into()],
+        "finding projects to roll up",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?,
+                r.get::<String>(4)?,
+                r.get::<String>(5)?,
+            ))
+        },
+    )
+}
+
+/// Writes one project's summary.
+pub fn rollup_one(due: RollupDue) -> Value {
+    let (user, project, since, path, previous) = due;
+    let (user, project) = (user.as_str(), project.as_str());
+    let rows: Vec<(String, String, String)> = spi::rows(
+        include_str!("../../sql/queries/episodes_rollup_entries.sql"),
+        &[user.into(), project.into(), since.clone().into()],
+        "reading a project's episodes",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+            ))
+        },
+    );
+    let entries: Vec<summary::RollupEntry> = rows
+        .iter()
+        .map(|(p, content, _)| summary::RollupEntry {
+            date: summary::episode_field(content, "Date").unwrap_or_default(),
+            title: summary::episode_title(content).unwrap_or_else(|| p.clone()),
+            outcome: summary::episode_field(content, "Outcome").unwrap_or_default(),
+            path: p.clone(),
+        })
+        .collect();
+    let newest = rows.last().map(|r| r.2.clone()).or(since);
+    let today = spi::one_opt::<String>(
+        "SELECT to_char(current_date, 'YYYY-MM-DD')",
+        &[],
+        "reading the date",
+    )
+    .unwrap_or_default();
+    let content = summary::render_rollup(project, &today, &entries, previous.as_deref());
+    let path = path.unwrap_or_else(|| {
+        let slug = memory_core::detail::slug(project)
+            .unwrap_or_else(|| "project".into())
+            .replace('_', "-");
+        format!("projects/{slug}/summary.md")
+    });
+    let metadata = json!({
+        "kind": "project_summary", "project": project, "rolled_up_to": newest,
+        "rolled_up_at": spi::one_opt::<String>(
+            "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
+            &[],
+            "reading the clock",
+        ),
+        "episodes": entries.len(),
+    });
+    files::write(
+        user,
+        &path,
+        Some(&format!("Project {project}: summary")),
+        &content,
+        Some(vec!["project".into(), "summary".into()]),
+        Some(metadata),
+    );
+    events::record(Event::new(user, Node::Episodic, "rollup"));
+    json!({ "user_id": user, "project": project, "path": path, "episodes": entries.len() })
 }

@@ -335,7 +335,8 @@ pub fn extract(budget_s: i64) -> Result<Value, String> {
 
 /// Runs ended by run_end or by idleness (memory_ext.run_idle_timeout): the episode and, when
 /// the context is full, compaction, one run per transaction; a failed run is retried with a
-/// backoff, at most episodes::MAX_END_ATTEMPTS times.
+/// backoff, at most episodes::MAX_END_ATTEMPTS times. Then, hourly, the weekly project
+/// roll-ups that are due.
 pub fn episodes(budget_s: i64) -> Result<Value, String> {
     let started = Instant::now();
     let idle = gucs::run_idle_timeout_s();
@@ -380,8 +381,51 @@ pub fn episodes(budget_s: i64) -> Result<Value, String> {
             break;
         }
     }
+    let rolled = rollups(&mut last_error);
     Ok(json!({
         "runs": runs, "episodes": written, "compacted_messages": compacted, "failed": failed,
-        "error": last_error,
+        "rollups": rolled, "error": last_error,
     }))
+}
+
+/// When the worker last looked for projects to roll up: at most once an hour (a roll-up is
+/// weekly; the look reads every tenant's episode files).
+static ROLLUP_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+
+/// Weekly project roll-ups (src/store/episodes.rs `rollup_one`), one project per transaction.
+fn rollups(last_error: &mut Option<String>) -> i64 {
+    {
+        let mut looked = ROLLUP_LOOKED.lock().unwrap_or_else(|e| e.into_inner());
+        if looked.is_some_and(|t| t.elapsed().as_secs() < 3600) {
+            return 0;
+        }
+        *looked = Some(Instant::now());
+    }
+    let due = match txn::run("memory_ext worker: projects to roll up", || {
+        episodes::rollups_due(None, None, false)
+    }) {
+        Ok(d) => d,
+        Err(e) => {
+            *last_error = Some(format!("roll-ups: {e}"));
+            return 0;
+        }
+    };
+    let mut done = 0;
+    for d in due {
+        pgrx::check_for_interrupts!();
+        let (user, project) = (d.0.clone(), d.1.clone());
+        let r = txn::run("memory_ext worker: rolling up a project", move || {
+            as_tenant(&d.0);
+            episodes::rollup_one(d)
+        });
+        match r {
+            Ok(_) => done += 1,
+            Err(e) => {
+                *last_error = Some(format!(
+                    "roll-up of project \"{project}\" of tenant \"{user}\": {e}"
+                ))
+            }
+        }
+    }
+    done
 }

@@ -254,7 +254,7 @@ impl Worker {
                 let started = Instant::now();
                 let r = body(gucs::worker_naptime_s());
                 // Nothing was due: extraction read no batch, no run ended, nothing failed.
-                let idle = matches!(&r, Ok(v) if ["batches", "runs", "failed"]
+                let idle = matches!(&r, Ok(v) if ["batches", "runs", "failed", "rollups"]
                     .iter()
                     .all(|k| v[*k].as_i64().unwrap_or(0) == 0));
                 if !idle {

@@ -371,6 +371,73 @@ pub fn render_episode(e: &Episode) -> String {
     s
 }
 
+/// One episode as a project roll-up lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollupEntry {
+    pub date: String,
+    pub title: String,
+    pub outcome: String,
+    pub path: String,
+}
+
+/// Lines of earlier weeks a roll-up keeps: the summary stays a page, the episodes stay whole.
+pub const ROLLUP_EARLIER_LINES: usize = 60;
+
+/// A line `Name: value` of an episode file (the template of [`render_episode`]).
+pub fn episode_field(content: &str, name: &str) -> Option<String> {
+    content
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(": ").map(str::trim))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+/// The title of an episode file (`# Episode: <title>`).
+pub fn episode_title(content: &str) -> Option<String> {
+    content
+        .lines()
+        .find_map(|l| l.strip_prefix("# Episode: ").map(str::trim))
+        .map(str::to_string)
+}
+
+/// `projects/<p>/summary.md` (seed 001 §10): the week's episodes, newest first, each with its
+/// outcome and file, then what earlier roll-ups said (the previous summary's entries, at most
+/// [`ROLLUP_EARLIER_LINES`] lines).
+pub fn render_rollup(
+    project: &str,
+    today: &str,
+    week: &[RollupEntry],
+    previous: Option<&str>,
+) -> String {
+    let mut s = format!("# Project: {project}\nUpdated: {today}\n\n## Latest episodes\n");
+    let mut entries: Vec<&RollupEntry> = week.iter().collect();
+    entries.sort_by(|a, b| b.date.cmp(&a.date).then(a.path.cmp(&b.path)));
+    for e in entries {
+        s.push_str(&format!("- {} {}", e.date, e.title.trim_end_matches('.')));
+        if !e.outcome.is_empty() {
+            s.push_str(&format!(" — {}", e.outcome));
+        }
+        s.push_str(&format!(" ({})\n", e.path));
+    }
+    let earlier: Vec<&str> = previous
+        .map(|p| {
+            p.lines()
+                .skip_while(|l| !l.starts_with("## "))
+                .filter(|l| l.starts_with("- "))
+                .take(ROLLUP_EARLIER_LINES)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !earlier.is_empty() {
+        s.push_str("\n## Earlier\n");
+        for l in earlier {
+            s.push_str(l);
+            s.push('\n');
+        }
+    }
+    s
+}
+
 /// The LLM's instructions for an episode: a JSON object we render into the template ourselves,
 /// so the file's layout never depends on the model's formatting.
 pub const EPISODE_PROMPT: &str = "You write short episodic memories of an assistant's work session. \
@@ -596,6 +663,46 @@ mod tests {
         assert_eq!(cut, "t: the end\n\n");
         assert_eq!(role_label("tool"), "Tool");
         assert_eq!(role_label("system"), "System");
+    }
+
+    #[test]
+    fn project_rollups_list_the_week_then_what_came_before() {
+        let e = |d: &str, t: &str, o: &str| RollupEntry {
+            date: d.into(),
+            title: t.into(),
+            outcome: o.into(),
+            path: format!("episodes/{d}/{}.md", t.to_lowercase().replace(' ', "-")),
+        };
+        let first = render_rollup(
+            "porto",
+            "2026-11-18",
+            &[e("2026-11-12", "Hotel search", "Booked the river hotel.")],
+            None,
+        );
+        assert_eq!(
+            first,
+            "# Project: porto\nUpdated: 2026-11-18\n\n## Latest episodes\n- 2026-11-12 Hotel search — Booked the river hotel. (episodes/2026-11-12/hotel-search.md)\n"
+        );
+        let second = render_rollup(
+            "porto",
+            "2026-11-25",
+            &[
+                e("2026-11-20", "Flights", ""),
+                e("2026-11-24", "Budget", "900 EUR."),
+            ],
+            Some(&first),
+        );
+        assert_eq!(
+            second,
+            "# Project: porto\nUpdated: 2026-11-25\n\n## Latest episodes\n\
+             - 2026-11-24 Budget — 900 EUR. (episodes/2026-11-24/budget.md)\n\
+             - 2026-11-20 Flights (episodes/2026-11-20/flights.md)\n\n## Earlier\n\
+             - 2026-11-12 Hotel search — Booked the river hotel. (episodes/2026-11-12/hotel-search.md)\n"
+        );
+        let ep = "# Episode: Hotel search\nDate: 2026-11-12\nTopic: x\nOutcome: Booked it.\n";
+        assert_eq!(episode_title(ep).as_deref(), Some("Hotel search"));
+        assert_eq!(episode_field(ep, "Outcome").as_deref(), Some("Booked it."));
+        assert_eq!(episode_field(ep, "Missing"), None);
     }
 
     #[test]

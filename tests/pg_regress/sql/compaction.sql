@@ -97,4 +97,24 @@ SELECT episode_write('cole', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT episode_write('someone-else', 'run1');
 \echo :LAST_ERROR_SQLSTATE
+
+-- Weekly project roll-ups (0.6.0): episodes of threads labelled with a project gather into
+-- projects/<project>/summary.md; memory_rollup does it now, the worker weekly.
+SELECT memory_rollup() AS nothing_to_roll_up;
+SELECT message_append('trip1', 'user', 'Find a hotel in Porto near the river for May.') ->> 'seq' AS seq;
+SELECT message_append('trip1', 'assistant', 'Booked the Ribeira hotel for 3 nights in May.') ->> 'seq' AS seq;
+UPDATE memory.threads SET metadata = '{"project": "Porto trip"}' WHERE thread_id = 'trip1';
+SELECT episode_write(NULL, 'trip1') ->> 'event' AS episode;
+SELECT r - 'user_id' AS rolled_up FROM jsonb_array_elements(memory_rollup() -> 'projects') r;
+SELECT path, title, regexp_replace(content, '[0-9]{4}-[0-9]{2}-[0-9]{2}', '<date>', 'g') AS content,
+       metadata ->> 'kind' AS kind, metadata ->> 'project' AS project, metadata ->> 'episodes' AS episodes
+FROM memory.files WHERE path LIKE 'projects/%';
+-- Nothing new since: nothing to do. A second episode: the summary lists it, the first under Earlier.
+SELECT memory_rollup('Porto trip') AS nothing_new;
+SELECT message_append('trip1', 'user', 'What is our budget for Porto?') ->> 'seq' AS seq;
+SELECT message_append('trip1', 'assistant', 'The budget is 900 EUR for the whole trip.') ->> 'seq' AS seq;
+SELECT episode_write(NULL, 'trip1') ->> 'event' AS episode;
+SELECT jsonb_array_length(memory_rollup('Porto trip') -> 'projects') AS rolled_up;
+SELECT regexp_replace(content, '[0-9]{4}-[0-9]{2}-[0-9]{2}', '<date>', 'g') AS content FROM memory.files WHERE path LIKE 'projects/%';
+SELECT count(*) AS summaries FROM memory.files WHERE path LIKE 'projects/%';
 RESET ROLE;
