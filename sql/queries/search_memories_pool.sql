@@ -81,5 +81,7 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        ARRAY(SELECT f.to_id::text FROM memory.relations f
              WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'related_to'),
        -- A superseded memory's successor (only with as_of / include_superseded).
-       r.superseded_by::text
+       r.superseded_by::text,
+       -- An insight: an observation, not something said; it ranks with a lower weight.
+       r.kind = 'insight'
 FROM rows r LEFT JOIN tbm25 t ON t.thread_id = r.thread_id

@@ -140,7 +140,14 @@ pub struct Candidate {
     /// A turn of a conversation (kind episodic or archival, or written with a role): its
     /// episode neighbours and its thread are evidence for it.
     pub conversational: bool,
+    /// An insight (kind `insight`): a background observation about the person, not something
+    /// they said; its match counts [`INSIGHT_WEIGHT`] times (seed 003 §3: "surfaced in
+    /// retrieval with low weight").
+    pub insight: bool,
 }
+
+/// What an insight's vector and BM25 match count for, against a fact's.
+pub const INSIGHT_WEIGHT: f64 = 0.7;
 
 /// How close (in base score) an older related fact must be for a newer one to go above it.
 pub const UPDATE_MARGIN: f64 = 0.1;
@@ -323,9 +330,10 @@ pub fn rank_reranked(
     let mut scored: Vec<Scored> = (0..n)
         .map(|i| {
             let c = &pool[i];
+            let kind = if c.insight { INSIGHT_WEIGHT } else { 1.0 };
             let mut p = Parts {
-                vector: w.vector * vec[i],
-                bm25: w.lexical * lex[i],
+                vector: kind * w.vector * vec[i],
+                bm25: kind * w.lexical * lex[i],
                 ..Parts::default()
             };
             if let Some(one) = adj.get(&i) {
@@ -584,6 +592,30 @@ mod tests {
             .iter()
             .map(|s| pool[s.index].id.clone())
             .collect()
+    }
+
+    #[test]
+    fn an_insight_counts_less_than_a_fact_it_matches_as_well() {
+        let fact = c("fact", Some(0.6), 2.0);
+        let insight = Candidate {
+            insight: true,
+            ..c("insight", Some(0.6), 2.0)
+        };
+        let low = c("low", Some(0.2), 0.0);
+        assert_eq!(
+            order(&[insight.clone(), fact.clone(), low.clone()], &[]),
+            vec!["fact", "insight", "low"]
+        );
+        let r = rank(&[insight, fact, low], &follows(&[]), None, &DEFAULT_WEIGHTS);
+        let (i, f) = (
+            r.iter().find(|s| s.index == 0).unwrap(),
+            r.iter().find(|s| s.index == 1).unwrap(),
+        );
+        assert!((i.parts.vector - INSIGHT_WEIGHT * f.parts.vector).abs() < 1e-12);
+        assert!(
+            (i.score - i.parts.total()).abs() < 1e-9,
+            "explain still adds up"
+        );
     }
 
     fn turn(id: &str, sim: Option<f64>, bm25: f64) -> Candidate {

@@ -401,6 +401,7 @@ pub fn memories(
                             happened_days: r.get::<f64>(10)?.unwrap_or(0.0),
                             actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
                             conversational: r.get::<bool>(17)?.unwrap_or(false),
+                            insight: r.get::<bool>(21)?.unwrap_or(false),
                         },
                         follows: r.get::<Vec<String>>(16)?.unwrap_or_default(),
                         related: r.get::<Vec<String>>(19)?.unwrap_or_default(),
