@@ -218,9 +218,13 @@ fn rows_written_while_the_provider_was_down_are_backfilled_by_the_worker_alone()
         ),
         0
     );
-    let (runs, counts, _) = status(&mut c, "backfill");
-    assert!(runs >= 1);
-    assert!(counts.unwrap()["embedded"].as_i64().unwrap() >= 1);
+    // The run is recorded when the job ends: after this tenant's rows, the model switch has it
+    // re-embed every other row of the database (other tests' too) for up to a naptime first.
+    let recorded = poll(30, || {
+        let (runs, counts, _) = status(&mut c, "backfill");
+        (runs >= 1 && counts?["embedded"].as_i64()? >= 1).then_some(())
+    });
+    assert!(recorded.is_some(), "no backfill run recorded: {:?}", status(&mut c, "backfill"));
     set_system(
         &mut c,
         &[
