@@ -336,7 +336,10 @@ pub fn rules(turns: &[Turn]) -> Vec<Candidate> {
             .filter(|n| !n.is_empty() && n.chars().count() <= MAX_ABOUT_CHARS)
             .unwrap_or_else(|| "The user".into());
         let mut n = 0;
-        for s in crate::summary::sentences(&t.text) {
+        for s in crate::summary::sentences(&t.text)
+            .iter()
+            .flat_map(|s| clauses(s))
+        {
             if n >= MAX_PER_TURN {
                 break;
             }
@@ -448,6 +451,30 @@ const VERBS: [&str; 22] = [
     "adopted",
     "started",
 ];
+
+/// A sentence's clauses joined by "and I" ("I'm a nurse and I live in Lisbon" states two facts,
+/// of two fields): each is looked at on its own, as a sentence starting with "I".
+fn clauses(sentence: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = sentence.to_string();
+    loop {
+        let lower = rest.to_lowercase();
+        let cut = [", and i ", " and i "]
+            .iter()
+            .filter_map(|sep| lower.find(sep).map(|p| (p, sep.len())))
+            .min();
+        match cut {
+            Some((p, len)) => {
+                out.push(rest[..p].to_string());
+                rest = format!("I {}", &rest[p + len..]);
+            }
+            None => {
+                out.push(rest);
+                return out;
+            }
+        }
+    }
+}
 
 /// Lead-ins that do not change what the sentence states ("Oh, I live in …", "By the way, …").
 const LEAD_INS: [&str; 12] = [
@@ -785,6 +812,7 @@ mod tests {
             user(4, None, "Please remember that my wifi password is hunter2. Remember the dentist is on Friday."),
             user(5, None, "I work as a nurse at the city hospital. Do I like you? I like your idea."),
             user(6, Some("Sam"), "Big news: I moved to Austin in 2025. By the way, I speak Portuguese. So I guess I'm a teacher now."),
+            user(7, Some("Rui"), "I'm a nurse and I live in Lisbon."),
         ];
         let got = rules(&turns);
         assert_eq!(
@@ -798,6 +826,8 @@ mod tests {
                 "The user works as a nurse at the city hospital.",
                 "Sam moved to Austin in 2025.",
                 "Sam speaks Portuguese.",
+                "Rui is a nurse.",
+                "Rui lives in Lisbon.",
             ]
         );
         assert_eq!(got[0].seq, 1);
@@ -812,7 +842,9 @@ mod tests {
                 None,
                 None,
                 Some("city"),
-                Some("language")
+                Some("language"),
+                None,
+                Some("city")
             ]
         );
         assert_eq!(got[0].about.as_deref(), Some("Sam"));

@@ -224,7 +224,11 @@ fn rows_written_while_the_provider_was_down_are_backfilled_by_the_worker_alone()
         let (runs, counts, _) = status(&mut c, "backfill");
         (runs >= 1 && counts?["embedded"].as_i64()? >= 1).then_some(())
     });
-    assert!(recorded.is_some(), "no backfill run recorded: {:?}", status(&mut c, "backfill"));
+    assert!(
+        recorded.is_some(),
+        "no backfill run recorded: {:?}",
+        status(&mut c, "backfill")
+    );
     set_system(
         &mut c,
         &[
