@@ -12,20 +12,21 @@ AS $$
 DECLARE
     u text := memory.resolve_tenant(user_id);
     t text := memory.checkpoint_thread(thread_id);
-    saved jsonb;
+    created timestamptz;
+    updated timestamptz;
 BEGIN
     IF data IS NULL THEN
         RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
     END IF;
     PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
-    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data)
-    VALUES (u, t, data)
+    -- now() in VALUES and plain columns in RETURNING: Citus allows only immutable functions in
+    -- DO UPDATE SET and RETURNING (docs/citus.md); the answer is built afterwards.
+    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data, updated_at)
+    VALUES (u, t, data, now())
     ON CONFLICT ON CONSTRAINT checkpoints_pkey
-    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = now()
-    RETURNING jsonb_build_object('thread_id', c.thread_id, 'created_at', c.created_at,
-                                 'updated_at', c.updated_at)
-    INTO saved;
-    RETURN saved;
+    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = EXCLUDED.updated_at
+    RETURNING c.created_at, c.updated_at INTO created, updated;
+    RETURN jsonb_build_object('thread_id', t, 'created_at', created, 'updated_at', updated);
 END
 $$;
 

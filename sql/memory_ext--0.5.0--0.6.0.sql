@@ -15,6 +15,10 @@
 --   proposals; memory_export lists proposals (both functions are replaced).
 -- - memory.worker_jobs accepts the two new jobs; memory._worker_job_names and
 --   memory_worker_run list them.
+-- - Triggers in forms that also run on a Citus shard (docs/citus.md): three audit functions
+--   replaced, the blocks triggers' WHEN written out, memory._block_changed dropped; now() moved
+--   out of ON CONFLICT DO UPDATE SET and RETURNING (_bump_revision, _messages_before_insert,
+--   checkpoint_save).
 -- No stored row is rewritten. The fresh-install script of 0.6.0 and this upgrade give the same
 -- schema: tests/upgrade checks it, catalog by catalog.
 
@@ -258,4 +262,155 @@ AS $$
         FROM memory.proposals p, u WHERE p.user_id = u.id
     ) x
     ORDER BY o, n
+$$;
+
+-------------------------------------------------------------------------------- triggers (Citus-safe forms)
+-- The same statements on plain Postgres and on a Citus shard (docs/citus.md): the audit
+-- triggers' TG_OP tests as searched CASEs (Citus mis-translates a simple CASE over TG_OP inside
+-- the INSERT it routes), and the blocks triggers' change test written out in WHEN instead of a
+-- function of the table's row type (a shard's rows have another type). Same behaviour.
+CREATE OR REPLACE FUNCTION memory._blocks_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    b memory.blocks := coalesce(NEW, OLD);
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (b.user_id, 'block', b.id::text,
+            CASE WHEN TG_OP = 'INSERT' THEN 'ADD' WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP <> 'INSERT' THEN OLD.value END,
+            CASE WHEN TG_OP <> 'DELETE' THEN NEW.value END,
+            memory._actor(),
+            jsonb_build_object('agent_id', b.agent_id, 'label', b.label, 'version', b.version)
+              || memory._hint_meta());
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION memory._messages_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    m memory.messages := coalesce(NEW, OLD);
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
+    PERFORM memory._bump_revision(m.user_id, m.thread_id, m.id::text,
+        CASE WHEN TG_OP = 'INSERT' THEN 'message_added' WHEN TG_OP = 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
+        jsonb_build_object('seq', m.seq, 'role', m.role),
+        false);
+    -- Edits and deletions of recall memory are history events too (docs/design.md "History"); a new message
+    -- is not (the change log has it, and recall keeps every message anyway).
+    IF TG_OP <> 'INSERT' THEN
+        INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+        VALUES (m.user_id, 'message', m.id::text, CASE WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+                left(OLD.content, 280), CASE WHEN TG_OP = 'UPDATE' THEN left(NEW.content, 280) END,
+                memory._actor(),
+                jsonb_build_object('thread_id', m.thread_id, 'seq', m.seq, 'role', m.role) || memory._hint_meta());
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION memory._files_audit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f memory.files := coalesce(NEW, OLD);
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
+    VALUES (f.user_id, 'file', f.id::text,
+            CASE WHEN TG_OP = 'INSERT' THEN 'ADD' WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP <> 'INSERT' THEN left(OLD.content, 280) END,
+            CASE WHEN TG_OP <> 'DELETE' THEN left(NEW.content, 280) END,
+            memory._actor(),
+            jsonb_build_object('path', f.path, 'title', f.title, 'chars', char_length(f.content))
+              || CASE WHEN TG_OP = 'UPDATE' AND OLD.path <> NEW.path
+                      THEN jsonb_build_object('old_path', OLD.path) ELSE '{}'::jsonb END
+              || memory._hint_meta());
+    RETURN NULL;
+END $$;
+
+DROP TRIGGER blocks_version ON memory.blocks;
+DROP TRIGGER blocks_audit_update ON memory.blocks;
+DROP FUNCTION memory._block_changed(memory.blocks, memory.blocks);
+CREATE TRIGGER blocks_version BEFORE UPDATE ON memory.blocks FOR EACH ROW
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+EXECUTE FUNCTION memory._blocks_version();
+CREATE TRIGGER blocks_audit_update AFTER UPDATE ON memory.blocks FOR EACH ROW
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
+EXECUTE FUNCTION memory._blocks_audit();
+
+-- now() out of ON CONFLICT DO UPDATE SET and RETURNING (Citus allows only immutable functions
+-- there): the thread upserts of _bump_revision and _messages_before_insert, and checkpoint_save.
+CREATE OR REPLACE FUNCTION memory._bump_revision(p_user text, p_thread text, p_memory_id text, p_event text,
+                                      p_meta jsonb, p_create_thread boolean)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE r bigint;
+BEGIN
+    IF p_create_thread THEN
+        -- now() in VALUES, not in DO UPDATE SET: Citus allows only immutable functions there
+        -- (docs/citus.md); the same statement on plain Postgres.
+        INSERT INTO memory.threads AS t (user_id, thread_id, revision, updated_at)
+        VALUES (p_user, p_thread, 1, now())
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET revision = t.revision + 1, updated_at = EXCLUDED.updated_at
+        RETURNING t.revision INTO r;
+    ELSE
+        UPDATE memory.threads SET revision = revision + 1, updated_at = now()
+        WHERE user_id = p_user AND thread_id = p_thread
+        RETURNING revision INTO r;
+        IF r IS NULL THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    INSERT INTO memory.change_log (user_id, thread_id, rev, memory_id, event, meta)
+    VALUES (p_user, p_thread, r, p_memory_id, p_event, coalesce(p_meta, '{}'::jsonb) || memory._hint_meta());
+    RETURN r;
+END $$;
+
+CREATE OR REPLACE FUNCTION memory._messages_before_insert() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NEW;  -- numbered already, and the thread's last_seq is restored with it
+    END IF;
+    INSERT INTO memory.threads AS t (user_id, thread_id, last_seq, updated_at)
+    VALUES (NEW.user_id, NEW.thread_id, coalesce(NEW.seq, 1), now())
+    ON CONFLICT (user_id, thread_id)
+        DO UPDATE SET last_seq = greatest(t.last_seq + 1, coalesce(EXCLUDED.last_seq, 0)),
+                      updated_at = EXCLUDED.updated_at  -- not now() here: see _bump_revision
+    RETURNING t.last_seq INTO NEW.seq;
+    IF NEW.token_count IS NULL THEN
+        NEW.token_count := memory.message_token_count(NEW.role, NEW.content, NEW.name, NEW.tool_calls);
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE OR REPLACE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u text := memory.resolve_tenant(user_id);
+    t text := memory.checkpoint_thread(thread_id);
+    created timestamptz;
+    updated timestamptz;
+BEGIN
+    IF data IS NULL THEN
+        RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
+    -- now() in VALUES and plain columns in RETURNING: Citus allows only immutable functions in
+    -- DO UPDATE SET and RETURNING (docs/citus.md); the answer is built afterwards.
+    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data, updated_at)
+    VALUES (u, t, data, now())
+    ON CONFLICT ON CONSTRAINT checkpoints_pkey
+    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = EXCLUDED.updated_at
+    RETURNING c.created_at, c.updated_at INTO created, updated;
+    RETURN jsonb_build_object('thread_id', t, 'created_at', created, 'updated_at', updated);
+END
 $$;

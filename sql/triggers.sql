@@ -69,9 +69,11 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE r bigint;
 BEGIN
     IF p_create_thread THEN
-        INSERT INTO memory.threads AS t (user_id, thread_id, revision)
-        VALUES (p_user, p_thread, 1)
-        ON CONFLICT (user_id, thread_id) DO UPDATE SET revision = t.revision + 1, updated_at = now()
+        -- now() in VALUES, not in DO UPDATE SET: Citus allows only immutable functions there
+        -- (docs/citus.md); the same statement on plain Postgres.
+        INSERT INTO memory.threads AS t (user_id, thread_id, revision, updated_at)
+        VALUES (p_user, p_thread, 1, now())
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET revision = t.revision + 1, updated_at = EXCLUDED.updated_at
         RETURNING t.revision INTO r;
     ELSE
         UPDATE memory.threads SET revision = revision + 1, updated_at = now()
@@ -224,7 +226,7 @@ BEGIN
     END IF;
     INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
     VALUES (b.user_id, 'block', b.id::text,
-            CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP = 'INSERT' THEN 'ADD' WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
             CASE WHEN TG_OP <> 'INSERT' THEN OLD.value END,
             CASE WHEN TG_OP <> 'DELETE' THEN NEW.value END,
             memory._actor(),
@@ -233,20 +235,18 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- What counts as a change of a block (updated_at alone does not).
-CREATE FUNCTION memory._block_changed(a memory.blocks, b memory.blocks) RETURNS boolean
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT (a.value, a.description, a.char_limit, a.read_only, a.label)
-           IS DISTINCT FROM (b.value, b.description, b.char_limit, b.read_only, b.label)
-$$;
-
+-- What counts as a change of a block (updated_at alone does not), written out in each WHEN
+-- rather than as a function of the table's row type: on Citus a trigger runs on a shard, whose
+-- rows are of the shard's type, and such a function would not exist for it (docs/citus.md).
 CREATE TRIGGER blocks_version BEFORE UPDATE ON memory.blocks FOR EACH ROW
-WHEN (memory._block_changed(OLD, NEW))
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
 EXECUTE FUNCTION memory._blocks_version();
 CREATE TRIGGER blocks_audit_insert AFTER INSERT ON memory.blocks FOR EACH ROW
 EXECUTE FUNCTION memory._blocks_audit();
 CREATE TRIGGER blocks_audit_update AFTER UPDATE ON memory.blocks FOR EACH ROW
-WHEN (memory._block_changed(OLD, NEW))
+WHEN ((OLD.value, OLD.description, OLD.char_limit, OLD.read_only, OLD.label)
+      IS DISTINCT FROM (NEW.value, NEW.description, NEW.char_limit, NEW.read_only, NEW.label))
 EXECUTE FUNCTION memory._blocks_audit();
 CREATE TRIGGER blocks_audit_delete AFTER DELETE ON memory.blocks FOR EACH ROW
 EXECUTE FUNCTION memory._blocks_audit();
@@ -261,10 +261,11 @@ BEGIN
     IF memory._restoring() THEN
         RETURN NEW;  -- numbered already, and the thread's last_seq is restored with it
     END IF;
-    INSERT INTO memory.threads AS t (user_id, thread_id, last_seq)
-    VALUES (NEW.user_id, NEW.thread_id, coalesce(NEW.seq, 1))
+    INSERT INTO memory.threads AS t (user_id, thread_id, last_seq, updated_at)
+    VALUES (NEW.user_id, NEW.thread_id, coalesce(NEW.seq, 1), now())
     ON CONFLICT (user_id, thread_id)
-        DO UPDATE SET last_seq = greatest(t.last_seq + 1, coalesce(EXCLUDED.last_seq, 0)), updated_at = now()
+        DO UPDATE SET last_seq = greatest(t.last_seq + 1, coalesce(EXCLUDED.last_seq, 0)),
+                      updated_at = EXCLUDED.updated_at  -- not now() here: see _bump_revision
     RETURNING t.last_seq INTO NEW.seq;
     IF NEW.token_count IS NULL THEN
         NEW.token_count := memory.message_token_count(NEW.role, NEW.content, NEW.name, NEW.tool_calls);
@@ -295,14 +296,14 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM memory._bump_revision(m.user_id, m.thread_id, m.id::text,
-        CASE TG_OP WHEN 'INSERT' THEN 'message_added' WHEN 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
+        CASE WHEN TG_OP = 'INSERT' THEN 'message_added' WHEN TG_OP = 'UPDATE' THEN 'message_updated' ELSE 'message_deleted' END,
         jsonb_build_object('seq', m.seq, 'role', m.role),
         false);
     -- Edits and deletions of recall memory are history events too (docs/design.md "History"); a new message
     -- is not (the change log has it, and recall keeps every message anyway).
     IF TG_OP <> 'INSERT' THEN
         INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
-        VALUES (m.user_id, 'message', m.id::text, CASE TG_OP WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+        VALUES (m.user_id, 'message', m.id::text, CASE WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
                 left(OLD.content, 280), CASE WHEN TG_OP = 'UPDATE' THEN left(NEW.content, 280) END,
                 memory._actor(),
                 jsonb_build_object('thread_id', m.thread_id, 'seq', m.seq, 'role', m.role) || memory._hint_meta());
@@ -358,7 +359,7 @@ BEGIN
     END IF;
     INSERT INTO memory.history (user_id, entity, memory_id, event, old_ref, new_ref, actor, meta)
     VALUES (f.user_id, 'file', f.id::text,
-            CASE TG_OP WHEN 'INSERT' THEN 'ADD' WHEN 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
+            CASE WHEN TG_OP = 'INSERT' THEN 'ADD' WHEN TG_OP = 'UPDATE' THEN 'UPDATE' ELSE 'DELETE' END,
             CASE WHEN TG_OP <> 'INSERT' THEN left(OLD.content, 280) END,
             CASE WHEN TG_OP <> 'DELETE' THEN left(NEW.content, 280) END,
             memory._actor(),
