@@ -307,10 +307,10 @@ pub fn ended(user: &str, thread: &str, requested_at: &str) {
     );
 }
 
-/// Finishing the run failed: retried after a backoff (1, 4, 16, 64 minutes), at most
-/// [`MAX_END_ATTEMPTS`] times.
-pub fn end_failed(user: &str, thread: &str, error: &str, attempt: i32) {
-    let backoff = 60.0 * 4f64.powi((attempt - 1).clamp(0, 6));
+/// Finishing the run failed: retried after a backoff (1, 4, 16, 64 minutes,
+/// sql/queries/episodes_end_failed.sql), at most [`MAX_END_ATTEMPTS`] times.
+pub fn end_failed(user: &str, thread: &str, error: &str) {
+    let backoff = 60.0;
     spi::run(
         include_str!("../../sql/queries/episodes_end_failed.sql"),
         &[
@@ -390,10 +390,12 @@ pub fn rollup_one(due: RollupDue) -> Value {
         })
         .collect();
     let newest = rows.last().map(|r| r.2.clone()).or(since);
-    let today = spi::one_opt::<String>(
-        "SELECT to_char(current_date, 'YYYY-MM-DD')",
+    // The day the summary is dated by and the instant it was rolled up, from one clock read.
+    let (today, now) = spi::row(
+        "SELECT to_char(current_date, 'YYYY-MM-DD'), to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
         &[],
-        "reading the date",
+        "reading the clock",
+        |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<String>(2)?)),
     )
     .unwrap_or_default();
     let content = summary::render_rollup(project, &today, &entries, previous.as_deref());
@@ -405,11 +407,7 @@ pub fn rollup_one(due: RollupDue) -> Value {
     });
     let metadata = json!({
         "kind": "project_summary", "project": project, "rolled_up_to": newest,
-        "rolled_up_at": spi::one_opt::<String>(
-            "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
-            &[],
-            "reading the clock",
-        ),
+        "rolled_up_at": now,
         "episodes": entries.len(),
     });
     files::write(

@@ -23,10 +23,9 @@ use serde_json::{json, Value};
 
 /// LLM failures of one batch before it goes through the rules instead.
 pub const MAX_ATTEMPTS: i32 = 5;
-/// Seconds before retry n (1-based): 30 s, 2 min, 8 min, 32 min.
-fn backoff_s(attempt: i32) -> f64 {
-    30.0 * 4f64.powi((attempt - 1).clamp(0, 6))
-}
+/// Seconds before the first retry; each further failure waits 4 times longer
+/// (sql/queries/extract_failed.sql): 30 s, 2 min, 8 min, 32 min.
+const BACKOFF_S: f64 = 30.0;
 /// Earlier turns shown to the LLM for context.
 const CONTEXT_TURNS: i64 = 4;
 /// Known memories shown to the LLM (what it may supersede and must not repeat).
@@ -195,7 +194,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
                 &mut counts,
             ) {
                 Ok(c) => c,
-                Err(e) => return failed(user, thread, attempts, e, counts),
+                Err(e) => return failed(user, thread, e, counts),
             }
         }
         llm => {
@@ -270,14 +269,14 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
 }
 
 /// The LLM failed on this batch: the watermark stays, the thread is retried after a backoff.
-fn failed(user: &str, thread: &str, attempts: i32, e: String, mut counts: Counts) -> Batch {
+fn failed(user: &str, thread: &str, e: String, mut counts: Counts) -> Batch {
     let n = as_owner(|| {
         spi::one_opt::<i32>(
             include_str!("../../sql/queries/extract_failed.sql"),
             &[
                 user.into(),
                 thread.into(),
-                backoff_s(attempts + 1).into(),
+                BACKOFF_S.into(),
                 e.as_str().into(),
                 (counts.calls as i32).into(),
                 counts.tokens_in.into(),
@@ -286,7 +285,7 @@ fn failed(user: &str, thread: &str, attempts: i32, e: String, mut counts: Counts
             "recording a failed extraction",
         )
     })
-    .unwrap_or(attempts + 1);
+    .unwrap_or(1);
     events::record(Event {
         thread: Some(thread),
         status: "error",
@@ -479,15 +478,7 @@ pub fn run_thread(user: &str, thread: &str) -> Value {
 /// The worker's record of a batch that raised (not an LLM failure: say, a lock timeout), in a
 /// transaction of its own: the thread is retried after a backoff like any failed batch.
 pub fn record_error(user: &str, thread: &str, error: &str) {
-    let attempts = as_owner(|| {
-        spi::one_opt::<i32>(
-            "SELECT attempts FROM memory.extractions WHERE user_id = $1 AND thread_id = $2",
-            &[user.into(), thread.into()],
-            "reading extraction attempts",
-        )
-    })
-    .unwrap_or(0);
-    let _ = failed(user, thread, attempts, error.to_string(), Counts::default());
+    let _ = failed(user, thread, error.to_string(), Counts::default());
 }
 
 /// Threads with messages past their watermark and no retry pending, for the worker.

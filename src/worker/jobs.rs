@@ -366,13 +366,7 @@ pub fn episodes(budget_s: i64) -> Result<Value, String> {
                 failed += 1;
                 let (u, t, msg) = (user.clone(), thread.clone(), e.clone());
                 let _ = txn::run("memory_ext worker: run-end bookkeeping", move || {
-                    let attempt = spi::one_opt::<i32>(
-                        "SELECT attempts + 1 FROM memory.run_ends WHERE user_id = $1 AND thread_id = $2",
-                        &[u.as_str().into(), t.as_str().into()],
-                        "reading run-end attempts",
-                    )
-                    .unwrap_or(1);
-                    episodes::end_failed(&u, &t, &msg, attempt)
+                    episodes::end_failed(&u, &t, &msg)
                 });
                 last_error = Some(format!("thread \"{thread}\" of tenant \"{user}\": {e}"));
             }

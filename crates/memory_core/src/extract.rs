@@ -535,7 +535,9 @@ fn rule_fact(sentence: &str, subject: &str) -> Option<String> {
             if clause.split_whitespace().count() < 2 {
                 return None;
             }
-            return Some(third_person(clause, subject).unwrap_or_else(|| sentence_case(clause)));
+            return Some(
+                third_person(clause, subject).unwrap_or_else(|| crate::extract::sentence(clause)),
+            );
         }
     }
     if HEDGES.iter().any(|h| contains_word(&lower, h))
@@ -587,10 +589,6 @@ fn contains_word(hay: &str, w: &str) -> bool {
     }
     hay.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .any(|x| x == w)
-}
-
-fn sentence_case(s: &str) -> String {
-    sentence(s)
 }
 
 /// First letter upper case, a full stop at the end.
