@@ -26,8 +26,8 @@ SELECT message_append('ext-t', 'user', 'Big news: I work at Globex now.', name =
 SELECT (r ->> 'created')::int AS created, (r ->> 'superseded')::int AS superseded FROM memory_extract('ext-t') r;
 SELECT text, state, superseded_by = (SELECT id FROM memory.items WHERE text = 'Sam works at Globex now.') AS to_successor
 FROM memory.items WHERE user_id = 'ext-sam' AND text LIKE 'Sam works%' ORDER BY created_at;
--- Recall returns the current fact.
-SELECT i ->> 'text' AS recalled FROM jsonb_array_elements(memory_query('{"query": "Where does Sam work?", "top_k": 1}') -> 'items') i;
+-- Recall returns the current fact (its bullet date, the turn's day, masked).
+SELECT regexp_replace(i ->> 'text', '^\(\d{4}-\d{2}-\d{2}\) ', '(<day>) ') AS recalled FROM jsonb_array_elements(memory_query('{"query": "Where does Sam work?", "top_k": 1}') -> 'items') i;
 
 -- Usage and the watermark: readable by the tenant, not writable (the daily cap is the operator's).
 SELECT writes, calls FROM memory.extraction_usage;
