@@ -67,7 +67,10 @@ DECLARE
     suffix  text := left(md5(NEW.model_id), 12);
     typ     text := NEW.index_type;
 BEGIN
-    IF typ IS NULL THEN
+    -- On Citus the registry is a reference table, and each node's copy of it (a shard named
+    -- embedding_models_<n>) fires this trigger too; the indexes are made once, on the
+    -- coordinator's table itself, which propagates them to every shard (docs/citus.md).
+    IF typ IS NULL OR TG_TABLE_NAME <> 'embedding_models' THEN
         RETURN NULL;
     END IF;
     SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace

@@ -18,7 +18,10 @@
 -- - Triggers in forms that also run on a Citus shard (docs/citus.md): three audit functions
 --   replaced, the blocks triggers' WHEN written out, memory._block_changed dropped; now() moved
 --   out of ON CONFLICT DO UPDATE SET and RETURNING (_bump_revision, _messages_before_insert,
---   checkpoint_save).
+--   checkpoint_save); the model registry's index trigger acts only on the registry itself, not on
+--   a Citus shard of it.
+-- - Citus (docs/citus.md): new functions memory_citus_distribute() (the operator's) and
+--   memory._tenant_to_workers (the session's tenant handed to the workers).
 -- No stored row is rewritten. The fresh-install script of 0.6.0 and this upgrade give the same
 -- schema: tests/upgrade checks it, catalog by catalog.
 
@@ -414,3 +417,65 @@ BEGIN
     RETURN jsonb_build_object('thread_id', t, 'created_at', created, 'updated_at', updated);
 END
 $$;
+
+-------------------------------------------------------------------------------- citus
+CREATE OR REPLACE FUNCTION memory._embedding_model_indexes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    vschema text;
+    suffix  text := left(md5(NEW.model_id), 12);
+    typ     text := NEW.index_type;
+BEGIN
+    -- On Citus the registry is a reference table, and each node's copy of it (a shard named
+    -- embedding_models_<n>) fires this trigger too; the indexes are made once, on the
+    -- coordinator's table itself, which propagates them to every shard (docs/citus.md).
+    IF typ IS NULL OR TG_TABLE_NAME <> 'embedding_models' THEN
+        RETURN NULL;
+    END IF;
+    SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'vector';
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'items_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'messages_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                   'files_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+    RETURN NULL;
+END $$;
+
+CREATE  FUNCTION "memory_citus_distribute"() RETURNS jsonb /* JsonB */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_citus_distribute_wrapper';
+
+-- Scale-out on Citus (docs/citus.md). memory_citus_distribute (src/api/citus.rs, the work in
+-- src/store/citus.rs) is the operator's: distributing a table needs its owner, and which
+-- tables are sharded is not a tenant's choice.
+REVOKE ALL ON FUNCTION memory_citus_distribute() FROM PUBLIC;
+
+-- Gives this transaction's connections to Citus workers the tenant the coordinator acts for
+-- (src/pg/tenant.rs calls it at the start of every API call on Citus). A session's
+-- `SET memory_ext.user_id` stays on the coordinator; the workers' row-level security would
+-- then see no tenant and return nothing.
+-- - Citus sends a `SET LOCAL` on to the workers when citus.propagate_set_commands is 'local'
+--   and it runs inside a function (a transaction block for Citus); the caller's value of that
+--   setting is put back. The tenant was already checked (memory.current_tenant() rules on it),
+--   and it stays the same value on the coordinator.
+-- - Citus sends it only with the BEGIN of a remote transaction block, and opens one for a read
+--   only once the transaction is coordinated (after a write, or a row lock inside a function):
+--   the FOR SHARE, which finds no row (thread_id is never null), is that lock, on the tenant's
+--   own shard, so every later read of the call carries the tenant too.
+-- - No SET clause (search_path): a function's SET clause would undo the SET LOCAL at its exit;
+--   it calls only pg_catalog's functions, found first in any search_path that does not name
+--   pg_catalog later, and as SECURITY INVOKER a shadowing function would get no more rights.
+CREATE FUNCTION memory._tenant_to_workers(tenant text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    caller text := current_setting('citus.propagate_set_commands');
+BEGIN
+    PERFORM set_config('citus.propagate_set_commands', 'local', true);
+    EXECUTE format('SET LOCAL memory_ext.user_id = %L', tenant);
+    PERFORM set_config('citus.propagate_set_commands', caller, true);
+    PERFORM 1 FROM memory.threads WHERE user_id = tenant AND thread_id IS NULL FOR SHARE;
+END $$;

@@ -59,6 +59,11 @@ extension_sql_file!(
     requires = ["schema", api::checkpoints::resolve_tenant]
 );
 extension_sql_file!(
+    "../sql/citus.sql",
+    name = "citus",
+    requires = [api::citus::memory_citus_distribute]
+);
+extension_sql_file!(
     "../sql/backup.sql",
     name = "backup",
     requires = ["schema", "embed", "search", "consolidate", "worker"]

@@ -16,6 +16,7 @@ fn errcode(s: SqlState) -> PgSqlErrorCode {
         SqlState::InsufficientPrivilege => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
         SqlState::SystemError => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         SqlState::UndefinedFile => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+        SqlState::FeatureNotSupported => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod blocks;
 pub mod checkpoints;
+pub mod citus;
 pub mod compaction;
 pub mod config;
 pub mod consent;

@@ -34,7 +34,7 @@ impl Owned {
 
 /// The tenant owning `id`, or `None` when the current tenant has no such id.
 pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
-    let tenant = tenant::current();
+    let tenant = tenant::acting();
     let owners: Vec<String> = spi::rows(
         kind.query(),
         &[id.into(), tenant.clone().into()],

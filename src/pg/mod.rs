@@ -1,6 +1,8 @@
 //! Postgres glue shared by the store, the API and the worker: SPI helpers, tenancy, row
-//! lookups, hints, limits, pgvector's names, tsvector reading, full-text pieces and events.
+//! lookups, hints, limits, pgvector's names, tsvector reading, full-text pieces, events and
+//! whether Citus is there.
 
+pub mod citus;
 pub mod deadline;
 pub mod events;
 pub mod fulltext;

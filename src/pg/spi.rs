@@ -223,7 +223,13 @@ pub fn with_settings<R>(
 /// Runs `f` (statements kept with `with_prepared`) with generic plans: for statements whose
 /// every lookup is by key, so that one plan, made once per backend, serves every call. Postgres
 /// still picks the tenant's partition when each execution starts (run-time pruning).
+///
+/// On Citus, custom plans instead: Citus routes a statement to the tenant's shard by the
+/// `user_id` value, which a generic plan does not have ("could not create distributed plan").
 pub fn with_generic_plan<R>(f: impl FnOnce() -> R) -> R {
+    if super::citus::present() {
+        return with_custom_plan(f);
+    }
     with_settings(&[(c"plan_cache_mode", c"force_generic_plan")], f)
 }
 

@@ -4,6 +4,7 @@
 
 use crate::error::{raise, OrRaise};
 use crate::gucs::{self, TenantSource};
+use crate::pg::citus;
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -15,6 +16,30 @@ pub fn current() -> Option<String> {
     match gucs::tenant_source() {
         TenantSource::Setting => gucs::user_id().inspect(|u| check_claim(u)),
         TenantSource::Role => Some(current_role_name()),
+    }
+}
+
+/// The tenant an API call acts for, when one is set: `current()`, and on Citus also handed to
+/// the workers this transaction talks to. `current()` alone is for the row policies.
+pub fn acting() -> Option<String> {
+    let tenant = current();
+    if let Some(t) = &tenant {
+        reach_workers(t);
+    }
+    tenant
+}
+
+/// On Citus, a `SET memory_ext.user_id` reaches only the coordinator; this sends it on for the
+/// rest of the transaction (sql/citus.sql says how). Only the session's own tenant: a tenant a
+/// call names is checked against it, not handed on. A role's name (tenant_source = 'role') is
+/// the same on every node already.
+fn reach_workers(tenant: &str) {
+    if matches!(gucs::tenant_source(), TenantSource::Setting) && citus::present() {
+        crate::pg::spi::run(
+            "SELECT memory._tenant_to_workers($1)",
+            &[tenant.into()],
+            "handing the tenant to the Citus workers",
+        );
     }
 }
 
@@ -82,7 +107,7 @@ fn current_role_name() -> String {
 /// one is set; else the current tenant. Sessions without a tenant (superusers, maintenance
 /// roles) may name any tenant; for everyone else row-level security still has the last word.
 pub fn resolve(arg: Option<&str>) -> String {
-    let cur = current();
+    let cur = acting();
     match arg {
         Some(a) => {
             let a = validate::id("user_id", Some(a)).or_raise();

@@ -24,7 +24,7 @@ pub type Event = (
 pub fn history(id: &str) -> Vec<Event> {
     spi::rows(
         include_str!("../../sql/queries/audit_history.sql"),
-        &[id.into(), tenant::current().into()],
+        &[id.into(), tenant::acting().into()],
         "reading history",
         |r| {
             Ok((

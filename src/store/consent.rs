@@ -116,7 +116,7 @@ pub fn applied(user: &str, proposal: &str, memory_id: &str) {
 fn find(id: &str) -> (String, String, bool, Value, String) {
     let rows = spi::rows(
         include_str!("../../sql/queries/consent_find.sql"),
-        &[id.into(), tenant::current().into()],
+        &[id.into(), tenant::acting().into()],
         "reading a proposal",
         |r| {
             Ok((

@@ -63,7 +63,7 @@ struct Pair {
 /// The tenants a call covers: the one named, else the current one, else every tenant with
 /// memories that the caller may see.
 pub fn tenants(user_id: Option<&str>) -> Vec<String> {
-    if user_id.is_some() || tenant::current().is_some() {
+    if user_id.is_some() || tenant::acting().is_some() {
         return vec![tenant::resolve(user_id)];
     }
     spi::rows(

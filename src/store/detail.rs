@@ -138,7 +138,7 @@ pub fn ref_store(
 /// next_offset, total}` in characters;
 /// `next_offset` is NULL on the last page. P0002 for an unknown (or forgotten) key.
 pub fn get(key: &str, offset: i64, limit: i64) -> Value {
-    let user = tenant::current();
+    let user = tenant::acting();
     let rows: Vec<(String, String, Option<String>, i64)> = spi::rows_mut(
         include_str!("../../sql/queries/detail_page.sql"),
         &[

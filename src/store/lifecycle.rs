@@ -15,7 +15,7 @@ use serde_json::Value;
 /// Moves one memory between states with `sql` (lifecycle_forget.sql / lifecycle_restore.sql); a memory already in
 /// the target state is a `noop` answer, an unknown one P0002.
 fn transition(id: &str, reason: &str, sql: &str, extra: Option<i32>) -> Value {
-    let user = tenant::current();
+    let user = tenant::acting();
     let mut args = vec![id.into(), user.clone().into()];
     if let Some(days) = extra {
         args.push(days.into());
@@ -65,12 +65,12 @@ pub fn restore(id: &str) -> Value {
 
 /// memory_ttl_sweep: the sweep for the current tenant, else every tenant the caller may see.
 pub fn ttl_sweep_current() -> i64 {
-    ttl_sweep(tenant::current())
+    ttl_sweep(tenant::acting())
 }
 
 /// memory_purge: the purge for the current tenant, else every tenant the caller may see.
 pub fn purge_current() -> i64 {
-    purge(tenant::current()).0
+    purge(tenant::acting()).0
 }
 
 /// The TTL sweep for one tenant, or (`None`) every tenant the caller may see: the worker's way

@@ -6,6 +6,7 @@
 
 pub mod audit;
 pub mod blocks;
+pub mod citus;
 pub mod compaction;
 pub mod config;
 pub mod consent;

@@ -51,7 +51,7 @@ fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
     let user = match m.user_id {
         Some(_) => tenant::resolve(m.user_id),
         None => lookup::find_owner(Owned::Thread, m.thread).unwrap_or_else(|| {
-            tenant::current().unwrap_or_else(|| {
+            tenant::acting().unwrap_or_else(|| {
                 raise(
                     SqlState::NullValueNotAllowed,
                     format!("user_id is required to start thread \"{}\"", m.thread),

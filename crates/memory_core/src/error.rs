@@ -19,6 +19,8 @@ pub enum SqlState {
     SystemError,
     /// 58P01 undefined_file: a file we need (the built-in model) is not installed.
     UndefinedFile,
+    /// 0A000 feature_not_supported: asked of a database that lacks what it needs (Citus).
+    FeatureNotSupported,
 }
 
 impl SqlState {
@@ -32,6 +34,7 @@ impl SqlState {
             SqlState::InsufficientPrivilege => "42501",
             SqlState::SystemError => "58000",
             SqlState::UndefinedFile => "58P01",
+            SqlState::FeatureNotSupported => "0A000",
         }
     }
 }

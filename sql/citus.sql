@@ -1,0 +1,30 @@
+-- Scale-out on Citus (docs/citus.md). memory_citus_distribute (src/api/citus.rs, the work in
+-- src/store/citus.rs) is the operator's: distributing a table needs its owner, and which
+-- tables are sharded is not a tenant's choice.
+REVOKE ALL ON FUNCTION memory_citus_distribute() FROM PUBLIC;
+
+-- Gives this transaction's connections to Citus workers the tenant the coordinator acts for
+-- (src/pg/tenant.rs calls it at the start of every API call on Citus). A session's
+-- `SET memory_ext.user_id` stays on the coordinator; the workers' row-level security would
+-- then see no tenant and return nothing.
+-- - Citus sends a `SET LOCAL` on to the workers when citus.propagate_set_commands is 'local'
+--   and it runs inside a function (a transaction block for Citus); the caller's value of that
+--   setting is put back. The tenant was already checked (memory.current_tenant() rules on it),
+--   and it stays the same value on the coordinator.
+-- - Citus sends it only with the BEGIN of a remote transaction block, and opens one for a read
+--   only once the transaction is coordinated (after a write, or a row lock inside a function):
+--   the FOR SHARE, which finds no row (thread_id is never null), is that lock, on the tenant's
+--   own shard, so every later read of the call carries the tenant too.
+-- - No SET clause (search_path): a function's SET clause would undo the SET LOCAL at its exit;
+--   it calls only pg_catalog's functions, found first in any search_path that does not name
+--   pg_catalog later, and as SECURITY INVOKER a shadowing function would get no more rights.
+CREATE FUNCTION memory._tenant_to_workers(tenant text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    caller text := current_setting('citus.propagate_set_commands');
+BEGIN
+    PERFORM set_config('citus.propagate_set_commands', 'local', true);
+    EXECUTE format('SET LOCAL memory_ext.user_id = %L', tenant);
+    PERFORM set_config('citus.propagate_set_commands', caller, true);
+    PERFORM 1 FROM memory.threads WHERE user_id = tenant AND thread_id IS NULL FOR SHARE;
+END $$;

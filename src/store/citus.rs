@@ -1,0 +1,92 @@
+//! Citus (docs/citus.md): `memory_citus_distribute` shards the extension's tables by `user_id`
+//! on a coordinator. Everything else runs unchanged on a cluster; what had to change for Citus
+//! changed for plain Postgres alike.
+
+use crate::embed::{self, write};
+use crate::error::raise;
+use crate::pg::{citus, spi};
+use memory_core::SqlState;
+use serde_json::{json, Value};
+
+/// Distributes every tenant table colocated by `user_id` and makes the registry a reference
+/// table (those already done are left as they are, so running it again only adds what a newer
+/// release created), then registers the active embedding model. Registering needs DDL (its
+/// HNSW indexes), which Citus cannot mix into a tenant's write, hence here, ahead of any write.
+pub fn distribute() -> Value {
+    if !citus::present() {
+        raise(
+            SqlState::FeatureNotSupported,
+            "memory_citus_distribute needs the citus extension in this database",
+            Some("CREATE EXTENSION citus first, on a Citus coordinator (docs/citus.md)".into()),
+        );
+    }
+    if !spi::one_opt::<bool>(
+        "SELECT citus_is_coordinator()",
+        &[],
+        "asking Citus for the coordinator",
+    )
+    .unwrap_or(false)
+    {
+        raise(
+            SqlState::FeatureNotSupported,
+            "memory_citus_distribute runs on the Citus coordinator",
+            Some("register this node as the coordinator (citus_set_coordinator_host) or connect to it".into()),
+        );
+    }
+    // The extension's tables keep their triggers (audit, revisions, statistics): each runs on
+    // the shard, on the tenant's rows only (docs/citus.md says why that is safe here).
+    spi::run(
+        "SELECT set_config('citus.enable_unsafe_triggers', 'on', true)",
+        &[],
+        "allowing triggers on distributed tables",
+    );
+    let reference = names(
+        include_str!("../../sql/queries/citus_reference.sql"),
+        "listing the tables to make reference tables",
+    );
+    for t in &reference {
+        spi::run(
+            "SELECT create_reference_table($1)",
+            &[t.as_str().into()],
+            "making a reference table",
+        );
+    }
+    let tables = names(
+        include_str!("../../sql/queries/citus_tables.sql"),
+        "listing the tables to distribute",
+    );
+    for t in &tables {
+        let colocate = if t == "memory.items" {
+            "default"
+        } else {
+            "memory.items"
+        };
+        spi::run(
+            "SELECT create_distributed_table($1, 'user_id', colocate_with => $2)",
+            &[t.as_str().into(), colocate.into()],
+            "distributing a table",
+        );
+    }
+    let model = register_active_model();
+    json!({"distributed": tables, "reference": reference, "model": model})
+}
+
+/// Registers the active model (its dimensions from the settings, or from one probe embedding);
+/// its id, or null when the provider is not reachable now (then run this again before tenants
+/// write: docs/citus.md).
+fn register_active_model() -> Option<String> {
+    let model = embed::active_model().ok()?;
+    let dims = match model.known_dims() {
+        Some(d) => d,
+        None => embed::embed(&["memory_ext"]).ok()?.1.pop()?.len(),
+    };
+    write::ensure_model(&model, dims).ok()?;
+    Some(model.id)
+}
+
+/// The first column of every row of `query`, as text.
+fn names(query: &str, what: &str) -> Vec<String> {
+    spi::rows(query, &[], what, |r| {
+        Ok(r.get::<String>(1)?.unwrap_or_default())
+    })
+}
