@@ -103,10 +103,21 @@ pub fn store(
             (content.chars().count() as i64).into(),
             thread.into(),
             JsonB(metadata).into(),
-            chunks.into(),
         ],
         "storing a detail",
     );
+    for (n, chunk) in chunks.iter().enumerate() {
+        spi::run(
+            include_str!("../../sql/queries/detail_chunk.sql"),
+            &[
+                user.into(),
+                key.as_str().into(),
+                (n as i32).into(),
+                chunk.as_str().into(),
+            ],
+            "storing a detail's content",
+        );
+    }
     embedding.record(user, "item", &id);
     events::record(Event {
         thread,

@@ -6,6 +6,7 @@
 use crate::error::raise;
 use crate::gucs;
 use crate::pg::json::Json;
+use crate::pg::events::{self, Event, Node};
 use crate::pg::{hints, spi, tenant};
 use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::SqlState;
@@ -13,16 +14,35 @@ use pgrx::pg_sys;
 use serde_json::Value;
 
 /// Moves one memory between states with `sql` (lifecycle_forget.sql / lifecycle_restore.sql); a memory already in
-/// the target state is a `noop` answer, an unknown one P0002.
-fn transition(id: &str, reason: &str, sql: &str, extra: Option<i32>) -> Value {
+/// the target state is a `noop` answer, an unknown one P0002. A forget (`purge_days`) is
+/// recorded as a `delete` event.
+fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Value {
     let user = tenant::acting();
     let mut args = vec![id.into(), user.clone().into()];
-    if let Some(days) = extra {
+    if let Some(days) = purge_days {
         args.push(days.into());
-        args.push(gucs::track_events().into());
     }
     let changed = hints::with_reason(reason, || {
-        spi::one_opt::<Json>(sql, &args, "changing a memory's state")
+        spi::row(sql, &args, "changing a memory's state", |r| {
+            Ok((
+                r.get::<Json>(1)?,
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?,
+                r.get::<String>(4)?,
+            ))
+        })
+    });
+    let changed = changed.and_then(|(answer, owner, thread, category)| {
+        if purge_days.is_some() {
+            let canonical = answer.as_ref().and_then(|a| a.0["id"].as_str().map(str::to_string));
+            events::record(Event {
+                thread: thread.as_deref(),
+                memory_id: canonical.as_deref(),
+                category: category.as_deref(),
+                ..Event::new(&owner, Node::Hotpath, "delete")
+            });
+        }
+        answer
     });
     changed
         .or_else(|| {
