@@ -192,18 +192,25 @@ AS 'MODULE_PATHNAME', 'memory_rollup_wrapper';
 -- memory_proposals(user_id) -> table: the tenant's consent proposals (docs/api.md "Consent"),
 -- newest first; a pending one past its expiry shows as 'expired' (memory_purge records it so).
 -- SECURITY INVOKER: row-level security applies; user_id other than the current tenant is 42501.
+-- PL/pgSQL: Citus plans no SQL function with parameters (docs/citus.md).
 CREATE FUNCTION memory_proposals(user_id text DEFAULT NULL)
 RETURNS TABLE (id uuid, category text, text text, policy text, signals integer, status text,
                thread_id text, memory_id uuid, created_at timestamptz, expires_at timestamptz,
                decided_at timestamptz, decided_by text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
+#variable_conflict use_column
+DECLARE
+    tenant text := memory.resolve_tenant(memory_proposals.user_id);
+BEGIN
+    RETURN QUERY
     SELECT p.id, p.category, p.text, p.policy, p.signals,
            CASE WHEN p.status = 'pending' AND p.expires_at <= now() THEN 'expired' ELSE p.status END,
            p.thread_id, p.memory_id, p.created_at, p.expires_at, p.decided_at, p.decided_by
     FROM memory.proposals p
-    WHERE p.user_id = memory.resolve_tenant(memory_proposals.user_id)
-    ORDER BY p.created_at DESC, p.id
+    WHERE p.user_id = tenant
+    ORDER BY p.created_at DESC, p.id;
+END
 $$;
 
 -------------------------------------------------------------------------------- export (sql/audit.sql: proposals)
@@ -212,59 +219,67 @@ $$;
 -- document, which Postgres caps at 256 MB of JSON (54000 beyond); this has no such cap: a
 -- driver reads it with a cursor, psql with \copy, and a tenant of any size can be exported.
 -- SECURITY INVOKER: row-level security applies; user_id other than the current tenant is 42501.
+-- PL/pgSQL with the tenant in a variable, not SQL with it in a CTE: Citus routes each part to
+-- the tenant's shard only by a value it can see, and plans no SQL function with parameters
+-- (docs/citus.md).
 CREATE OR REPLACE FUNCTION memory_export_rows(user_id text DEFAULT NULL)
 RETURNS TABLE (section text, record jsonb)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
-    WITH u AS (SELECT memory.resolve_tenant(user_id) AS id)
+#variable_conflict use_column
+DECLARE
+    tenant text := memory.resolve_tenant(memory_export_rows.user_id);
+BEGIN
+    RETURN QUERY
     SELECT s, r FROM (
         SELECT 1 AS o, 'agents' AS s, to_jsonb(a) - 'user_id' AS r, row_number() OVER (ORDER BY a.agent_id) AS n
-        FROM memory.agents a, u WHERE a.user_id = u.id
+        FROM memory.agents a WHERE a.user_id = tenant
         UNION ALL
         SELECT 2, 'blocks', to_jsonb(b) - 'user_id', row_number() OVER (ORDER BY b.agent_id, b.label)
-        FROM memory.blocks b, u WHERE b.user_id = u.id
+        FROM memory.blocks b WHERE b.user_id = tenant
         UNION ALL
         SELECT 3, 'threads', to_jsonb(t) - 'user_id', row_number() OVER (ORDER BY t.thread_id)
-        FROM memory.threads t, u WHERE t.user_id = u.id
+        FROM memory.threads t WHERE t.user_id = tenant
         UNION ALL
         SELECT 4, 'messages', to_jsonb(m) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY m.thread_id, m.seq)
-        FROM memory.messages m, u WHERE m.user_id = u.id
+        FROM memory.messages m WHERE m.user_id = tenant
         UNION ALL
         SELECT 5, 'memories', to_jsonb(i) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY i.created_at, i.id)
-        FROM memory.items i, u WHERE i.user_id = u.id
+        FROM memory.items i WHERE i.user_id = tenant
         UNION ALL
         SELECT 6, 'relations', to_jsonb(r) - 'user_id', row_number() OVER (ORDER BY r.created_at, r.id)
-        FROM memory.relations r, u WHERE r.user_id = u.id
+        FROM memory.relations r WHERE r.user_id = tenant
         UNION ALL
         SELECT 7, 'history', to_jsonb(h) - 'user_id', row_number() OVER (ORDER BY h.ts, h.id)
-        FROM memory.history h, u WHERE h.user_id = u.id
+        FROM memory.history h WHERE h.user_id = tenant
         UNION ALL
         SELECT 8, 'categories', to_jsonb(c) - 'user_id', row_number() OVER (ORDER BY c.name)
-        FROM memory.categories c, u WHERE c.user_id = u.id
+        FROM memory.categories c WHERE c.user_id = tenant
         UNION ALL
         SELECT 9, 'allowlists', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.agent, l.category)
-        FROM memory.allowlists l, u WHERE l.user_id = u.id
+        FROM memory.allowlists l WHERE l.user_id = tenant
         UNION ALL
         SELECT 10, 'checkpoints', to_jsonb(k) - 'user_id', row_number() OVER (ORDER BY k.thread_id)
-        FROM memory.checkpoints k, u WHERE k.user_id = u.id
+        FROM memory.checkpoints k WHERE k.user_id = tenant
         UNION ALL
         SELECT 11, 'details', to_jsonb(d) - 'user_id'
                               || jsonb_build_object('content', (SELECT coalesce(string_agg(c.content, '' ORDER BY c.n), '')
                                                                 FROM memory.detail_chunks c
                                                                 WHERE c.user_id = d.user_id AND c.key = d.key)),
                row_number() OVER (ORDER BY d.key)
-        FROM memory.details d, u WHERE d.user_id = u.id
+        FROM memory.details d WHERE d.user_id = tenant
         UNION ALL
         SELECT 12, 'files', to_jsonb(f) - 'user_id' - 'embedding' - 'tsv', row_number() OVER (ORDER BY f.path)
-        FROM memory.files f, u WHERE f.user_id = u.id
+        FROM memory.files f WHERE f.user_id = tenant
         UNION ALL
         SELECT 13, 'events', to_jsonb(e) - 'user_id', row_number() OVER (ORDER BY e.ts, e.id)
-        FROM memory.events e, u WHERE e.user_id = u.id
+        FROM memory.events e WHERE e.user_id = tenant
         UNION ALL
         SELECT 14, 'proposals', to_jsonb(p) - 'user_id', row_number() OVER (ORDER BY p.created_at, p.id)
-        FROM memory.proposals p, u WHERE p.user_id = u.id
+        FROM memory.proposals p WHERE p.user_id = tenant
     ) x
-    ORDER BY o, n
+    ORDER BY o, n;
+END
 $$;
 
 -------------------------------------------------------------------------------- triggers (Citus-safe forms)

@@ -3,6 +3,7 @@
 
 use crate::error::OrRaise;
 use crate::pg::lookup::{self, Owned};
+use crate::pg::owner::as_owner;
 use crate::store::extract as store;
 use memory_core::validate;
 use pgrx::prelude::*;
@@ -16,5 +17,9 @@ use pgrx::JsonB;
 fn memory_extract(thread_id: Option<&str>) -> JsonB {
     let thread = validate::id("thread_id", thread_id).or_raise();
     let user = lookup::owner(Owned::Thread, thread);
-    JsonB(store::run_thread(&user, thread))
+    // The whole run as the extension's owner, as the worker runs it: its bookkeeping is the
+    // owner's (src/store/extract.rs), and Citus refuses a transaction in which two users write
+    // to one tenant's shards (docs/citus.md). The tenant was checked just above, and every
+    // statement of the run names it.
+    JsonB(as_owner(|| store::run_thread(&user, thread)))
 }

@@ -61,7 +61,7 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
     stored["user_id"] = json!(user);
     stored["text"] = json!(text);
     let (id, expires) = as_owner(|| {
-        spi::row(
+        let row = spi::row(
             include_str!("../../sql/queries/consent_propose.sql"),
             &[
                 user.into(),
@@ -79,15 +79,18 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
                     r.get::<String>(2)?.unwrap_or_default(),
                 ))
             },
-        )
+        );
+        // Its event as the owner too: Citus refuses a transaction in which two users write to
+        // one tenant's shards (docs/citus.md).
+        events::record(Event {
+            thread: req.thread_id.as_deref(),
+            category: Some(&category),
+            status: "skipped",
+            ..Event::new(user, Node::Hotpath, "propose")
+        });
+        row
     })
     .unwrap_or_default();
-    events::record(Event {
-        thread: req.thread_id.as_deref(),
-        category: Some(&category),
-        status: "skipped",
-        ..Event::new(user, Node::Hotpath, "propose")
-    });
     Gate::Proposed(json!({
         "id": null, "event": "proposed", "proposal_id": id, "policy": policy.name(),
         "expires_at": expires, "related": [],
@@ -213,12 +216,18 @@ pub fn approve(id: &str) -> Value {
     }
     req.source = None;
     let by = who();
-    let written = crate::store::write::write(req);
-    let memory_id = written["id"].as_str().map(str::to_string);
-    decide(&user, id, "approved", memory_id.as_deref(), &by);
-    events::record(Event {
-        memory_id: memory_id.as_deref(),
-        ..Event::new(&user, Node::Hotpath, "approve")
+    // The write, the decision and the event as the owner, in that order: the decision is the
+    // owner's to write, and Citus refuses a transaction in which two users write to one
+    // tenant's shards (docs/citus.md). The proposal was found as the caller, so it is theirs.
+    let (written, memory_id) = as_owner(|| {
+        let written = crate::store::write::write(req);
+        let memory_id = written["id"].as_str().map(str::to_string);
+        decide(&user, id, "approved", memory_id.as_deref(), &by);
+        events::record(Event {
+            memory_id: memory_id.as_deref(),
+            ..Event::new(&user, Node::Hotpath, "approve")
+        });
+        (written, memory_id)
     });
     json!({
         "proposal_id": id, "status": "approved", "memory_id": memory_id,
@@ -230,8 +239,11 @@ pub fn approve(id: &str) -> Value {
 pub fn reject(id: &str) -> Value {
     let (user, status, expired, _, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
-    decide(&user, id, "rejected", None, &who());
-    events::record(Event::new(&user, Node::Hotpath, "reject"));
+    let by = who();
+    as_owner(|| {
+        decide(&user, id, "rejected", None, &by);
+        events::record(Event::new(&user, Node::Hotpath, "reject"));
+    });
     json!({ "proposal_id": id, "status": "rejected" })
 }
 

@@ -5,8 +5,8 @@
 
 use crate::error::raise;
 use crate::gucs;
-use crate::pg::json::Json;
 use crate::pg::events::{self, Event, Node};
+use crate::pg::json::Json;
 use crate::pg::{hints, spi, tenant};
 use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::SqlState;
@@ -34,7 +34,9 @@ fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Val
     });
     let changed = changed.and_then(|(answer, owner, thread, category)| {
         if purge_days.is_some() {
-            let canonical = answer.as_ref().and_then(|a| a.0["id"].as_str().map(str::to_string));
+            let canonical = answer
+                .as_ref()
+                .and_then(|a| a.0["id"].as_str().map(str::to_string));
             events::record(Event {
                 thread: thread.as_deref(),
                 memory_id: canonical.as_deref(),

@@ -71,6 +71,24 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
     })
 }
 
+/// True on a Citus worker node: there the jobs are the coordinator's worker's, which reaches
+/// every shard through the distributed tables; one running on each node would repeat every job
+/// (docs/citus.md).
+pub fn on_citus_worker_node() -> Result<bool, String> {
+    txn::run(
+        "memory_ext worker: asking Citus for this node's role",
+        || {
+            crate::pg::citus::present()
+                && !spi::one_opt::<bool>(
+                    "SELECT citus_is_coordinator()",
+                    &[],
+                    "asking Citus for the coordinator",
+                )
+                .unwrap_or(true)
+        },
+    )
+}
+
 /// Runs one job with its bookkeeping: started in one transaction, the job in its own, the
 /// outcome (which answers the request, if any) in a third, so that a failed job still leaves
 /// its error and a run cut short leaves its request for the next worker.

@@ -167,6 +167,8 @@ fn reload_requested() -> bool {
 struct Worker {
     /// "extension not installed" was logged (once until it is installed).
     waiting_logged: bool,
+    /// "this node is a Citus worker" was logged (once).
+    citus_worker_logged: bool,
     /// The memory_ext.worker_jobs value whose unknown names were logged.
     unknown_logged: String,
     /// Runs cut short by this worker's predecessor have been recorded.
@@ -177,6 +179,17 @@ struct Worker {
 
 impl Worker {
     fn tick(&mut self) {
+        match jobs::on_citus_worker_node() {
+            Ok(true) => {
+                if !self.citus_worker_logged {
+                    pgrx::log!("{WORKER_TYPE}: this node is a Citus worker; the coordinator's worker runs the jobs");
+                    self.citus_worker_logged = true;
+                }
+                return;
+            }
+            Ok(false) => {}
+            Err(e) => return self.report("worker", Err(e)),
+        }
         let tick = match jobs::read_tick() {
             Ok(Some(t)) => t,
             Ok(None) => {
