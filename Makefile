@@ -19,7 +19,7 @@ help:
 	@echo "make install  build and install the extension into the system Postgres 15"
 	@echo "make run      start a local server on 127.0.0.1:$(RUN_PORT) with the extension and a demo"
 	@echo "make stop     stop that server"
-	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, upgrade, worker)"
+	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, citus)"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
 	@echo "make clean-run  stop the local server and delete its data"

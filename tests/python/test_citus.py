@@ -1,0 +1,320 @@
+"""memory_ext on a real Citus cluster (docs/citus.md): a coordinator and two workers on
+127.0.0.1, every table distributed by memory_citus_distribute(), everything called through the
+coordinator as ordinary roles, the way an application would.
+
+Run by `scripts/test.sh citus`, which starts the cluster and distributes:
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=<coordinator> user=postgres dbname=postgres" \
+    MEMORY_EXT_CITUS_DIR=<the cluster's directory> python3 tests/python/test_citus.py
+
+What is checked: every tenant table is distributed and colocated; every API function answers
+through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
+role mode included); a call without a tenant is an error, not an empty answer; single-tenant
+calls touch one worker and one shard group; a worker killed under a writer loses no
+acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
+tenants go on.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import psycopg
+from pgtest import connect_as, ordinary_role, run_tests
+from psycopg import errors, sql
+from psycopg.types.json import Jsonb
+
+DSN = os.environ.get("MEMORY_EXT_TEST_DSN")
+CLUSTER = os.environ.get("MEMORY_EXT_CITUS_DIR")
+ROLE = "me_citus"
+PG_CTL = "/usr/lib/postgresql/15/bin/pg_ctl"
+
+
+def admin():
+    return psycopg.connect(DSN, autocommit=True)
+
+
+def tenant(prefix="ct"):
+    user = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    return connect_as(DSN, ROLE, user), user
+
+
+def write(c, **req):
+    return c.execute("SELECT memory_write(%s)", (Jsonb(req),)).fetchone()[0]
+
+
+def query(c, **req):
+    return c.execute("SELECT memory_query(%s)", (Jsonb(req),)).fetchone()[0]
+
+
+def one(c, sql, args=()):
+    return c.execute(sql, args).fetchone()[0]
+
+
+def test_every_tenant_table_is_distributed_and_colocated():
+    with admin() as a:
+        missing = a.execute(
+            """SELECT c.relname FROM pg_class c
+               WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                 AND EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = c.oid AND t.attname = 'user_id')
+                 AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)"""
+        ).fetchall()
+        assert missing == [], missing
+        groups = a.execute(
+            """SELECT count(DISTINCT colocationid) FROM pg_dist_partition
+               WHERE partmethod = 'h' AND logicalrelid::text LIKE 'memory.%'"""
+        ).fetchone()[0]
+        assert groups == 1, groups
+        kind = one(a, "SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'memory.embedding_models'::regclass")
+        assert kind == "n", kind  # a reference table
+        # Run again: nothing left to do, and the model is still registered.
+        again = one(a, "SELECT memory_citus_distribute()")
+        assert again["distributed"] == [] and again["reference"] == [], again
+        assert again["model"], again
+        # Not the tenants' to call.
+        ordinary_role(DSN, ROLE)
+    with psycopg.connect(DSN + f" user={ROLE}", autocommit=True) as c:
+        try:
+            c.execute("SELECT memory_citus_distribute()")
+            raise AssertionError("an ordinary role distributed the tables")
+        except errors.InsufficientPrivilege:
+            pass
+
+
+def test_every_api_function_answers_through_the_coordinator():
+    c, user = tenant()
+    with c:
+        assert write(c, text="Carol lives in Oslo.", thread_id="c1")["event"] == "created"
+        c.execute("SELECT message_append('c1', 'user', %s, name => 'Carol')",
+                  ("I work at Acme. Please remember that my passport expires in March. I live in Bergen.",))
+        c.execute("SELECT message_append('c1', 'assistant', 'Noted.')")
+        extracted = one(c, "SELECT memory_extract('c1')")
+        assert extracted["created"] >= 2, extracted
+        proposals = c.execute("SELECT id, category FROM memory_proposals()").fetchall()
+        assert [p[1] for p in proposals] == ["city"], proposals
+        assert one(c, "SELECT memory_approve(%s)", (proposals[0][0],))["status"] == "approved"
+        proposed = write(c, text="Carol is called Caz.", category="preferred_name", source="inferred")
+        assert proposed["event"] == "proposed", proposed
+        assert one(c, "SELECT memory_reject(%s)", (proposed["proposal_id"],))["status"] == "rejected"
+        assert one(c, "SELECT run_end('c1')") is not None
+        assert one(c, "SELECT episode_write(NULL, 'c1')") is not None
+        top = query(c, query="Which city is Carol's home?", top_k=3)["items"][0]["text"]
+        assert "Bergen" in top, top
+        assert one(c, "SELECT text FROM memory_search('passport') LIMIT 1") == "Carol's passport expires in March."
+        mid = one(c, "SELECT id FROM memory_search('Oslo') LIMIT 1")
+        assert one(c, "SELECT memory_forget(%s)", (mid,))["event"] == "soft_deleted"
+        assert one(c, "SELECT memory_restore(%s)", (mid,))["event"] == "restored"
+        assert len(one(c, "SELECT memory_history(%s)", (mid,))) >= 1
+        assert one(c, "SELECT memory_file_write('notes/a.md', 'Hello world')")["event"] == "created"
+        assert one(c, "SELECT memory_file_read('notes/a.md')")["content"] == "Hello world"
+        assert one(c, "SELECT memory_file_edit('notes/a.md', 'world', 'there')")["event"] == "updated"
+        for sql in ["SELECT memory_file_ls('notes/')", "SELECT memory_file_grep('there')",
+                    "SELECT memory_file_search('there')"]:
+            assert one(c, sql) is not None, sql
+        assert one(c, "SELECT memory_export(NULL)")["memories"], "export"
+        assert one(c, "SELECT count(*) FROM memory_export_rows()") > 10
+        assert one(c, "SELECT checkpoint_save(NULL, 'c1', '{\"a\": 1}')")["thread_id"] == "c1"
+        assert one(c, "SELECT checkpoint_load(NULL, 'c1')") == {"a": 1}
+        assert one(c, "SELECT memory_delta('c1', 0)") is not None
+        assert one(c, "SELECT conversation_search('c1', 'Acme')") is not None
+        c.execute("SELECT memory_agent('agent-c', NULL, 'I am helpful.', 'Carol.')")
+        c.execute("SELECT block_append('agent-c', 'human', 'Carol likes tea.')")
+        assert "Carol likes tea." in one(c, "SELECT compile_core_blocks('agent-c', now())")
+        assert "Bergen" in one(c, "SELECT memory_context('agent-c', 'c1', 'where does Carol live', 500)")
+        assert one(c, "SELECT memory_tools('agent-c', 'openai', NULL)")
+        called = one(c, "SELECT memory_tool_call('agent-c', 'c1', 'archival_memory_search', '{\"query\": \"Oslo\"}')")
+        assert "Bergen" in str(called), called  # Oslo was superseded by what Carol said
+        assert one(c, "SELECT context_usage('c1', 1000, 'agent-c')") is not None
+        assert one(c, "SELECT compact_thread('c1')") is not None
+        assert one(c, "SELECT memory_configure('{\"categories\": [{\"name\": \"health\"}]}')") is not None
+        key = one(c, "SELECT memory_ref_store(repeat('x', 5000), 'big output')")["key"]
+        assert one(c, "SELECT memory_ref_get(%s)", (key,)) is not None
+        assert one(c, "SELECT memory_capture('ls', repeat('line of output ', 2000))") is not None
+        assert one(c, "SELECT memory_rollup()") is not None
+        assert one(c, "SELECT memory_consolidate()") is not None
+        assert one(c, "SELECT memory_ttl_sweep()") == 0
+        assert one(c, "SELECT memory_purge()") == 0
+        c.execute("SELECT session_add_items('s1', '[{\"role\": \"user\", \"content\": \"hi\"}]')")
+        assert one(c, "SELECT session_pop_item('s1')") is not None
+        batch = one(c, "SELECT memory_write_batch('[{\"text\": \"Carol owns a red bike.\"}, {\"text\": \"Carol plays chess.\"}]')")
+        assert len(batch) == 2, batch
+
+
+def test_tenants_stay_apart_with_real_roles():
+    a, ua = tenant("ca")
+    b, ub = tenant("cb")
+    with a, b:
+        mid = write(a, text="Ann keeps her savings in a blue tin.")["id"]
+        # B sees nothing of A's, by query, by id or by naming A.
+        assert query(b, query="where are the savings kept")["items"] == []
+        try:
+            b.execute("SELECT memory_forget(%s)", (mid,))
+            raise AssertionError("B forgot A's memory")
+        except errors.NoDataFound:
+            pass
+        try:
+            b.execute("SELECT * FROM memory_search('savings', %s)", (ua,))
+            raise AssertionError("B read A's memories by naming A")
+        except errors.InsufficientPrivilege:
+            pass
+        try:
+            write(b, text="planted", user_id=ua)
+            raise AssertionError("B wrote as A")
+        except errors.InsufficientPrivilege:
+            pass
+        # Plain SQL on the tables, with the tenant sent to the workers (docs/citus.md):
+        # each sees its own rows only.
+        b.execute("BEGIN")
+        b.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+        b.execute(sql.SQL("SET LOCAL memory_ext.user_id = {}").format(sql.Literal(ub)))
+        seen = b.execute("SELECT count(*) FROM memory.items WHERE text LIKE '%%blue tin%%'").fetchone()[0]
+        b.execute("COMMIT")
+        assert seen == 0, seen
+    # Role mode: the role's name is the tenant on every node, and nobody else may claim it.
+    role = "me_citus_role"
+    ordinary_role(DSN, role)
+    with admin() as ad:
+        ad.execute(f"ALTER ROLE {role} SET memory_ext.tenant_source = 'role'")
+    with psycopg.connect(DSN + f" user={role}", autocommit=True) as r:
+        row = uuid.uuid4().int % 90 + 10
+        assert write(r, text=f"Rolf prefers window seats, row {row}.")["event"] == "created"
+        assert one(r, "SELECT count(*) FROM memory.items") >= 1  # plain SQL works in role mode
+        top = query(r, query="which seat does Rolf like")["items"][0]["text"]
+        assert f"window seats, row {row}" in top, top
+    other, _ = tenant("cx")
+    with other:
+        other.execute("SELECT set_config('memory_ext.user_id', %s, false)", (role,))
+        try:
+            query(other, query="which seat does Rolf like")
+            raise AssertionError("another role claimed a role-mode tenant")
+        except errors.InsufficientPrivilege:
+            pass
+
+
+def test_a_call_without_a_tenant_is_an_error_not_an_empty_answer():
+    ordinary_role(DSN, ROLE)
+    with psycopg.connect(DSN + f" user={ROLE}", autocommit=True) as c:
+        for sql, args in [("SELECT memory_query(%s)", (Jsonb({"query": "anything"}),)),
+                          ("SELECT memory_write(%s)", (Jsonb({"text": "orphan"}),)),
+                          ("SELECT * FROM memory_search('anything')", ()),
+                          ("SELECT * FROM memory_proposals()", ())]:
+            try:
+                c.execute(sql, args).fetchall()
+                raise AssertionError(f"{sql} answered without a tenant")
+            except errors.NullValueNotAllowed:
+                pass
+
+
+SHARD = re.compile(r"memory\.[a-z_0-9]+?_(\d{6,})\b")
+SERVER = re.compile(r"on server \S+@([\d.]+:\d+)")
+
+
+def test_single_tenant_calls_touch_one_worker_and_one_shard_group():
+    c, user = tenant("cr")
+    with c, admin() as a:
+        shard_group = dict(a.execute(
+            """SELECT s.shardid, s.shardminvalue FROM pg_dist_shard s
+               WHERE s.logicalrelid::text LIKE 'memory.%' AND s.shardminvalue IS NOT NULL"""
+        ).fetchall())
+        write(c, text="Rita keeps bees on the roof.", thread_id="r1")
+        c.execute("SELECT memory_agent('agent-r', NULL, 'I help.', 'Rita.')")
+        log = []
+        c.add_notice_handler(lambda d: log.append((d.message_primary or "", d.message_detail or "")))
+        c.execute("SET citus.log_remote_commands = on")
+        calls = {
+            "memory_write": ("SELECT memory_write(%s)", (Jsonb({"text": "Rita sells honey on Saturdays.", "thread_id": "r1"}),)),
+            "memory_query": ("SELECT memory_query(%s)", (Jsonb({"query": "what does Rita keep on the roof"}),)),
+            "memory_search": ("SELECT * FROM memory_search('honey')", ()),
+            "message_append": ("SELECT message_append('r1', 'user', 'The hive is doing well.')", ()),
+            "conversation_search": ("SELECT conversation_search('r1', 'hive')", ()),
+            "block_append": ("SELECT block_append('agent-r', 'human', 'Keeps bees.')", ()),
+            "compile_core_blocks": ("SELECT compile_core_blocks('agent-r', now())", ()),
+            "memory_context": ("SELECT memory_context('agent-r', 'r1', 'bees', 300)", ()),
+            "memory_file_write": ("SELECT memory_file_write('bees.md', 'Two hives.')", ()),
+        }
+        for name, (sql, args) in calls.items():
+            log.clear()
+            c.execute(sql, args).fetchall()
+            servers = {m.group(1) for _, d in log for m in [SERVER.search(d)] if m}
+            groups = {shard_group[int(s)] for p, _ in log for s in SHARD.findall(p) if int(s) in shard_group}
+            assert len(servers) == 1, (name, servers)
+            assert len(groups) == 1, (name, groups)
+        c.execute("RESET citus.log_remote_commands")
+
+
+def node_of(tenant_id):
+    """(port, data directory) of the worker holding the tenant's shards."""
+    with admin() as a:
+        port = a.execute(
+            """SELECT n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid)
+               WHERE p.shardid = get_shard_id_for_distribution_column('memory.threads', %s::text)""",
+            (tenant_id,),
+        ).fetchone()[0]
+        coordinator = int(a.execute("SELECT current_setting('port')").fetchone()[0])
+    return port, os.path.join(CLUSTER, f"worker{port - coordinator}")
+
+
+def test_a_killed_worker_loses_no_acknowledged_write():
+    assert CLUSTER, "MEMORY_EXT_CITUS_DIR is not set"
+    c, victim = tenant("ck")
+    port, pgdata = node_of(victim)
+    # A tenant on the other worker, which must go on meanwhile.
+    for _ in range(200):
+        s, survivor = tenant("cs")
+        if node_of(survivor)[0] != port:
+            break
+        s.close()
+    acknowledged, errors_seen = [], []
+    stop = threading.Event()
+
+    def writer():
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                write(c, text=f"Kim logged sensor reading number {n}.", thread_id="k1")
+                acknowledged.append(n)
+            except psycopg.Error as e:
+                errors_seen.append(str(e))
+                if len(errors_seen) >= 3:
+                    return
+                time.sleep(0.2)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    while len(acknowledged) < 10:
+        time.sleep(0.05)
+    subprocess.run(["runuser", "-u", "postgres", "--", PG_CTL, "-D", pgdata, "stop", "-m", "immediate"],
+                   check=True, capture_output=True)
+    t.join(timeout=60)
+    stop.set()
+    assert errors_seen, "writes went on with the tenant's worker down"
+    # The coordinator names the lost node; it is not an internal error.
+    assert any(f":{port}" in e or "connection" in e for e in errors_seen), errors_seen
+    assert not any("internal error" in e.lower() or "panic" in e.lower() for e in errors_seen), errors_seen
+    print(f"     the coordinator said: {errors_seen[0].splitlines()[0]}")
+    # The other worker's tenants go on.
+    with s:
+        assert write(s, text="Sam's calls still work.")["event"] == "created"
+    subprocess.run(["scripts/cluster.sh", "start", pgdata, str(port)], check=True, capture_output=True)
+    # Every acknowledged write is there, once; nothing unacknowledged but the one in flight.
+    c.close()
+    with admin() as a:
+        texts = [r[0] for r in a.execute("SELECT text FROM memory.items WHERE user_id = %s", (victim,))]
+        got = [int(re.search(r"number (\d+)", x).group(1)) for x in texts if "sensor reading" in x]
+        assert set(acknowledged) <= set(got), (sorted(set(acknowledged) - set(got)), len(got))
+        assert len(got) == len(set(got)), "a write was doubled"
+        assert len(got) <= len(acknowledged) + 1, (len(got), len(acknowledged))
+
+
+def main():
+    if not DSN:
+        print("MEMORY_EXT_TEST_DSN is not set: run this through `scripts/test.sh citus`", file=sys.stderr)
+        return 2
+    return run_tests(globals(), " (Citus)")
+
+if __name__ == "__main__":
+    sys.exit(main())
