@@ -28,3 +28,12 @@ BEGIN
     PERFORM set_config('citus.propagate_set_commands', caller, true);
     PERFORM 1 FROM memory.threads WHERE user_id = tenant AND thread_id IS NULL FOR SHARE;
 END $$;
+
+-- `ts` plus `secs` seconds, as an IMMUTABLE function: the retry times of
+-- sql/queries/embed_failure.sql and episodes_end_failed.sql. Citus
+-- accepts only immutable functions in ON CONFLICT DO UPDATE SET, and timestamptz + interval is
+-- STABLE (a day or a month depends on the time zone). Whole seconds from an absolute instant do
+-- not: this adds them through the epoch, with immutable operators only.
+CREATE FUNCTION memory._seconds_after(ts timestamptz, secs double precision) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);

@@ -21,7 +21,8 @@
 --   checkpoint_save); the model registry's index trigger acts only on the registry itself, not on
 --   a Citus shard of it.
 -- - Citus (docs/citus.md): new functions memory_citus_distribute() (the operator's) and
---   memory._tenant_to_workers (the session's tenant handed to the workers).
+--   memory._tenant_to_workers (the session's tenant handed to the workers) and
+--   memory._seconds_after (retry times Citus accepts in ON CONFLICT DO UPDATE SET).
 -- No stored row is rewritten. The fresh-install script of 0.6.0 and this upgrade give the same
 -- schema: tests/upgrade checks it, catalog by catalog.
 
@@ -494,3 +495,12 @@ BEGIN
     PERFORM set_config('citus.propagate_set_commands', caller, true);
     PERFORM 1 FROM memory.threads WHERE user_id = tenant AND thread_id IS NULL FOR SHARE;
 END $$;
+
+-- `ts` plus `secs` seconds, as an IMMUTABLE function: the retry times of
+-- sql/queries/embed_failure.sql and episodes_end_failed.sql. Citus
+-- accepts only immutable functions in ON CONFLICT DO UPDATE SET, and timestamptz + interval is
+-- STABLE (a day or a month depends on the time zone). Whole seconds from an absolute instant do
+-- not: this adds them through the epoch, with immutable operators only.
+CREATE FUNCTION memory._seconds_after(ts timestamptz, secs double precision) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);

@@ -18,10 +18,16 @@ struct Claimed {
     body: String,
 }
 
-fn claim(target: &'static str, query: &str, stale: &[String], limit: i32) -> Vec<Claimed> {
+fn claim(
+    target: &'static str,
+    query: &str,
+    stale: &[String],
+    limit: i32,
+    user: &str,
+) -> Vec<Claimed> {
     spi::rows_mut(
         query,
-        &[limit.into(), stale.to_vec().into()],
+        &[limit.into(), stale.to_vec().into(), user.into()],
         "claiming rows to embed",
         |r| {
             Ok(Claimed {
@@ -96,27 +102,36 @@ pub fn reembed(batch: i32) -> i64 {
         "listing old embedding models",
     )
     .unwrap_or_default();
-    // Memories first, then messages, then files, while the batch has room.
+    // Tenant by tenant (a claim locks one tenant's rows: docs/citus.md), and within a tenant
+    // memories first, then messages, then files, while the batch has room.
+    let tenants: Vec<String> = spi::rows(
+        include_str!("../../sql/queries/embed_reembed_tenants.sql"),
+        &[batch.into(), stale.clone().into()],
+        "listing tenants with rows to embed",
+        |r| Ok(r.get::<String>(1)?.unwrap_or_default()),
+    );
     let mut rows = vec![];
-    for (target, sql) in [
-        (
-            "item",
-            include_str!("../../sql/queries/embed_reembed_items.sql"),
-        ),
-        (
-            "message",
-            include_str!("../../sql/queries/embed_reembed_messages.sql"),
-        ),
-        (
-            "file",
-            include_str!("../../sql/queries/embed_reembed_files.sql"),
-        ),
-    ] {
-        let left = batch - rows.len() as i32;
-        if left <= 0 {
-            break;
+    'tenants: for user in &tenants {
+        for (target, sql) in [
+            (
+                "item",
+                include_str!("../../sql/queries/embed_reembed_items.sql"),
+            ),
+            (
+                "message",
+                include_str!("../../sql/queries/embed_reembed_messages.sql"),
+            ),
+            (
+                "file",
+                include_str!("../../sql/queries/embed_reembed_files.sql"),
+            ),
+        ] {
+            let left = batch - rows.len() as i32;
+            if left <= 0 {
+                break 'tenants;
+            }
+            rows.extend(claim(target, sql, &stale, left, user));
         }
-        rows.extend(claim(target, sql, &stale, left));
     }
     if rows.is_empty() {
         return 0;

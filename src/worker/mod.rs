@@ -187,7 +187,9 @@ impl Worker {
                 }
                 return;
             }
-            Ok(false) => {}
+            // A coordinator that was a plain node a moment ago (citus_set_coordinator_host
+            // not yet run) logs once more if it ever stands by again.
+            Ok(false) => self.citus_worker_logged = false,
             Err(e) => return self.report("worker", Err(e)),
         }
         let tick = match jobs::read_tick() {

@@ -9,7 +9,7 @@ Run by `scripts/test.sh citus`, which starts the cluster and distributes:
 What is checked: every tenant table is distributed and colocated; every API function answers
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
-calls touch one worker and one shard group; a worker killed under a writer loses no
+calls touch one worker and one shard group; the backfill reaches every tenant; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
 tenants go on.
 """
@@ -219,7 +219,7 @@ def test_single_tenant_calls_touch_one_worker_and_one_shard_group():
             """SELECT s.shardid, s.shardminvalue FROM pg_dist_shard s
                WHERE s.logicalrelid::text LIKE 'memory.%' AND s.shardminvalue IS NOT NULL"""
         ).fetchall())
-        write(c, text="Rita keeps bees on the roof.", thread_id="r1")
+        mid = write(c, text="Rita keeps bees on the roof.", thread_id="r1")["id"]
         c.execute("SELECT memory_agent('agent-r', NULL, 'I help.', 'Rita.')")
         log = []
         c.add_notice_handler(lambda d: log.append((d.message_primary or "", d.message_detail or "")))
@@ -234,6 +234,10 @@ def test_single_tenant_calls_touch_one_worker_and_one_shard_group():
             "compile_core_blocks": ("SELECT compile_core_blocks('agent-r', now())", ()),
             "memory_context": ("SELECT memory_context('agent-r', 'r1', 'bees', 300)", ()),
             "memory_file_write": ("SELECT memory_file_write('bees.md', 'Two hives.')", ()),
+            # Lookups by id: the tenant's value routes them too.
+            "memory_history": ("SELECT memory_history(%s)", (mid,)),
+            "memory_forget": ("SELECT memory_forget(%s)", (mid,)),
+            "memory_restore": ("SELECT memory_restore(%s)", (mid,)),
         }
         for name, (sql, args) in calls.items():
             log.clear()
@@ -243,6 +247,27 @@ def test_single_tenant_calls_touch_one_worker_and_one_shard_group():
             assert len(servers) == 1, (name, servers)
             assert len(groups) == 1, (name, groups)
         c.execute("RESET citus.log_remote_commands")
+
+
+def test_the_backfill_embeds_rows_of_every_tenant():
+    users = []
+    for _ in range(3):
+        c, user = tenant("cb")
+        with c:
+            write(c, text=f"{user} collects old maps.")
+        users.append(user)
+    with admin() as a:
+        for user in users:
+            a.execute("UPDATE memory.items SET embedding = NULL, embedding_model = NULL WHERE user_id = %s", (user,))
+        done = 0
+        for _ in range(20):
+            n = one(a, "SELECT memory_reembed(100)")
+            done += n
+            if n == 0:
+                break
+        assert done >= 3, done
+        left = one(a, "SELECT count(*) FROM memory.items WHERE user_id = ANY(%s) AND embedding IS NULL", (users,))
+        assert left == 0, left
 
 
 def node_of(tenant_id):
