@@ -22,7 +22,8 @@
 --   a Citus shard of it.
 -- - Citus (docs/citus.md): new functions memory_citus_distribute() (the operator's) and
 --   memory._tenant_to_workers (the session's tenant handed to the workers) and
---   memory._seconds_after (retry times Citus accepts in ON CONFLICT DO UPDATE SET).
+--   memory._seconds_after (retry times Citus accepts in ON CONFLICT DO UPDATE SET); the term
+--   statistics' decrements run one tenant at a time (memory._apply_term_stats replaced).
 -- No stored row is rewritten. The fresh-install script of 0.6.0 and this upgrade give the same
 -- schema: tests/upgrade checks it, catalog by catalog.
 
@@ -504,3 +505,64 @@ END $$;
 CREATE FUNCTION memory._seconds_after(ts timestamptz, secs double precision) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);
+
+-- Term statistics: decrements one tenant at a time (sql/search.sql says why).
+CREATE OR REPLACE FUNCTION memory._apply_term_stats(p_users text[], p_threads text[], p_tsvs tsvector[], sign integer)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    uid text;
+BEGIN
+    IF sign > 0 THEN
+        INSERT INTO memory.corpus AS c (user_id, docs, total_len)
+        SELECT user_id, count(*), coalesce(sum(length(tsv) - 1), 0)
+        FROM unnest(p_users, p_tsvs) AS r(user_id, tsv) GROUP BY user_id ORDER BY user_id
+        ON CONFLICT (user_id) DO UPDATE SET docs = c.docs + EXCLUDED.docs, total_len = c.total_len + EXCLUDED.total_len;
+        INSERT INTO memory.lexicon AS l (user_id, lexeme, df)
+        SELECT user_id, lexeme, count(*) FROM memory._terms(p_users, p_threads, p_tsvs) GROUP BY user_id, lexeme ORDER BY user_id, lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df;
+        INSERT INTO memory.thread_corpus AS t (user_id, thread_id, len)
+        SELECT user_id, thread_id, coalesce(sum(length(tsv) - 1), 0)
+        FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv) WHERE thread_id IS NOT NULL
+        GROUP BY user_id, thread_id ORDER BY user_id, thread_id
+        ON CONFLICT (user_id, thread_id) DO UPDATE SET len = t.len + EXCLUDED.len;
+        INSERT INTO memory.thread_terms AS t (user_id, thread_id, lexeme, tf)
+        SELECT user_id, thread_id, lexeme, sum(tf) FROM memory._terms(p_users, p_threads, p_tsvs) WHERE thread_id IS NOT NULL
+        GROUP BY user_id, thread_id, lexeme ORDER BY user_id, thread_id, lexeme
+        ON CONFLICT (user_id, thread_id, lexeme) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
+    ELSE
+        -- Decrements are plain UPDATEs: an upsert would check the constraints of its proposed
+        -- (negative) insert row before finding the conflict, and fail. One tenant at a time,
+        -- named in each statement: on Citus this runs in a shard's trigger, where only a
+        -- statement routed to one tenant's shard may run (a join over several tenants is a
+        -- distributed query inside a shard's, which Citus refuses; docs/citus.md).
+        FOREACH uid IN ARRAY (SELECT array_agg(DISTINCT x) FROM unnest(p_users) x) LOOP
+            UPDATE memory.corpus c SET docs = c.docs - d.docs, total_len = c.total_len - d.len
+            FROM (SELECT count(*) AS docs, coalesce(sum(length(tsv) - 1), 0) AS len
+                  FROM unnest(p_users, p_tsvs) AS r(user_id, tsv) WHERE r.user_id = uid) d
+            WHERE c.user_id = uid;
+            UPDATE memory.lexicon l SET df = l.df - d.df
+            FROM (SELECT lexeme, count(*) AS df FROM memory._terms(p_users, p_threads, p_tsvs)
+                  WHERE user_id = uid GROUP BY lexeme) d
+            WHERE l.user_id = uid AND l.lexeme = d.lexeme;
+            UPDATE memory.thread_corpus t SET len = t.len - d.len
+            FROM (SELECT thread_id, coalesce(sum(length(tsv) - 1), 0) AS len
+                  FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv)
+                  WHERE r.user_id = uid AND thread_id IS NOT NULL
+                  GROUP BY thread_id) d
+            WHERE t.user_id = uid AND t.thread_id = d.thread_id;
+            UPDATE memory.thread_terms t SET tf = t.tf - d.tf
+            FROM (SELECT thread_id, lexeme, sum(tf) AS tf FROM memory._terms(p_users, p_threads, p_tsvs)
+                  WHERE user_id = uid AND thread_id IS NOT NULL
+                  GROUP BY thread_id, lexeme) d
+            WHERE t.user_id = uid AND t.thread_id = d.thread_id AND t.lexeme = d.lexeme;
+            -- Terms no memory has any more go, so the tables do not grow without bound.
+            DELETE FROM memory.lexicon l
+            USING (SELECT DISTINCT lexeme FROM memory._terms(p_users, p_threads, p_tsvs) WHERE user_id = uid) d
+            WHERE l.user_id = uid AND l.lexeme = d.lexeme AND l.df <= 0;
+            DELETE FROM memory.thread_terms t
+            USING (SELECT DISTINCT thread_id, lexeme FROM memory._terms(p_users, p_threads, p_tsvs) WHERE user_id = uid) d
+            WHERE t.user_id = uid AND t.thread_id = d.thread_id AND t.lexeme = d.lexeme AND t.tf <= 0;
+        END LOOP;
+    END IF;
+END $$;

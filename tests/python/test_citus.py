@@ -9,7 +9,7 @@ Run by `scripts/test.sh citus`, which starts the cluster and distributes:
 What is checked: every tenant table is distributed and colocated; every API function answers
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
-calls touch one worker and one shard group; the backfill reaches every tenant; a worker killed under a writer loses no
+calls touch one worker and one shard group; the backfill reaches every tenant; a purge keeps the term statistics; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
 tenants go on.
 """
@@ -268,6 +268,21 @@ def test_the_backfill_embeds_rows_of_every_tenant():
         assert done >= 3, done
         left = one(a, "SELECT count(*) FROM memory.items WHERE user_id = ANY(%s) AND embedding IS NULL", (users,))
         assert left == 0, left
+
+
+def test_a_purged_memory_leaves_the_term_statistics():
+    # The decrement runs in the shard's trigger, routed to the tenant's shard (sql/search.sql).
+    c, user = tenant("cp")
+    with c:
+        mid = write(c, text="Dora grows purple carrots.", thread_id="d1")["id"]
+        write(c, text="Dora grows tall sunflowers.", thread_id="d1")
+        c.execute("SELECT memory_forget(%s)", (mid,))
+    with admin() as a:
+        a.execute("UPDATE memory.items SET purge_at = now() - interval '1 minute' WHERE user_id = %s AND state = 'soft_deleted'", (user,))
+        assert one(a, "SELECT memory_purge()") >= 1
+        lex = dict(a.execute("SELECT lexeme, df FROM memory.lexicon WHERE user_id = %s", (user,)).fetchall())
+        assert "purpl" not in lex and lex.get("grow") == 1 and lex.get("sunflow") == 1, lex
+        assert one(a, "SELECT docs FROM memory.corpus WHERE user_id = %s", (user,)) == 1
 
 
 def node_of(tenant_id):
