@@ -9,7 +9,8 @@ Run by `scripts/test.sh citus`, which starts the cluster and distributes:
 What is checked: every tenant table is distributed and colocated; every API function answers
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
-calls touch one worker and one shard group; the backfill reaches every tenant; a purge keeps the term statistics; a worker killed under a writer loses no
+calls touch one worker and one shard group; the backfill reaches every tenant; a purge keeps the term statistics; a third worker added and
+rebalanced keeps every tenant's rows; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
 tenants go on.
 """
@@ -283,6 +284,31 @@ def test_a_purged_memory_leaves_the_term_statistics():
         lex = dict(a.execute("SELECT lexeme, df FROM memory.lexicon WHERE user_id = %s", (user,)).fetchall())
         assert "purpl" not in lex and lex.get("grow") == 1 and lex.get("sunflow") == 1, lex
         assert one(a, "SELECT docs FROM memory.corpus WHERE user_id = %s", (user,)) == 1
+
+
+def test_a_worker_added_and_rebalanced_keeps_every_tenant():
+    # A third worker joins and Citus moves shards to it (docs/citus.md "Add a node"); every
+    # tenant's rows are where they were before, read through the coordinator, and its calls
+    # still answer.
+    c, user = tenant("cn")
+    with c:
+        write(c, text="Nora repairs antique clocks.", thread_id="n1")
+    with admin() as a:
+        before = dict(a.execute("SELECT user_id, count(*) FROM memory.items GROUP BY 1").fetchall())
+        coordinator = int(one(a, "SELECT current_setting('port')"))
+    subprocess.run(["scripts/citus.sh", "add", CLUSTER, str(coordinator), "3"], check=True, capture_output=True)
+    with admin() as a:
+        a.execute("SELECT citus_rebalance_start()")
+        a.execute("SELECT citus_rebalance_wait()")
+        moved = one(a, "SELECT count(*) FROM pg_dist_placement JOIN pg_dist_node USING (groupid) WHERE nodeport = %s",
+                    (coordinator + 3,))
+        assert moved > 0, moved
+        after = dict(a.execute("SELECT user_id, count(*) FROM memory.items GROUP BY 1").fetchall())
+        assert after == before, (before, after)
+    with connect_as(DSN, ROLE, user) as again:
+        top = query(again, query="what does Nora fix")["items"][0]["text"]
+        assert "antique clocks" in top, top
+        assert write(again, text="Nora opened a second workshop.")["event"] == "created"
 
 
 def node_of(tenant_id):
