@@ -2,8 +2,11 @@
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
 #
-# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation (default: all)
+# Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
+#                                          citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
+#   BENCH_CITUS_ITEMS=20000       size for the citus suite (the query suite through a Citus
+#                                 coordinator and two workers, and on one node at that size)
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
 # The server keeps its data in $BENCH_PGDATA between runs and is stopped on exit.
@@ -15,6 +18,9 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
+BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-20000}
+BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-55470}
+BENCH_CITUS_DIR=/var/tmp/memory_ext/bench-citus-$BENCH_CITUS_PORT
 suites=${*:-embed query lifecycle checkpoint detail tools mcp formation}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
@@ -81,6 +87,24 @@ for s in $suites; do
     psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
       target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out bench/results
+  elif [ "$s" = citus ]; then
+    # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),
+    # then on one node at the same size: the cost of the extra hop, side by side. Default node
+    # settings on both (the one-node run uses this server, whose buffers are larger).
+    echo "==> bench: citus ($BENCH_CITUS_ITEMS memories, coordinator on 127.0.0.1:$BENCH_CITUS_PORT)"
+    scripts/deps.sh citus
+    scripts/citus.sh destroy "$BENCH_CITUS_DIR"
+    trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"; scripts/citus.sh destroy "$BENCH_CITUS_DIR"' EXIT
+    scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
+    cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
+      -c "CREATE EXTENSION pg_prewarm" -c "SELECT memory_citus_distribute()" >/dev/null
+    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --dsn "$cdsn" --out bench/results/citus
+    scripts/citus.sh destroy "$BENCH_CITUS_DIR"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
+    psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
+    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --dsn "${dsn/memory_bench/memory_bench_ct}" \
+      --out bench/results/citus/one-node
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.
