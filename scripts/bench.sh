@@ -96,6 +96,12 @@ for s in $suites; do
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"; scripts/citus.sh destroy "$BENCH_CITUS_DIR"' EXIT
     scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
+    # The raw pgvector baseline runs as a plain statement: the iterative scan it is measured with
+    # on one node (a session SET there) must be the workers' own setting here.
+    for w in 1 2; do
+      "$PGBIN/psql" -X -q -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
+        -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
+    done
     cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
       -c "CREATE EXTENSION pg_prewarm" -c "SELECT memory_citus_distribute()" >/dev/null

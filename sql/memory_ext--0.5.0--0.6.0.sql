@@ -471,7 +471,8 @@ AS 'MODULE_PATHNAME', 'memory_citus_distribute_wrapper';
 -- tables are sharded is not a tenant's choice.
 REVOKE ALL ON FUNCTION memory_citus_distribute() FROM PUBLIC;
 
--- Gives this transaction's connections to Citus workers the tenant the coordinator acts for
+-- Gives this transaction's connections to Citus workers the tenant the coordinator acts for, and
+-- the HNSW scan setting retrieval needs
 -- (src/pg/tenant.rs calls it at the start of every API call on Citus). A session's
 -- `SET memory_ext.user_id` stays on the coordinator; the workers' row-level security would
 -- then see no tenant and return nothing.
@@ -479,6 +480,10 @@ REVOKE ALL ON FUNCTION memory_citus_distribute() FROM PUBLIC;
 --   and it runs inside a function (a transaction block for Citus); the caller's value of that
 --   setting is put back. The tenant was already checked (memory.current_tenant() rules on it),
 --   and it stays the same value on the coordinator.
+-- - The HNSW iterative scan the retrieval statements are written for (src/pg/vector.rs) goes
+--   along: on a worker, without it, a tenant's filter on a shard's HNSW scan can starve the
+--   scan of rows (the coordinator's own setting stays there). It lasts to the end of the
+--   transaction on the workers (docs/citus.md).
 -- - Citus sends it only with the BEGIN of a remote transaction block, and opens one for a read
 --   only once the transaction is coordinated (after a write, or a row lock inside a function):
 --   the FOR SHARE, which finds no row (thread_id is never null), is that lock, on the tenant's
@@ -493,6 +498,7 @@ DECLARE
 BEGIN
     PERFORM set_config('citus.propagate_set_commands', 'local', true);
     EXECUTE format('SET LOCAL memory_ext.user_id = %L', tenant);
+    SET LOCAL hnsw.iterative_scan = relaxed_order;
     PERFORM set_config('citus.propagate_set_commands', caller, true);
     PERFORM 1 FROM memory.threads WHERE user_id = tenant AND thread_id IS NULL FOR SHARE;
 END $$;
