@@ -5,7 +5,7 @@
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
 #                                          citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
-#   BENCH_CITUS_ITEMS=20000       size for the citus suite (the query suite through a Citus
+#   BENCH_CITUS_ITEMS=50000       size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
@@ -18,7 +18,7 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
-BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-20000}
+BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-55470}
 BENCH_CITUS_DIR=/var/tmp/memory_ext/bench-citus-$BENCH_CITUS_PORT
 suites=${*:-embed query lifecycle checkpoint detail tools mcp formation}
@@ -96,15 +96,15 @@ for s in $suites; do
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"; scripts/citus.sh destroy "$BENCH_CITUS_DIR"' EXIT
     scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
-    # The raw pgvector baseline runs as a plain statement: the iterative scan it is measured with
-    # on one node (a session SET there) must be the workers' own setting here.
-    for w in 1 2; do
-      "$PGBIN/psql" -X -q -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
-        -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
-    done
     cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
       -c "CREATE EXTENSION pg_prewarm" -c "SELECT memory_citus_distribute()" >/dev/null
+    # The raw pgvector baseline runs as a plain statement: the iterative scan it is measured with
+    # on one node (a session SET there) must be the workers' own setting here.
+    for w in 1 2; do
+      "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
+        -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
+    done
     target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --dsn "$cdsn" --out bench/results/citus
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
