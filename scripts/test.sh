@@ -195,7 +195,7 @@ if want citus && ! citus_available; then
   step "Citus: SKIPPED: not installed and ${CITUS_VENDOR:-../shared/vendor}/citus-13.2.2.tar.gz not found"
   layers="${layers/citus/} (citus SKIPPED)"
 elif want citus; then
-  step "Citus $(scripts/deps.sh citus | sed 's/^==> //')"
+  step "$(scripts/deps.sh citus | sed "s/^==> //")"
   step "Citus cluster: coordinator on 127.0.0.1:$CITUS_PORT, workers on the next two ports"
   scripts/citus.sh destroy "$CITUS_DIR"
   trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/citus.sh destroy "$CITUS_DIR"' EXIT
