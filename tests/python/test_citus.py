@@ -142,6 +142,22 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT session_pop_item('s1')") is not None
         batch = one(c, "SELECT memory_write_batch('[{\"text\": \"Carol owns a red bike.\"}, {\"text\": \"Carol plays chess.\"}]')")
         assert len(batch) == 2, batch
+        # The rest of the API, each once.
+        assert one(c, "SELECT block_set('agent-c', 'project', 'Citus tests', 'What we work on.')")["label"] == "project"
+        c.execute("SELECT block_replace('agent-c', 'project', 'Citus', 'Cluster')")
+        c.execute("SELECT block_insert('agent-c', 'project', 'On three nodes', 1)")
+        assert "Cluster tests" in one(c, "SELECT compile_blocks('agent-c')")["text"]
+        assert one(c, "SELECT count_tokens('hello world')") == 2
+        assert one(c, "SELECT vector_dims(memory_embed('hello'))") == 384
+        assert one(c, "SELECT count(*) FROM memory_embed_batch(ARRAY['a', 'b'])") == 2
+        assert one(c, "SELECT needs_compaction('c1', 100000)") is not None
+        assert len(c.execute("SELECT * FROM context_messages('c1')").fetchall()) >= 1
+        assert len(one(c, "SELECT memory_prompt('agent-c')")) > 100
+        assert one(c, "SELECT memory_tool_allowlist('agent-c', ARRAY['archival_memory_search'])") is not None
+        c.execute("SELECT session_add_items('s2', '[{\"role\": \"user\", \"content\": \"hi\"}]')")
+        assert len(one(c, "SELECT session_get_items('s2')")) == 1
+        c.execute("SELECT session_clear('s2')")
+        assert one(c, "SELECT memory_file_delete('notes/a.md')") is not None
 
 
 def test_tenants_stay_apart_with_real_roles():
