@@ -1,5 +1,5 @@
 //! Consent (docs/api.md "Consent"): the user's decisions on inferred changes to sensitive
-//! fields. `memory_proposals` is SQL (sql/consent.sql); the work is in src/store/consent.rs.
+//! fields. `memory_proposals` is PL/pgSQL (sql/consent.sql); the work is in src/store/consent.rs.
 
 use crate::error::OrRaise;
 use crate::store::consent as store;

@@ -18,6 +18,22 @@ struct Claimed {
     body: String,
 }
 
+/// What the backfill embeds, in order, with the statement that claims a tenant's rows of it.
+const CLAIMS: [(&str, &str); 3] = [
+    (
+        "item",
+        include_str!("../../sql/queries/embed_reembed_items.sql"),
+    ),
+    (
+        "message",
+        include_str!("../../sql/queries/embed_reembed_messages.sql"),
+    ),
+    (
+        "file",
+        include_str!("../../sql/queries/embed_reembed_files.sql"),
+    ),
+];
+
 fn claim(
     target: &'static str,
     query: &str,
@@ -112,20 +128,7 @@ pub fn reembed(batch: i32) -> i64 {
     );
     let mut rows = vec![];
     'tenants: for user in &tenants {
-        for (target, sql) in [
-            (
-                "item",
-                include_str!("../../sql/queries/embed_reembed_items.sql"),
-            ),
-            (
-                "message",
-                include_str!("../../sql/queries/embed_reembed_messages.sql"),
-            ),
-            (
-                "file",
-                include_str!("../../sql/queries/embed_reembed_files.sql"),
-            ),
-        ] {
+        for (target, sql) in CLAIMS {
             let left = batch - rows.len() as i32;
             if left <= 0 {
                 break 'tenants;

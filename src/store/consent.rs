@@ -190,8 +190,8 @@ fn who() -> String {
     spi::one_opt::<String>("SELECT current_user::text", &[], "reading the role").unwrap_or_default()
 }
 
-/// memory_approve: writes the proposal's memory (as the caller, through the write path) and
-/// records the decision. `{proposal_id, status, memory_id, event}`.
+/// memory_approve: writes the proposal's memory (through the write path, as the owner: see
+/// below) and records the decision. `{proposal_id, status, memory_id, event}`.
 pub fn approve(id: &str) -> Value {
     let (user, status, expired, request, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
