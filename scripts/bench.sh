@@ -5,8 +5,9 @@
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
 #                                          citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
-#   BENCH_CITUS_ITEMS=50000       size for the citus suite (the query suite through a Citus
+#   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
+#   BENCH_CITUS_API_LOAD=50000    of which loaded through memory_write_batch (the rest by SQL)
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
 # The server keeps its data in $BENCH_PGDATA between runs and is stopped on exit.
@@ -18,7 +19,8 @@ BENCH_PORT=${BENCH_PORT:-55434}
 BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
 STANDIN_PORT=${STANDIN_PORT:-55481}
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
-BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-50000}   # at least 50,000: the load gives all 100 tenants memories
+BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
+BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-55470}
 BENCH_CITUS_DIR=/var/tmp/memory_ext/bench-citus-$BENCH_CITUS_PORT
 suites=${*:-embed query lifecycle checkpoint detail tools mcp formation}
@@ -89,12 +91,22 @@ for s in $suites; do
       target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out bench/results
   elif [ "$s" = citus ]; then
     # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),
-    # then on one node at the same size: the cost of the extra hop, side by side. Default node
-    # settings on both (the one-node run uses this server, whose buffers are larger).
+    # then on one node at the same size: the cost of the extra hop, side by side. The one-node run
+    # uses this server (shared_buffers 6GB); the workers get half of that each.
     echo "==> bench: citus ($BENCH_CITUS_ITEMS memories, coordinator on 127.0.0.1:$BENCH_CITUS_PORT)"
     scripts/deps.sh citus
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"; scripts/citus.sh destroy "$BENCH_CITUS_DIR"' EXIT
+    scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
+    # Each worker gets half of what the one-node server has for data (shared_buffers 6GB there):
+    # its half of the memories and their HNSW graphs stay in memory, as on one node.
+    for w in 0 1 2; do
+      sb=3GB; [ "$w" = 0 ] && sb=1GB
+      "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
+        -c "ALTER SYSTEM SET shared_buffers = '$sb'" -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
+        -c "ALTER SYSTEM SET max_wal_size = '8GB'" -c "ALTER SYSTEM SET checkpoint_timeout = '30min'" >/dev/null
+    done
+    scripts/citus.sh stop "$BENCH_CITUS_DIR"
     scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
     cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
@@ -105,12 +117,13 @@ for s in $suites; do
       "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
         -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
     done
-    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --dsn "$cdsn" --out bench/results/citus
+    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+      --partitions --dsn "$cdsn" --out bench/results/citus
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
     psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
-    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --dsn "${dsn/memory_bench/memory_bench_ct}" \
-      --out bench/results/citus/one-node
+    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+      --dsn "${dsn/memory_bench/memory_bench_ct}" --out bench/results/citus/one-node
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.

@@ -1,7 +1,8 @@
 //! `memory_ext_bench <suite> --dsn DSN --standin URL --out DIR`: runs a benchmark suite against
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation] [--shapes turns,bare,facts]`),
-//! `query` (`--items N`), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
+//! `query` (`--items N [--api-load N] [--partitions]`: memories loaded through the API up to
+//! --api-load, by SQL beyond; --partitions also measures an unpartitioned copy), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
 //! `checkpoint`, `detail` (detail memory and memory files), `formation` (the application's calls
 //! while the worker extracts with a slow LLM), `mcp`, `latency` (`--items N`: N queries of
 //! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
@@ -36,6 +37,8 @@ struct Args {
     data: String,
     ablation: bool,
     items: usize,
+    api_load: usize,
+    partitions: bool,
     reuse: bool,
     lc_dsn: String,
     shapes: Vec<String>,
@@ -52,12 +55,18 @@ fn args() -> Args {
         false,
     );
     let mut items = 100_000;
+    let mut api_load = query::API_LOAD;
+    let mut partitions = false;
     let mut reuse = false;
     let mut lc_dsn = String::new();
     let mut shapes = vec![];
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
+            continue;
+        }
+        if k == "--partitions" {
+            partitions = true;
             continue;
         }
         if k == "--reuse" {
@@ -71,6 +80,7 @@ fn args() -> Args {
             "--out" => out = v,
             "--data" => data = v,
             "--items" => items = v.parse().expect("--items N"),
+            "--api-load" => api_load = v.parse().expect("--api-load N"),
             "--lc-dsn" => lc_dsn = v,
             "--shapes" => {
                 shapes = v
@@ -90,6 +100,8 @@ fn args() -> Args {
         data,
         ablation,
         items,
+        api_load,
+        partitions,
         reuse,
         lc_dsn,
         shapes,
@@ -298,13 +310,13 @@ fn query_suite(a: &Args) {
         .get(0);
     let mut load_rate = None;
     let mut fill_s = None;
-    // Through the API up to API_LOAD (where the load rate is measured), by SQL beyond.
-    let api = a.items.min(query::API_LOAD).saturating_sub(have as usize);
+    // Through the API up to --api-load (where the load rate is measured), by SQL beyond.
+    let api = a.items.min(a.api_load).saturating_sub(have as usize);
     if api > 0 {
         eprintln!("loading {api} memories through memory_write_batch ({have} there)");
         load_rate = Some(query::load(&a.dsn, api, 2));
     }
-    let sql = a.items.saturating_sub((have as usize).max(query::API_LOAD));
+    let sql = a.items.saturating_sub((have as usize).max(a.api_load));
     if sql > 0 {
         eprintln!("filling {sql} memories by SQL");
         fill_s = Some(query::fill(&a.dsn, sql));
@@ -339,12 +351,14 @@ fn query_suite(a: &Args) {
     let bulk = query::bulk_write(&a.dsn, 4_000, 2);
     let part_rows = (total / 16).max(1_000);
     let raw_bulk = query::raw_bulk_insert(&a.dsn, part_rows, 4_000, 2);
+    let flat = a.partitions.then(|| query::flat_latency(&a.dsn, 300));
     let result = json!({
         "suite": "query", "items": total, "tenants": query::TENANTS, "bulk_load_per_s": load_rate,
         "query": q, "write_supplied_vectors_1_client": w1, "write_supplied_vectors_4_clients": w4,
         "write_with_embedding_1_client": e1, "write_with_embedding_4_clients": e4,
         "raw_pgvector_insert_1_client": raw, "sql_fill_s": fill_s,
         "bulk_write_2_clients": bulk, "raw_pgvector_bulk_insert_2_clients": raw_bulk,
+        "partitions": flat,
     });
     let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let md = format!(
@@ -363,7 +377,7 @@ fn query_suite(a: &Args) {
          | reference: raw pgvector INSERT, HNSW-indexed table of 100k (no memory_ext) | 1 | {:.0} | {:.2} | {:.2} |\n\
          | bulk path (memory_write_batch, calls of 500, supplied vectors, dedupe on) at this size | 2 | {:.0} | | |\n\
          | reference: raw pgvector bulk INSERT (statements of 500) into an HNSW-indexed table of {} rows, one partition's size | 2 | {:.0} | | |\n\n\
-         Bulk load of the first memories (memory_write_batch, batches of 500, 2 clients): {}\n{}",
+         Bulk load of the first memories (memory_write_batch, batches of 500, 2 clients): {}\n{}{}",
         query::TENANTS,
         f(&q["raw_pgvector_ms"], "p50"), f(&q["raw_pgvector_ms"], "p95"), f(&q["raw_pgvector_ms"], "p99"),
         f(&q["memory_query_ms"], "p50"), f(&q["memory_query_ms"], "p95"), f(&q["memory_query_ms"], "p99"),
@@ -378,7 +392,16 @@ fn query_suite(a: &Args) {
         load_rate.map_or("already loaded".to_string(), |r| format!("{r:.0} memories/s")),
         fill_s.map_or(String::new(), |s| format!(
             "\nMemories beyond the first {} were inserted by SQL (INSERT ... SELECT with triggers on, HNSW index built afterwards, episode edges added) in {s:.0} s: the query figures need the data, not a million API writes.\n",
-            query::API_LOAD
+            a.api_load
+        )),
+        flat.as_ref().map_or(String::new(), |p| format!(
+            "\n| raw pgvector query (300 runs, interleaved) | p50 ms | p95 ms |\n|---|---|---|\n\
+             | on memory.items (16 hash partitions) | {:.2} | {:.2} |\n\
+             | on an unpartitioned copy of the same rows (same index parameters) | {:.2} | {:.2} |\n\n\
+             The copy and its HNSW index took {:.0} s.\n",
+            f(&p["partitioned_ms"], "p50"), f(&p["partitioned_ms"], "p95"),
+            f(&p["unpartitioned_ms"], "p50"), f(&p["unpartitioned_ms"], "p95"),
+            f(p, "copy_and_index_s")
         )),
     );
     std::fs::create_dir_all(&a.out).unwrap();

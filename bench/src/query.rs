@@ -164,6 +164,14 @@ impl Gen {
     }
 }
 
+/// A timestamptz literal for microseconds since the Unix epoch, in UTC.
+fn epoch_literal(us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(us)
+        .expect("a time in range")
+        .format("%Y-%m-%d %H:%M:%S%.6f+00")
+        .to_string()
+}
+
 /// pgvector's text form of a vector, `[x,y,...]`.
 pub fn vector_literal(v: &[f32]) -> String {
     let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
@@ -384,24 +392,47 @@ pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) ->
     json!({"clients": clients, "writes": all.len(), "per_s": rate, "p50_ms": pct(&mut all, 50.0), "p95_ms": pct(&mut all, 95.0)})
 }
 
-/// Beyond the first 100k, data for the query figures at 1M goes in by SQL rather than through
-/// memory_write (the write path is measured at 100k; a million API writes would take most of an
-/// hour): the same generator's rows are COPYed into a staging table and inserted with
-/// INSERT ... SELECT (row and statement triggers on: history, revisions, term statistics), with
-/// the HNSW index dropped during the insert and built afterwards, then episode ("follows") edges
-/// between consecutive memories of a thread, as memory_write makes them. Returns seconds taken.
+/// Beyond the API load (the first 100k by default), data for the query figures at 1M goes in by
+/// SQL rather than through memory_write (the write path is measured at the API-loaded size; a
+/// million API writes would take most of an hour): the same generator's rows are COPYed into a
+/// staging table and inserted with INSERT ... SELECT (row and statement triggers on: history,
+/// revisions, term statistics), with the HNSW index dropped during the insert and built
+/// afterwards, then episode ("follows") edges between consecutive memories of a thread, as
+/// memory_write makes them. Both statements run one tenant at a time, so that on Citus each is
+/// routed to the tenant's shard with its triggers (the staging table is then distributed
+/// colocated with memory.items); the creation time is staged, not read from the clock, for the
+/// same reason (Citus evaluates no volatile function on the workers). Returns seconds taken.
 pub fn fill(dsn: &str, items: usize) -> f64 {
     use std::io::Write;
-    const CHUNK: usize = 100_000;
     let t0 = Instant::now();
     let mut db = connect(dsn);
     let model = "builtin:all-MiniLM-L6-v2";
     db.batch_execute(
         "DROP TABLE IF EXISTS bench_stage;
          CREATE UNLOGGED TABLE bench_stage (n bigint, user_id text, text text, category text,
-             importance smallint, thread_id text, embedding text)",
+             importance smallint, thread_id text, embedding text, created_at timestamptz)",
     )
     .unwrap();
+    let citus: bool = db
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
+                 AND EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)",
+            &[],
+        )
+        .map(|r| r.get(0))
+        .unwrap_or(false);
+    if citus {
+        db.batch_execute(
+            "SELECT create_distributed_table('bench_stage', 'user_id', colocate_with => 'memory.items')",
+        )
+        .unwrap();
+    }
+    // Creation times one microsecond apart in load order, ending now (as clock_timestamp() in
+    // load order gave).
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
     let mut g = Gen::new(424_242);
     let base: i64 = db
         .query_one("SELECT count(*) FROM memory.items", &[])
@@ -421,13 +452,14 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
             .collect();
         writeln!(
             w,
-            "{i}\t{}\t{}\t{}\t{}\t{}\t[{}]",
+            "{i}\t{}\t{}\t{}\t{}\t{}\t[{}]\t{}",
             r["user_id"].as_str().unwrap(),
             r["text"].as_str().unwrap(),
             r["category"].as_str().unwrap(),
             r["importance"],
             r["thread_id"].as_str().unwrap(),
-            v.join(",")
+            v.join(","),
+            epoch_literal(now_us - (items - i) as i64)
         )
         .unwrap();
     }
@@ -442,38 +474,49 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
         .get(0);
     db.batch_execute(&format!("DROP INDEX IF EXISTS memory.items_emb_{suffix}"))
         .unwrap();
-    for lo in (0..items).step_by(CHUNK) {
+    if !citus {
+        db.batch_execute("CREATE INDEX ON bench_stage (user_id)")
+            .unwrap();
+    }
+    let tenants: Vec<String> = db
+        .query("SELECT DISTINCT user_id FROM bench_stage ORDER BY 1", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for (k, user) in tenants.iter().enumerate() {
         db.execute(
             &format!(
                 "INSERT INTO memory.items (user_id, kind, category, text, importance, thread_id, embedding, embedding_model, created_at)
-                 SELECT user_id, 'semantic', category, text, importance, thread_id, embedding::vector, '{model}',
-                        clock_timestamp()
-                 FROM bench_stage WHERE n >= $1 AND n < $2 ORDER BY n"
+                 SELECT user_id, 'semantic', category, text, importance, thread_id, embedding::vector, '{model}', created_at
+                 FROM bench_stage WHERE user_id = $1 ORDER BY n"
             ),
-            &[&(lo as i64), &((lo + CHUNK) as i64)],
+            &[user],
         )
         .unwrap();
-        eprintln!(
-            "  inserted {} of {items} ({:.0} s)",
-            (lo + CHUNK).min(items),
-            t0.elapsed().as_secs_f64()
-        );
+        // Each memory follows the one before it in its thread, as memory_write chains them;
+        // only the missing edges are added (so an interrupted fill can simply be run again).
+        db.execute(
+            "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
+             SELECT user_id, id, prev, 'follows', 1.0 FROM (
+                 SELECT user_id, id,
+                        lag(id) OVER (PARTITION BY thread_id ORDER BY created_at, id) AS prev
+                 FROM memory.items WHERE user_id = $1 AND thread_id IS NOT NULL) s
+             WHERE prev IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM memory.relations r
+                               WHERE r.user_id = $1 AND r.from_id = s.id AND r.relation_type = 'follows')",
+            &[user],
+        )
+        .unwrap();
+        if (k + 1) % 10 == 0 {
+            eprintln!(
+                "  inserted {} of {} tenants ({:.0} s)",
+                k + 1,
+                tenants.len(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
     }
-    // Each memory follows the one before it in its thread, as memory_write chains them; only
-    // the missing edges are added (so an interrupted fill can simply be run again).
-    db.execute(
-        "INSERT INTO memory.relations (user_id, from_id, to_id, relation_type, strength)
-         SELECT user_id, id, prev, 'follows', 1.0 FROM (
-             SELECT user_id, id,
-                    lag(id) OVER (PARTITION BY user_id, thread_id ORDER BY created_at, id) AS prev
-             FROM memory.items WHERE user_id LIKE 'bench-%' AND thread_id IS NOT NULL) s
-         WHERE prev IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM memory.relations r
-                           WHERE r.user_id = s.user_id AND r.from_id = s.id AND r.relation_type = 'follows')",
-        &[],
-    )
-    .unwrap();
-    eprintln!("  episode edges in {:.0} s", t0.elapsed().as_secs_f64());
     // The index back, exactly as the extension defines it (memory._ensure_embedding_model).
     db.batch_execute(&format!(
         "SET maintenance_work_mem = '2GB';
@@ -593,4 +636,78 @@ pub fn raw_bulk_insert(dsn: &str, rows: i64, n: usize, clients: usize) -> Value 
         .batch_execute("DROP TABLE bench_raw_bulk")
         .unwrap();
     json!({"rows": rows, "clients": clients, "inserted": per * clients, "batch": BATCH, "per_s": rate})
+}
+
+/// What memory.items' 16 hash partitions are worth at this size: the raw pgvector query of
+/// `query_latency` on memory.items and on an unpartitioned copy of its active rows (same
+/// columns the query reads, same HNSW parameters; on Citus distributed like memory.items, so
+/// each shard holds one graph instead of 16), `n` queries each, interleaved. Returns the figures
+/// and the seconds the copy and its index took.
+pub fn flat_latency(dsn: &str, n: usize) -> Value {
+    let mut db = connect(dsn);
+    let model = "builtin:all-MiniLM-L6-v2";
+    let citus: bool = db
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
+                 AND EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)",
+            &[],
+        )
+        .map(|r| r.get(0))
+        .unwrap_or(false);
+    let t0 = Instant::now();
+    db.batch_execute(
+        "DROP TABLE IF EXISTS bench_flat;
+         CREATE TABLE bench_flat (id uuid, user_id text, state text, importance smallint,
+             embedding_model text, embedding vector(384))",
+    )
+    .unwrap();
+    if citus {
+        db.batch_execute(
+            "SELECT create_distributed_table('bench_flat', 'user_id', colocate_with => 'memory.items')",
+        )
+        .unwrap();
+    }
+    db.execute(
+        &format!(
+            "INSERT INTO bench_flat SELECT id, user_id, state, importance, embedding_model, embedding::vector(384)
+             FROM memory.items WHERE embedding_model = '{model}'"
+        ),
+        &[],
+    )
+    .unwrap();
+    // The extension's index parameters (sql/embed.sql: pgvector's defaults), partial on the model.
+    db.batch_execute(&format!(
+        "SET maintenance_work_mem = '1GB';
+         CREATE INDEX ON bench_flat USING hnsw (embedding vector_cosine_ops) WHERE embedding_model = '{model}';
+         VACUUM ANALYZE bench_flat;"
+    ))
+    .unwrap();
+    let build_s = t0.elapsed().as_secs_f64();
+    let sql = |table: &str, cast: &str| {
+        format!(
+            "SELECT id FROM {table} WHERE user_id = $1 AND state = 'active' AND embedding_model = '{model}'
+               AND importance >= 2
+             ORDER BY embedding{cast} <=> $2::text::vector(384) LIMIT 5"
+        )
+    };
+    let (part_sql, flat_sql) = (sql("memory.items", "::vector(384)"), sql("bench_flat", ""));
+    db.batch_execute("SET hnsw.iterative_scan = relaxed_order")
+        .unwrap();
+    let mut g = Gen::new(9);
+    let (mut part, mut flat) = (vec![], vec![]);
+    for i in 0..n + 20 {
+        let user = format!("bench-{}", g.rng.below(TENANTS));
+        let (_, topic) = g.sentence();
+        let vtext = vector_literal(&g.vector(topic));
+        for (q, out) in [(&part_sql, &mut part), (&flat_sql, &mut flat)] {
+            let t = Instant::now();
+            assert!(!db.query(q.as_str(), &[&user, &vtext]).unwrap().is_empty());
+            if i >= 20 {
+                out.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    db.batch_execute("DROP TABLE bench_flat").unwrap();
+    let s = |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0)});
+    json!({"queries": n, "partitioned_ms": s(&mut part), "unpartitioned_ms": s(&mut flat), "copy_and_index_s": build_s})
 }
