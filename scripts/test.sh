@@ -201,8 +201,11 @@ elif want citus; then
   trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/citus.sh destroy "$CITUS_DIR"' EXIT
   scripts/citus.sh start "$CITUS_DIR" "$CITUS_PORT"
   citus_dsn="host=127.0.0.1 port=$CITUS_PORT user=postgres dbname=postgres"
-  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$citus_dsn" -c "CREATE EXTENSION memory_ext CASCADE" \
-    -c "SELECT memory_citus_distribute() ->> 'model' AS registered_model"
+  # A one-node install adopting Citus: rows written before distributing (tests/data/citus_before.sql)
+  # must move into the shards (test_citus.py reads them back).
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$citus_dsn" -c "CREATE EXTENSION memory_ext CASCADE" >/dev/null
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$citus_dsn" -f tests/data/citus_before.sql >/dev/null
+  "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$citus_dsn" -c "SELECT memory_citus_distribute() ->> 'model' AS registered_model"
   step "Citus: the psycopg client suite through the coordinator (tests/python/test_psycopg.py)"
   MEMORY_EXT_TEST_DSN="$citus_dsn" python3 tests/python/test_psycopg.py
   step "Citus: API, tenancy, routing and a killed worker through the coordinator (tests/python/test_citus.py)"

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 /// Distributes every tenant table colocated by `user_id` and makes the registry a reference
 /// table (those already done are left as they are, so running it again only adds what a newer
-/// release created), then registers the active embedding model. Registering needs DDL (its
+/// release created), rows already written included, then registers the active embedding model. Registering needs DDL (its
 /// HNSW indexes), which Citus cannot mix into a tenant's write, hence here, ahead of any write.
 pub fn distribute() -> Value {
     if !citus::present() {
@@ -44,29 +44,56 @@ pub fn distribute() -> Value {
         include_str!("../../sql/queries/citus_reference.sql"),
         "listing the tables to make reference tables",
     );
-    for t in &reference {
-        spi::run(
-            "SELECT create_reference_table($1)",
-            &[t.as_str().into()],
-            "making a reference table",
-        );
-    }
     let tables = names(
         include_str!("../../sql/queries/citus_tables.sql"),
         "listing the tables to distribute",
     );
-    for t in &tables {
-        let colocate = if t == "memory.items" {
-            "default"
-        } else {
-            "memory.items"
-        };
+    let all: Vec<&String> = reference.iter().chain(&tables).collect();
+    if !all.is_empty() {
+        // Every table at once, before any of them is touched: distributing one while a writer
+        // (the background worker, an application) holds another and then reaches for the first
+        // was a distributed deadlock in a test. Writes wait until the commit; reads go on. The
+        // names come from the catalog, quoted there (sql/queries/citus_tables.sql).
+        let names: Vec<&str> = all.iter().map(|t| t.as_str()).collect();
         spi::run(
-            "SELECT create_distributed_table($1, 'user_id', colocate_with => $2)",
-            &[t.as_str().into(), colocate.into()],
-            "distributing a table",
+            &format!("LOCK TABLE {} IN EXCLUSIVE MODE", names.join(", ")),
+            &[],
+            "locking the tables to distribute",
         );
     }
+    // Citus's notices per table (the copy of local rows, and a hint to empty the coordinator's
+    // copy, which is done below) are not the caller's business.
+    spi::with_settings(&[(c"client_min_messages", c"warning")], || {
+        for t in &reference {
+            spi::run(
+                "SELECT create_reference_table($1)",
+                &[t.as_str().into()],
+                "making a reference table",
+            );
+        }
+        for t in &tables {
+            let colocate = if t == "memory.items" {
+                "default"
+            } else {
+                "memory.items"
+            };
+            spi::run(
+                "SELECT create_distributed_table($1, 'user_id', colocate_with => $2)",
+                &[t.as_str().into(), colocate.into()],
+                "distributing a table",
+            );
+        }
+        // Rows written before distributing (a one-node install adopting Citus) were copied into
+        // the shards; the coordinator's own copy is unreachable from now on, but pg_dump of the
+        // coordinator would still carry it. Citus's function empties it, in this transaction.
+        for t in &all {
+            spi::run(
+                "SELECT truncate_local_data_after_distributing_table($1)",
+                &[t.as_str().into()],
+                "emptying the coordinator's copy of a distributed table",
+            );
+        }
+    });
     let model = register_active_model();
     json!({"distributed": tables, "reference": reference, "model": model})
 }

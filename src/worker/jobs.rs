@@ -71,20 +71,37 @@ pub fn read_tick() -> Result<Option<Tick>, String> {
     })
 }
 
-/// True on a Citus worker node: there the jobs are the coordinator's worker's, which reaches
-/// every shard through the distributed tables; one running on each node would repeat every job
-/// (docs/citus.md).
-pub fn on_citus_worker_node() -> Result<bool, String> {
+/// Where this node stands in a Citus cluster, for the worker (docs/citus.md).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CitusRole {
+    /// No Citus here, or the coordinator of distributed tables: the jobs run.
+    Runs,
+    /// A worker node: the jobs are the coordinator's worker's, which reaches every shard through
+    /// the distributed tables; one running on each node would repeat every job.
+    WorkerNode,
+    /// A coordinator whose memory tables are not distributed yet: a job would race
+    /// memory_citus_distribute() for the same tables (a distributed deadlock in a test).
+    Undistributed,
+}
+
+/// This node's role (sql/queries/worker_citus_role.sql), asked before every tick.
+pub fn citus_role() -> Result<CitusRole, String> {
     txn::run(
         "memory_ext worker: asking Citus for this node's role",
         || {
-            crate::pg::citus::present()
-                && !spi::one_opt::<bool>(
-                    "SELECT citus_is_coordinator()",
-                    &[],
-                    "asking Citus for the coordinator",
-                )
-                .unwrap_or(true)
+            if !crate::pg::citus::present() {
+                return CitusRole::Runs;
+            }
+            let role = spi::one_opt::<String>(
+                include_str!("../../sql/queries/worker_citus_role.sql"),
+                &[],
+                "asking Citus for this node's role",
+            );
+            match role.as_deref() {
+                Some("coordinator") => CitusRole::Runs,
+                Some("undistributed") => CitusRole::Undistributed,
+                _ => CitusRole::WorkerNode,
+            }
         },
     )
 }

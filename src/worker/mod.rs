@@ -167,8 +167,9 @@ fn reload_requested() -> bool {
 struct Worker {
     /// "extension not installed" was logged (once until it is installed).
     waiting_logged: bool,
-    /// "this node is a Citus worker" was logged (once).
-    citus_worker_logged: bool,
+    /// The Citus stand-by last logged ("a Citus worker", "not distributed yet"), once each
+    /// until the node's role changes.
+    citus_logged: Option<jobs::CitusRole>,
     /// The memory_ext.worker_jobs value whose unknown names were logged.
     unknown_logged: String,
     /// Runs cut short by this worker's predecessor have been recorded.
@@ -179,17 +180,22 @@ struct Worker {
 
 impl Worker {
     fn tick(&mut self) {
-        match jobs::on_citus_worker_node() {
-            Ok(true) => {
-                if !self.citus_worker_logged {
-                    pgrx::log!("{WORKER_TYPE}: this node is a Citus worker; the coordinator's worker runs the jobs");
-                    self.citus_worker_logged = true;
+        match jobs::citus_role() {
+            Ok(jobs::CitusRole::Runs) => self.citus_logged = None,
+            Ok(role) => {
+                if self.citus_logged != Some(role) {
+                    match role {
+                        jobs::CitusRole::WorkerNode => pgrx::log!(
+                            "{WORKER_TYPE}: this node is a Citus worker; the coordinator's worker runs the jobs"
+                        ),
+                        _ => pgrx::log!(
+                            "{WORKER_TYPE}: Citus is installed and the memory tables are not distributed yet; waiting for SELECT memory_citus_distribute()"
+                        ),
+                    }
+                    self.citus_logged = Some(role);
                 }
                 return;
             }
-            // A coordinator that was a plain node a moment ago (citus_set_coordinator_host
-            // not yet run) logs once more if it ever stands by again.
-            Ok(false) => self.citus_worker_logged = false,
             Err(e) => return self.report("worker", Err(e)),
         }
         let tick = match jobs::read_tick() {

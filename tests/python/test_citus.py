@@ -6,7 +6,8 @@ Run by `scripts/test.sh citus`, which starts the cluster and distributes:
     MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=<coordinator> user=postgres dbname=postgres" \
     MEMORY_EXT_CITUS_DIR=<the cluster's directory> python3 tests/python/test_citus.py
 
-What is checked: every tenant table is distributed and colocated; every API function answers
+What is checked: every tenant table is distributed and colocated; rows written before
+distributing move into the shards and answer as before; every API function answers
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
 calls touch one worker and one shard group; the backfill reaches every tenant; a purge keeps the term statistics; a third worker added and
@@ -83,6 +84,32 @@ def test_every_tenant_table_is_distributed_and_colocated():
             raise AssertionError("an ordinary role distributed the tables")
         except errors.InsufficientPrivilege:
             pass
+
+
+def test_rows_written_before_distributing_move_into_the_shards():
+    # scripts/test.sh wrote tests/data/citus_before.sql on the coordinator before distributing.
+    c = connect_as(DSN, ROLE, "citus-before")
+    try:
+        found = query(c, query="what does Ana like to drink?", top_k=1, **{"return": "bullets"})
+        assert "green tea" in found["items"][0]["text"], found
+        assert "Lisbon" in one(c, "SELECT compile_core_blocks('before-agent')")
+        assert one(c, "SELECT memory_file_read('notes/porto.md') ->> 'content'") == "Porto in May: book the train."
+        assert one(c, "SELECT checkpoint_load('citus-before', 'before-thread')") == {"step": 3}
+        # They go on as any tenant's: a new memory chains after the old ones of the thread.
+        assert write(c, text="Ana booked the train to Porto.", thread_id="before-thread")["event"] == "created"
+    finally:
+        c.close()
+    with admin() as a:
+        # The rows are in the shards, and the coordinator keeps no copy of them (pg_dump of the
+        # coordinator would otherwise carry stale rows): every distributed table's own storage
+        # on the coordinator is empty.
+        left = a.execute(
+            """SELECT p.logicalrelid::text FROM pg_dist_partition p
+               WHERE p.logicalrelid::text LIKE 'memory.%' AND pg_relation_size(p.logicalrelid) > 0"""
+        ).fetchall()
+        assert left == [], left
+        assert one(a, "SELECT count(*) FROM memory.items WHERE user_id = 'citus-before'") >= 3
+        assert one(a, "SELECT count(*) FROM memory.messages WHERE user_id = 'citus-before' AND thread_id = 'before-thread'") == 2
 
 
 def test_every_api_function_answers_through_the_coordinator():
