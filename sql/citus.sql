@@ -43,3 +43,35 @@ END $$;
 CREATE FUNCTION memory._seconds_after(ts timestamptz, secs double precision) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);
+
+-- On a Citus node, the trigger functions that run statements plan them on every call
+-- (plan_cache_mode = force_custom_plan). The tables they write are distributed tables there,
+-- run through Citus's local execution, and with a kept generic plan the worker backend that
+-- serves the coordinator's connection grew by about 20 kB per statement and never gave it back
+-- (Citus 13.2.2: 160 MB after 8,000 single-row inserts into a table whose trigger inserts into a
+-- colocated table; nothing without the trigger, or with custom plans; a load of 1M memories
+-- ended with that backend OOM-killed at 6.3 GB). On plain Postgres, where kept plans are safe,
+-- custom plans cost about a fifth of the bulk write path's time, so only Citus nodes get them:
+-- the install script applies them when citus is installed (every worker node has citus before
+-- Citus creates memory_ext there), and so does the 0.6.0 -> 0.7.0 upgrade. A node that gained
+-- citus after memory_ext gets them from memory_citus_distribute (src/store/citus.rs), for the
+-- coordinator; its workers always create memory_ext after citus.
+CREATE FUNCTION memory._citus_trigger_plans() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ARRAY['_items_term_stats', '_items_audit', '_relations_audit', '_blocks_audit',
+                             '_messages_before_insert', '_messages_audit', '_files_audit', '_threads_guard']
+    LOOP
+        EXECUTE format('ALTER FUNCTION memory.%I() SET plan_cache_mode = force_custom_plan', f);
+    END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION memory._citus_trigger_plans() FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._citus_trigger_plans();
+    END IF;
+END $$;

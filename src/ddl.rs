@@ -58,10 +58,11 @@ extension_sql_file!(
     name = "consent",
     requires = ["schema", api::checkpoints::resolve_tenant]
 );
+// The Citus-only plan setting names trigger functions of triggers.sql and search.sql.
 extension_sql_file!(
     "../sql/citus.sql",
     name = "citus",
-    requires = [api::citus::memory_citus_distribute]
+    requires = ["triggers", "search", api::citus::memory_citus_distribute]
 );
 extension_sql_file!(
     "../sql/backup.sql",

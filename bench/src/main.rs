@@ -2,7 +2,8 @@
 //! a server with memory_ext installed and writes `<suite>.md` and `<suite>.json` to DIR.
 //! Suites: `embed` (embedding throughput), `eval` (retrieval quality, `--data FILE [--ablation] [--shapes turns,bare,facts]`),
 //! `query` (`--items N [--api-load N] [--partitions]`: memories loaded through the API up to
-//! --api-load, by SQL beyond; --partitions also measures an unpartitioned copy), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
+//! --api-load, by SQL beyond; --partitions also measures an unpartitioned copy; --load-only
+//! loads and stops, for a later run on the loaded data), `lifecycle` (`--lc-dsn DSN`: a database of its own for consolidation),
 //! `checkpoint`, `detail` (detail memory and memory files), `formation` (the application's calls
 //! while the worker extracts with a slow LLM), `mcp`, `latency` (`--items N`: N queries of
 //! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
@@ -39,6 +40,7 @@ struct Args {
     items: usize,
     api_load: usize,
     partitions: bool,
+    load_only: bool,
     reuse: bool,
     lc_dsn: String,
     shapes: Vec<String>,
@@ -57,12 +59,17 @@ fn args() -> Args {
     let mut items = 100_000;
     let mut api_load = query::API_LOAD;
     let mut partitions = false;
+    let mut load_only = false;
     let mut reuse = false;
     let mut lc_dsn = String::new();
     let mut shapes = vec![];
     while let Some(k) = a.next() {
         if k == "--ablation" {
             ablation = true;
+            continue;
+        }
+        if k == "--load-only" {
+            load_only = true;
             continue;
         }
         if k == "--partitions" {
@@ -102,6 +109,7 @@ fn args() -> Args {
         items,
         api_load,
         partitions,
+        load_only,
         reuse,
         lc_dsn,
         shapes,
@@ -323,6 +331,12 @@ fn query_suite(a: &Args) {
     }
     if api + sql > 0 {
         db.batch_execute("VACUUM ANALYZE memory.items").unwrap();
+    }
+    if a.load_only {
+        eprintln!(
+            "loaded (load rate {load_rate:?}/s, SQL fill {fill_s:?} s); --load-only: no figures"
+        );
+        return;
     }
     // Steady state, not the flush of a load: right after a fill, the checkpointer writes
     // gigabytes of dirty buffers in the background, and query latencies measured meanwhile

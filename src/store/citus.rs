@@ -33,6 +33,13 @@ pub fn distribute() -> Value {
             Some("register this node as the coordinator (citus_set_coordinator_host) or connect to it".into()),
         );
     }
+    // Custom plans for the trigger functions on this node too (sql/citus.sql says why; the
+    // install script did it already unless memory_ext was here before citus).
+    spi::run(
+        "SELECT memory._citus_trigger_plans()",
+        &[],
+        "planning trigger statements per call",
+    );
     // The extension's tables keep their triggers (audit, revisions, statistics): each runs on
     // the shard, on the tenant's rows only (docs/citus.md says why that is safe here).
     spi::run(

@@ -370,6 +370,50 @@ def node_of(tenant_id):
     return port, os.path.join(CLUSTER, f"worker{port - coordinator}")
 
 
+def rss_anon_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("RssAnon:"))
+
+
+def test_a_worker_node_backend_stays_bounded_under_writes():
+    # Every node plans the trigger functions' statements per call (sql/citus.sql): with kept
+    # generic plans the worker backend serving a coordinator connection grew by ~90 kB per
+    # memory_write and a large load was OOM-killed.
+    with admin() as a:
+        configs = a.execute(
+            """SELECT result FROM run_command_on_all_nodes(
+                 $$SELECT string_agg(p.proname || '=' || coalesce(array_to_string(p.proconfig, ','), ''), ' ' ORDER BY p.proname)
+                   FROM pg_proc p WHERE p.pronamespace = 'memory'::regnamespace
+                     AND p.proname IN ('_items_audit', '_items_term_stats', '_messages_audit')$$)"""
+        ).fetchall()
+        assert len(configs) >= 3, configs
+        for (r,) in configs:
+            assert r.count("plan_cache_mode=force_custom_plan") == 3, r
+    c, user = tenant("bounded")
+    try:
+        write(c, text="Warm-up memory for the bound check.", thread_id="t0")
+        port, _ = node_of(user)
+        gpid = one(c, "SELECT citus_backend_gpid()")
+        with psycopg.connect(DSN.replace(f"port={one(c, 'SHOW port')}", f"port={port}"), autocommit=True) as w:
+            pid = one(w, "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+                      (f"citus_internal gpid={gpid}",))
+
+        def writes(n, start):
+            for i in range(start, start + n):
+                write(c, text=f"Bound check {i}: Ana noted item {i * 7 % 101} about topic {i % 89}.",
+                      thread_id=f"t{i % 4}")
+
+        writes(200, 0)
+        before = rss_anon_kb(pid)
+        writes(800, 200)
+        grown = rss_anon_kb(pid) - before
+        # Kept generic plans grew it by ~70 MB over these 800 writes; plan caches and the
+        # relation cache settle within the first 200.
+        assert grown < 15_000, f"worker backend {pid} grew by {grown} kB over 800 writes"
+    finally:
+        c.close()
+
+
 def test_a_killed_worker_loses_no_acknowledged_write():
     assert CLUSTER, "MEMORY_EXT_CITUS_DIR is not set"
     c, victim = tenant("ck")
