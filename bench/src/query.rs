@@ -667,13 +667,13 @@ pub fn flat_latency(dsn: &str, n: usize) -> Value {
         )
         .unwrap();
     }
-    db.execute(
-        &format!(
-            "INSERT INTO bench_flat SELECT id, user_id, state, importance, embedding_model, embedding::vector(384)
-             FROM memory.items WHERE embedding_model = '{model}'"
-        ),
-        &[],
-    )
+    // Simple protocol: Citus runs this per shard partition, several commands to a worker at
+    // once, which an extended-protocol statement cannot carry ("cannot insert multiple
+    // commands into a prepared statement").
+    db.batch_execute(&format!(
+        "INSERT INTO bench_flat SELECT id, user_id, state, importance, embedding_model, embedding::vector(384)
+         FROM memory.items WHERE embedding_model = '{model}'"
+    ))
     .unwrap();
     // The extension's index parameters (sql/embed.sql: pgvector's defaults), partial on the model.
     db.batch_execute(&format!(
