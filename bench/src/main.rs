@@ -408,7 +408,9 @@ fn query_suite(a: &Args) {
             "\nMemories beyond the first {} were inserted by SQL (INSERT ... SELECT with triggers on, HNSW index built afterwards, episode edges added) in {s:.0} s: the query figures need the data, not a million API writes.\n",
             a.api_load
         )),
-        flat.as_ref().map_or(String::new(), |p| format!(
+        flat.as_ref().map_or(String::new(), |p| if let Some(e) = p["error"].as_str() {
+            format!("\nThe unpartitioned copy for the partitions comparison could not be made: {e}\n")
+        } else { format!(
             "\n| raw pgvector query (300 runs, interleaved) | p50 ms | p95 ms |\n|---|---|---|\n\
              | on memory.items (16 hash partitions) | {:.2} | {:.2} |\n\
              | on an unpartitioned copy of the same rows (same index parameters) | {:.2} | {:.2} |\n\n\
@@ -416,7 +418,7 @@ fn query_suite(a: &Args) {
             f(&p["partitioned_ms"], "p50"), f(&p["partitioned_ms"], "p95"),
             f(&p["unpartitioned_ms"], "p50"), f(&p["unpartitioned_ms"], "p95"),
             f(p, "copy_and_index_s")
-        )),
+        )}),
     );
     std::fs::create_dir_all(&a.out).unwrap();
     std::fs::write(format!("{}/query-{}.md", a.out, a.items), &md).unwrap();
