@@ -164,6 +164,17 @@ impl Gen {
     }
 }
 
+/// Whether memory.items is a Citus distributed table here (false without Citus).
+fn items_distributed(db: &mut Client) -> bool {
+    db.query_one(
+        "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
+             AND EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)",
+        &[],
+    )
+    .map(|r| r.get(0))
+    .unwrap_or(false)
+}
+
 /// A timestamptz literal for microseconds since the Unix epoch, in UTC.
 fn epoch_literal(us: i64) -> String {
     chrono::DateTime::from_timestamp_micros(us)
@@ -413,14 +424,7 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
              importance smallint, thread_id text, embedding text, created_at timestamptz)",
     )
     .unwrap();
-    let citus: bool = db
-        .query_one(
-            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
-                 AND EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)",
-            &[],
-        )
-        .map(|r| r.get(0))
-        .unwrap_or(false);
+    let citus = items_distributed(&mut db);
     if citus {
         db.batch_execute(
             "SELECT create_distributed_table('bench_stage', 'user_id', colocate_with => 'memory.items')",
@@ -646,14 +650,7 @@ pub fn raw_bulk_insert(dsn: &str, rows: i64, n: usize, clients: usize) -> Value 
 pub fn flat_latency(dsn: &str, n: usize) -> Value {
     let mut db = connect(dsn);
     let model = "builtin:all-MiniLM-L6-v2";
-    let citus: bool = db
-        .query_one(
-            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')
-                 AND EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)",
-            &[],
-        )
-        .map(|r| r.get(0))
-        .unwrap_or(false);
+    let citus = items_distributed(&mut db);
     let t0 = Instant::now();
     db.batch_execute(
         "DROP TABLE IF EXISTS bench_flat;
