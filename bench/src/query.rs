@@ -676,10 +676,21 @@ pub fn flat_latency(dsn: &str, n: usize) -> Value {
     // The extension's index parameters (sql/embed.sql: pgvector's defaults), partial on the
     // model. One statement per call: on Citus, the three in one simple-protocol batch failed
     // with "cannot insert multiple commands into a prepared statement" (from a worker).
+    // On Citus, one shard's build at a time per worker: by default the coordinator opens up to
+    // 16 connections per worker for the 32 shard indexes, each build taking the worker's
+    // maintenance_work_mem (1GB, in shared memory for a parallel build), and the third 200k run
+    // was OOM-killed here with 24 GB of this machine's RAM in shared memory (dmesg `shmem:`).
+    let pool = if citus {
+        "SET citus.max_adaptive_executor_pool_size = 1"
+    } else {
+        "SELECT 1"
+    };
     for stmt in [
+        pool.to_string(),
         "SET maintenance_work_mem = '1GB'".to_string(),
         format!("CREATE INDEX ON bench_flat USING hnsw (embedding vector_cosine_ops) WHERE embedding_model = '{model}'"),
         "VACUUM ANALYZE bench_flat".to_string(),
+        if citus { "RESET citus.max_adaptive_executor_pool_size" } else { "SELECT 1" }.to_string(),
     ] {
         if let Err(e) = db.batch_execute(&stmt) {
             let _ = db.batch_execute("DROP TABLE IF EXISTS bench_flat");
