@@ -23,7 +23,8 @@
 #      two workers on 127.0.0.1:$CITUS_PORT.., every table distributed; the psycopg client suite
 #      and tests/python/test_citus.py (every API function, tenants apart with real roles, one
 #      worker and shard group per single-tenant call, a worker killed under a writer) through
-#      the coordinator
+#      the coordinator; then every node restored from a base backup and its WAL archive to one
+#      citus_create_restore_point (tests/backup/citus_restore.sh)
 # Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # Usage: scripts/test.sh [layer ...]
 #   layers: lint core pgrx regress client backup crash fuzz upgrade worker citus (default: all)
@@ -210,6 +211,8 @@ elif want citus; then
   MEMORY_EXT_TEST_DSN="$citus_dsn" python3 tests/python/test_psycopg.py
   step "Citus: API, tenancy, routing and a killed worker through the coordinator (tests/python/test_citus.py)"
   MEMORY_EXT_TEST_DSN="$citus_dsn" MEMORY_EXT_CITUS_DIR="$CITUS_DIR" python3 tests/python/test_citus.py
+  step "Citus: every node restored from its backup to one restore point (tests/backup/citus_restore.sh)"
+  tests/backup/citus_restore.sh "$CITUS_DIR" "$CITUS_PORT"
   scripts/citus.sh destroy "$CITUS_DIR"
 fi
 
