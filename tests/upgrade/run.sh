@@ -14,6 +14,7 @@
 #   5. an empty database created at that version and updated has the catalog of a fresh
 #      install (tests/upgrade/catalog.sql, compared with diff), and the whole regress suite passes
 #      on it.
+# Then a running Citus cluster made on the last release is upgraded (tests/upgrade/citus.sh).
 # Expects the throwaway server of scripts/test.sh: PGDATA and PORT in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -125,3 +126,14 @@ for release in "${RELEASES[@]}"; do
   fi
 done
 echo "upgrade: every release upgrades to $current"
+
+# A running Citus cluster upgraded from the last release (tests/upgrade/citus.sh), with the
+# build the loop above staged for it; Citus comes from ../shared/vendor as for the citus layer.
+last=${RELEASES[-1]%%=*}
+if [ ! -d "target/install-stage-$last" ]; then
+  echo "citus upgrade from $last: NOT TESTED, the release was not built (shallow clone)"
+elif [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] || [ -f "${CITUS_VENDOR:-$PWD/../shared/vendor}/citus-13.2.2.tar.gz" ]; then
+  tests/upgrade/citus.sh "$last" "$PWD/target/install-stage-$last"
+else
+  echo "citus upgrade from $last: SKIPPED, Citus is not installed and its source is not in ../shared/vendor"
+fi

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A running Citus cluster upgraded from the last release (tests/upgrade/run.sh calls this after
+# its one-node upgrades, with that release's build staged; docs/citus.md, "Upgrade a cluster").
+# The release is installed and a coordinator with two workers made on it; a tenant writes
+# through the coordinator; then this tree's build is installed (by rename), every node
+# restarted and `ALTER EXTENSION memory_ext UPDATE` run once, on the coordinator. Every node must
+# be at the new version with its changes (0.7.0: the trigger functions planned per call on every
+# node), and the tenant's rows must answer through the coordinator and take new writes.
+#
+#   tests/upgrade/citus.sh VERSION STAGE    STAGE: `cargo pgrx package --out-dir` of VERSION
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
+version=${1:?release version}
+stage=${2:?its staged build}
+port=${CITUS_UPGRADE_PORT:-55465}
+dir=/var/tmp/memory_ext/citus-upgrade-$port
+current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+tenant=citus-before   # tests/data/citus_before.sql's
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+q() { local n=$1; shift; "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((port + n)) -U postgres -d postgres "$@"; }
+fail() { echo "citus upgrade from $version: $*" >&2; exit 1; }
+
+scripts/deps.sh citus >/dev/null
+scripts/citus.sh destroy "$dir"
+trap 'scripts/citus.sh destroy "$dir"' EXIT
+
+echo "--- a cluster on $version"
+libdir=$("$PG_CONFIG" --pkglibdir); extdir=$("$PG_CONFIG" --sharedir)/extension
+tmp="$libdir/.memory_ext.so.new.$$"
+as_root install -m 755 "$(find "$stage" -name memory_ext.so -print -quit)" "$tmp"
+as_root mv -f "$tmp" "$libdir/memory_ext.so"
+as_root install -m 644 "$(find "$stage" -name "memory_ext--$version.sql" -print -quit)" "$extdir/memory_ext--$version.sql"
+scripts/citus.sh start "$dir" "$port"
+q 0 -c "CREATE EXTENSION vector" -c "CREATE EXTENSION memory_ext VERSION '$version'" \
+  -c "SELECT memory_citus_distribute() IS NOT NULL" >/dev/null
+q 0 -f tests/data/citus_before.sql >/dev/null
+before=$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant'")
+
+echo "--- this build installed, every node restarted, ALTER EXTENSION memory_ext UPDATE on the coordinator"
+scripts/install.sh >/dev/null
+scripts/citus.sh start "$dir" "$port"   # restarts every node onto the new library
+q 0 -c "ALTER EXTENSION memory_ext UPDATE"
+for i in 0 1 2; do
+  got=$(q "$i" -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'")
+  [ "$got" = "$current" ] || fail "node on port $((port + i)) is at $got, not $current"
+  # 0.7.0's change (sql/citus.sql): every trigger function that runs statements is planned per
+  # call on every node.
+  plans=$(q "$i" -c "SELECT count(*) FROM pg_proc WHERE pronamespace = 'memory'::regnamespace
+                       AND 'plan_cache_mode=force_custom_plan' = ANY (proconfig)")
+  [ "$plans" -ge 8 ] || fail "node on port $((port + i)): $plans trigger functions planned per call, not 8"
+done
+
+echo "--- the tenant's rows through the coordinator"
+after=$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant'")
+[ "$after" = "$before" ] || fail "$before memories before the upgrade, $after after"
+as_tenant() { q 0 -c "SET memory_ext.user_id = '$tenant'" -c "$1"; }
+found=$(as_tenant "SELECT count(*) FROM memory_search('green tea', top_k => 5) WHERE text = 'Ana prefers green tea over coffee.'")
+[ "$found" = 1 ] || fail "memory_search does not find the memory written on $version"
+ctx=$(as_tenant "SELECT compile_core_blocks('before-agent')")
+grep -q "Lives in Lisbon" <<< "$ctx" || fail "the core blocks written on $version do not compile: $ctx"
+as_tenant "SELECT memory_write('{\"text\": \"Ana booked the train to Porto.\", \"category\": \"tasks\"}') ->> 'event'" >/dev/null
+n=$(as_tenant "SELECT count(*) FROM memory_search('Porto', top_k => 10)")
+[ "$n" -ge 2 ] || fail "after a new write, memory_search('Porto') finds $n memories"
+echo "cluster upgraded from $version to $current on all 3 nodes by one ALTER EXTENSION on the coordinator; $after memories kept, reads and writes answer"
