@@ -51,37 +51,52 @@ CREATE INDEX messages_embedding_model_idx ON memory.messages (embedding_model);
 CREATE FUNCTION memory._max_embedding_models() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 16 $$;
 
--- Creates a registered model's partial HNSW indexes (when it has an index type). A trigger on
--- the registry, so that the indexes follow the registry wherever its rows come from: the first
--- write of a model (memory._ensure_embedding_model) or a restore. pg_dump does not dump these
--- indexes (they were made at run time, not by the extension's script), but it dumps the
--- registry (sql/backup.sql); restoring its rows brings every index back.
+-- Creates a registered model's partial HNSW indexes (when it has an index type), if missing.
+-- Called by the trigger on the registry below, so that the indexes follow the registry wherever
+-- its rows come from: the first write of a model (memory._ensure_embedding_model) or a restore.
+-- pg_dump does not dump these indexes (they were made at run time, not by the extension's
+-- script), but it dumps the registry (sql/backup.sql); restoring its rows brings every index
+-- back. memory_citus_distribute() calls it for every registered model too.
+--
+-- On Citus the indexes are made on the coordinator's tables, which propagates them to every
+-- shard; a worker node makes none. The registry is a reference table there, so its trigger
+-- fires on each node's copy of it (a shard named embedding_models_<n>, the coordinator's
+-- included): the node, not the table's name, decides. (0.6.0 and 0.7.0 went by the name, and
+-- on a coordinator that holds a copy of the reference tables, as scripts/citus.sh sets it up,
+-- made no HNSW index at all: every vector search scanned the tenant's rows.)
 --
 -- SECURITY DEFINER because index creation needs the tables' owner. Sound because it creates
--- exactly the indexes described above for a row already admitted into the registry, quoted
--- with format(%I/%L).
-CREATE FUNCTION memory._embedding_model_indexes() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- exactly the indexes described above, quoted with format(%I/%L); not executable by PUBLIC.
+-- client_min_messages: "already exists, skipping" is not the caller's business.
+CREATE FUNCTION memory._create_model_indexes(p_model text, p_dims integer, p_type text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET client_min_messages = warning AS $$
 DECLARE
     vschema text;
-    suffix  text := left(md5(NEW.model_id), 12);
-    typ     text := NEW.index_type;
+    suffix  text := left(md5(p_model), 12);
+    here    boolean := true;
 BEGIN
-    -- On Citus the registry is a reference table, and each node's copy of it (a shard named
-    -- embedding_models_<n>) fires this trigger too; the indexes are made once, on the
-    -- coordinator's table itself, which propagates them to every shard (docs/citus.md).
-    IF typ IS NULL OR TG_TABLE_NAME <> 'embedding_models' THEN
-        RETURN NULL;
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        EXECUTE 'SELECT citus_is_coordinator()' INTO here;
+    END IF;
+    IF p_type IS NULL OR NOT here THEN
+        RETURN;
     END IF;
     SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'vector';
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'items_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+                   'items_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
     PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'messages_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+                   'messages_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'files_emb_' || suffix, vschema, typ, NEW.dims, vschema, typ || '_cosine_ops', NEW.model_id);
+                   'files_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
+END $$;
+REVOKE ALL ON FUNCTION memory._create_model_indexes(text, integer, text) FROM PUBLIC;
+
+CREATE FUNCTION memory._embedding_model_indexes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM memory._create_model_indexes(NEW.model_id, NEW.dims, NEW.index_type);
     RETURN NULL;
 END $$;
 CREATE TRIGGER embedding_models_indexes AFTER INSERT ON memory.embedding_models FOR EACH ROW
@@ -123,6 +138,11 @@ BEGIN
     END IF;
     typ := CASE WHEN p_dims <= 2000 THEN 'vector' WHEN p_dims <= 4000 THEN 'halfvec' END;
     INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
+    -- On Citus the registry's trigger fires where its placements are, which need not include
+    -- this node (the coordinator): its indexes are made here.
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._create_model_indexes(p_model, p_dims, typ);
+    END IF;
     RETURN true;
 END $$;
 REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;

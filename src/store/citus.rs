@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 /// Distributes every tenant table colocated by `user_id` and makes the registry a reference
 /// table (those already done are left as they are, so running it again only adds what a newer
-/// release created), rows already written included, then registers the active embedding model. Registering needs DDL (its
+/// release created), rows already written included, then registers the active embedding model
+/// and makes every registered model's HNSW indexes that are missing. Registering needs DDL (its
 /// HNSW indexes), which Citus cannot mix into a tenant's write, hence here, ahead of any write.
 pub fn distribute() -> Value {
     if !citus::present() {
@@ -102,6 +103,25 @@ pub fn distribute() -> Value {
         }
     });
     let model = register_active_model();
+    let models = spi::rows(
+        include_str!("../../sql/queries/citus_model_indexes.sql"),
+        &[],
+        "listing the registered models",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<i32>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?,
+            ))
+        },
+    );
+    for (id, dims, typ) in models {
+        spi::run(
+            "SELECT memory._create_model_indexes($1, $2, $3)",
+            &[id.as_str().into(), dims.into(), typ.into()],
+            "creating a model's HNSW indexes",
+        );
+    }
     json!({"distributed": tables, "reference": reference, "model": model})
 }
 

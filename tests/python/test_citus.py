@@ -10,7 +10,8 @@ What is checked: every tenant table is distributed and colocated; rows written b
 distributing move into the shards and answer as before; every API function answers
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
-calls touch one worker and one shard group; the backfill reaches every tenant; a purge keeps the term statistics; a third worker added and
+calls touch one worker and one shard group; vector search uses the HNSW index of the tenant's
+shard; the backfill reaches every tenant; a purge keeps the term statistics; a third worker added and
 rebalanced keeps every tenant's rows; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
 tenants go on.
@@ -412,6 +413,56 @@ def test_a_worker_node_backend_stays_bounded_under_writes():
         assert grown < 15_000, f"worker backend {pid} grew by {grown} kB over 800 writes"
     finally:
         c.close()
+
+
+def test_vector_search_uses_the_hnsw_index_of_the_tenants_shard():
+    # The registered model's HNSW index is on every shard partition of memory.items (made on the
+    # coordinator: sql/embed.sql), and memory_query's vector seed uses it on the worker, since the
+    # planner settings go there with the tenant (sql/citus.sql). 0.7.0 made no HNSW index on a
+    # coordinator holding a copy of the reference tables, and a worker planned the seed as a
+    # sort of all of the tenant's rows.
+    c, user = tenant("hnsw")
+    port, _ = node_of(user)
+    with admin() as a:
+        model = one(a, "SELECT memory_citus_distribute() ->> 'model'")
+        suffix = one(a, "SELECT left(md5(%s), 12)", (model,))
+        shards = [
+            f"items_p{i:02d}_" + str(one(a, "SELECT get_shard_id_for_distribution_column(%s, %s::text)",
+                                         (f"memory.items_p{i:02d}", user)))
+            for i in range(16)
+        ]
+    worker_dsn = DSN.replace(f"port={one(c, 'SHOW port')}", f"port={port}")
+    with psycopg.connect(worker_dsn, autocommit=True) as w:
+        w.execute("SET citus.override_table_visibility = off")
+        leaves = w.execute(
+            """SELECT t.relname, EXISTS (SELECT FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+                                          JOIN pg_am am ON am.oid = x.relam
+                                        WHERE i.indrelid = t.oid AND am.amname = 'hnsw' AND x.relname LIKE %s)
+               FROM pg_class t WHERE t.relnamespace = 'memory'::regnamespace AND t.relkind = 'r'
+                 AND t.relname ~ '^items_p[0-9]+_[0-9]+$'""",
+            (f"items_emb_{suffix}%",),
+        ).fetchall()
+        assert len(leaves) >= 16, leaves
+        assert all(has for _, has in leaves), [name for name, has in leaves if not has]
+
+        def scans():
+            w.execute("SELECT pg_stat_clear_snapshot()")
+            return one(w, """SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes
+                             WHERE indexrelname LIKE %s AND relname = ANY(%s)""",
+                       (f"items_emb_{suffix}%", shards))
+
+        try:
+            for i in range(12):
+                write(c, text=f"Vera's note {i}: the greenhouse needs {i + 2} new panes before winter.")
+            before = scans()
+            for q in ("what does the greenhouse need", "panes before winter", "Vera's notes"):
+                assert query(c, query=q, top_k=3)["items"], q
+        finally:
+            c.close()   # the worker backend that served it reports its statistics as it ends
+        deadline = time.time() + 20
+        while scans() < before + 3 and time.time() < deadline:
+            time.sleep(0.5)
+        assert scans() >= before + 3, (before, scans())
 
 
 def test_a_killed_worker_loses_no_acknowledged_write():
