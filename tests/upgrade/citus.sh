@@ -5,7 +5,8 @@
 # through the coordinator; then this tree's build is installed (by rename), every node
 # restarted and `ALTER EXTENSION memory_ext UPDATE` run once, on the coordinator. Every node must
 # be at the new version with its changes (0.7.0: the trigger functions planned per call on every
-# node), and the tenant's rows must answer through the coordinator and take new writes.
+# node; 0.8.0: the model's HNSW index on every shard), and the tenant's rows must answer through
+# the coordinator and take new writes.
 #
 #   tests/upgrade/citus.sh VERSION STAGE    STAGE: `cargo pgrx package --out-dir` of VERSION
 set -euo pipefail
@@ -51,6 +52,17 @@ for i in 0 1 2; do
   plans=$(q "$i" -c "SELECT count(*) FROM pg_proc WHERE pronamespace = 'memory'::regnamespace
                        AND 'plan_cache_mode=force_custom_plan' = ANY (proconfig)")
   [ "$plans" -ge 8 ] || fail "node on port $((port + i)): $plans trigger functions planned per call, not 8"
+done
+
+# 0.8.0's change (sql/embed.sql): the registered model's HNSW index on every shard partition of
+# memory.items (0.6.0 and 0.7.0 made none on this coordinator; the upgrade makes them).
+model=$(q 0 -c "SELECT model_id FROM memory.embedding_models ORDER BY model_id LIMIT 1")
+for i in 1 2; do
+  missing=$(q "$i" -c "SET citus.override_table_visibility = off" -c "SELECT count(*) FROM pg_class t
+      WHERE t.relnamespace = 'memory'::regnamespace AND t.relkind = 'r' AND t.relname ~ '^items_p[0-9]+_[0-9]+\$'
+        AND NOT EXISTS (SELECT FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am am ON am.oid = x.relam
+                        WHERE i.indrelid = t.oid AND am.amname = 'hnsw' AND x.relname LIKE 'items_emb_' || left(md5('$model'), 12) || '%')")
+  [ "$missing" = 0 ] || fail "node on port $((port + i)): $missing shard partitions of memory.items without the HNSW index of $model"
 done
 
 echo "--- the tenant's rows through the coordinator"
