@@ -8,6 +8,7 @@
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
 #   BENCH_CITUS_API_LOAD=50000    of which loaded through memory_write_batch (the rest by SQL)
+#   BENCH_CITUS_ONE_NODE=0        the cluster half only (a rerun)
 #   BENCH_FRESH=1                 start from an empty server (otherwise loaded data is reused:
 #                                 a million memories take a while to load)
 # The server keeps its data in $BENCH_PGDATA between runs and is stopped on exit.
@@ -118,12 +119,27 @@ for s in $suites; do
         -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
     done
     target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+      --load-only --dsn "$cdsn"
+    # The raw statements the suite times (pgvector alone, and the partitions comparison) are
+    # planned by the workers with the planner settings memory_ext's own statements take there
+    # (sql/citus.sql): with its tenant alone in a shard partition, a worker left to itself sorts
+    # all of the tenant's rows instead of using the HNSW index. Set after the load, which runs
+    # with the defaults.
+    for w in 1 2; do
+      "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
+        -c "ALTER SYSTEM SET enable_seqscan = off" -c "SELECT pg_reload_conf()" >/dev/null
+    done
+    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
       --partitions --dsn "$cdsn" --out bench/results/citus
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
-    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
-    psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
-    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
-      --dsn "${dsn/memory_bench/memory_bench_ct}" --out bench/results/citus/one-node
+    # BENCH_CITUS_ONE_NODE=0: the cluster only (a rerun; compare with the one-node figures of an
+    # earlier run, bench/results/citus/one-node).
+    if [ "${BENCH_CITUS_ONE_NODE:-1}" = 1 ]; then
+      psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
+      psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
+      target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+        --dsn "${dsn/memory_bench/memory_bench_ct}" --out bench/results/citus/one-node
+    fi
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.
