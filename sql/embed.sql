@@ -74,12 +74,25 @@ DECLARE
     vschema text;
     suffix  text := left(md5(p_model), 12);
     here    boolean := true;
+    citus   boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
+    pool    text;
 BEGIN
-    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    IF citus THEN
         EXECUTE 'SELECT citus_is_coordinator()' INTO here;
     END IF;
     IF p_type IS NULL OR NOT here THEN
         RETURN;
+    END IF;
+    IF citus THEN
+        -- One shard's index at a time per worker. Otherwise the coordinator opens more
+        -- connections to a worker while its shard builds run long (up to this setting, 16 by
+        -- default), each a parallel HNSW build holding the worker's maintenance_work_mem in
+        -- shared memory: on a cluster of 168,000 memories two builds ran at once on a worker,
+        -- and registering the model on one of 1M (maintenance_work_mem 1GB on the workers) took
+        -- this machine's shared memory from 7.6 to 21.8 GB within a minute, until the kernel's
+        -- OOM killer stopped it. Limited, that build took as long (31.6 s against 32.9 s).
+        pool := current_setting('citus.max_adaptive_executor_pool_size');
+        PERFORM set_config('citus.max_adaptive_executor_pool_size', '1', true);
     END IF;
     SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'vector';
@@ -90,6 +103,9 @@ BEGIN
                    'messages_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
                    'files_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
+    IF citus THEN
+        PERFORM set_config('citus.max_adaptive_executor_pool_size', pool, true);
+    END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._create_model_indexes(text, integer, text) FROM PUBLIC;
 

@@ -676,10 +676,8 @@ pub fn flat_latency(dsn: &str, n: usize) -> Value {
     // The extension's index parameters (sql/embed.sql: pgvector's defaults), partial on the
     // model. One statement per call: on Citus, the three in one simple-protocol batch failed
     // with "cannot insert multiple commands into a prepared statement" (from a worker).
-    // On Citus, one shard's build at a time per worker: by default the coordinator opens up to
-    // 16 connections per worker for the 32 shard indexes, each build taking the worker's
-    // maintenance_work_mem (1GB, in shared memory for a parallel build), and the third 200k run
-    // was OOM-killed here with 24 GB of this machine's RAM in shared memory (dmesg `shmem:`).
+    // On Citus, one shard's build at a time per worker, as memory._create_model_indexes does
+    // (sql/embed.sql says why).
     let pool = if citus {
         "SET citus.max_adaptive_executor_pool_size = 1"
     } else {

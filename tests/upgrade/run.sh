@@ -71,7 +71,7 @@ for release in "${RELEASES[@]}"; do
   # artifacts must go before each build: cargo's dep-info names source files by absolute path,
   # so the other tree's artifacts would otherwise pass for up to date.
   clean_ours
-  (cd "$tree" && CARGO_TARGET_DIR=$OLDPWD/target cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
+  (cd "$tree" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$OLDPWD/target} cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
   clean_ours
   libdir=$("$PG_CONFIG" --pkglibdir); extdir=$("$PG_CONFIG" --sharedir)/extension
   tmp="$libdir/.memory_ext.so.new.$$"
