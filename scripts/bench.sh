@@ -112,21 +112,17 @@ for s in $suites; do
     cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
       -c "CREATE EXTENSION pg_prewarm" -c "SELECT memory_citus_distribute()" >/dev/null
-    # The raw pgvector baseline runs as a plain statement: the iterative scan it is measured with
-    # on one node (a session SET there) must be the workers' own setting here.
-    for w in 1 2; do
-      "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
-        -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" -c "SELECT pg_reload_conf()" >/dev/null
-    done
     target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
       --load-only --dsn "$cdsn"
-    # The raw statements the suite times (pgvector alone, and the partitions comparison) are
-    # planned by the workers with the planner settings memory_ext's own statements take there
-    # (sql/citus.sql): with its tenant alone in a shard partition, a worker left to itself sorts
-    # all of the tenant's rows instead of using the HNSW index. Set after the load, which runs
-    # with the defaults.
+    # The raw statements the suite times (pgvector alone, and the partitions comparison) run as
+    # plain statements: the planner settings memory_ext's own statements take on the workers
+    # (sql/citus.sql), and the raw baseline on one node by a session SET, must be the workers'
+    # own settings here. Without enable_seqscan = off, a worker with the tenant alone in a shard
+    # partition sorts all of its rows instead of using the HNSW index. Set after the load, which
+    # runs with the defaults.
     for w in 1 2; do
       "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((BENCH_CITUS_PORT + w)) -U postgres -d postgres \
+        -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" \
         -c "ALTER SYSTEM SET enable_seqscan = off" -c "SELECT pg_reload_conf()" >/dev/null
     done
     target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
