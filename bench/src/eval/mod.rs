@@ -14,7 +14,7 @@ mod score;
 use load::{Covered, Loaded, Shape};
 use postgres::types::Json;
 use postgres::{Client, NoTls};
-use score::{mean, row, score, Scores, METRICS};
+use score::{best_order, mean, row, score, Scores, METRICS};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -85,7 +85,14 @@ struct Result {
     all: Scores,
     per_category: BTreeMap<i64, Scores>,
     ms: f64,
+    /// The scores of the ranking with its first `depth` memories in their best order, for each
+    /// depth of `BEST_DEPTHS` (score::best_order).
+    best: Vec<Scores>,
 }
+
+/// Depths at which the eval reports the best reordering of memory_query's ranking: what a
+/// reranker reading that many (memory_ext.rerank_depth) could reach at most.
+const BEST_DEPTHS: [usize; 2] = [10, 20];
 
 fn set_tenant(db: &mut Client, tenant: &str) {
     db.batch_execute(&format!(
@@ -108,6 +115,7 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
         .unwrap_or(100);
     let debug = std::env::var("EVAL_DEBUG").is_ok();
     let mut rows = vec![];
+    let mut best_rows: Vec<Vec<Scores>> = vec![vec![]; BEST_DEPTHS.len()];
     let mut by_cat: BTreeMap<i64, Vec<Scores>> = BTreeMap::new();
     let t0 = std::time::Instant::now();
     for q in &l.questions {
@@ -144,7 +152,11 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
         };
         let ranked: Vec<&Covered> = ids.iter().filter_map(|i| l.memories.get(i)).collect();
         let empty = Default::default();
-        let s = score(&ranked, q, l.sessions.get(&q.conv).unwrap_or(&empty));
+        let sessions = l.sessions.get(&q.conv).unwrap_or(&empty);
+        let s = score(&ranked, q, sessions);
+        for (d, out) in BEST_DEPTHS.iter().zip(best_rows.iter_mut()) {
+            out.push(score(&best_order(&ranked, q, *d), q, sessions));
+        }
         if debug {
             let firsts: Vec<&str> = ranked
                 .iter()
@@ -163,6 +175,7 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
         all: mean(&rows),
         per_category: by_cat.into_iter().map(|(c, v)| (c, mean(&v))).collect(),
         ms: t0.elapsed().as_secs_f64() * 1e3 / l.questions.len().max(1) as f64,
+        best: best_rows.iter().map(|r| mean(r)).collect(),
     }
 }
 
@@ -244,6 +257,7 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         let mut js = json!({"shape": shape.name(), "memories": l.written, "configs": []});
         let mut firsts: Vec<Scores> = vec![];
         let mut cats_md = String::new();
+        let mut best_md = String::new();
         for (i, (name, how)) in configs(ablation).iter().enumerate() {
             let r = ask(&mut db, &l, how);
             eprint!("{} {}", shape.name(), row(name, &r.all));
@@ -258,7 +272,17 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             if i < 4 {
                 firsts.push(r.all.clone());
             }
+            if i == 3 {
+                // After the reranked row, which they bound.
+                md.push_str(&best_md);
+            }
             if i == 0 {
+                // What reordering the top could reach at most (the reranker's headroom).
+                for (d, b) in BEST_DEPTHS.iter().zip(&r.best) {
+                    let name = format!("  memory_query's first {d} in their best order (the most a reranker reading {d} can reach)");
+                    best_md.push_str(&row(&name, b));
+                    js["best_order"][d.to_string()] = json!(b);
+                }
                 cats_md = format!(
                     "\n### Per category (memory_query)\n\n{}",
                     header.replace("configuration", "category")

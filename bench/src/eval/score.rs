@@ -53,6 +53,58 @@ pub fn score(ranked: &[&Covered], q: &Question, sessions_of: &HashMap<String, St
     s
 }
 
+/// The ranking with its first `depth` memories reordered so that the first 5 cover as many
+/// evidence turns as any 5 of them can (exact: every choice of the memories that cover any
+/// evidence is tried). Its tR@5 is the most a reranker that reads only those `depth` memories
+/// could reach, whatever its judgement: the headroom a better reranker would have.
+pub fn best_order<'a>(ranked: &[&'a Covered], q: &Question, depth: usize) -> Vec<&'a Covered> {
+    let ev: HashSet<&str> = q.evidence.iter().map(String::as_str).collect();
+    let depth = depth.min(ranked.len());
+    let useful: Vec<usize> = (0..depth)
+        .filter(|&i| ranked[i].dias.iter().any(|d| ev.contains(d.as_str())))
+        .collect();
+    let covers = |pick: &[usize]| -> usize {
+        let mut c: HashSet<&str> = HashSet::new();
+        for &i in pick {
+            c.extend(
+                ranked[i]
+                    .dias
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|d| ev.contains(d)),
+            );
+        }
+        c.len()
+    };
+    // Every choice of min(5, useful) of the useful ones; the best is kept (first found on ties).
+    let k = useful.len().min(5);
+    let mut best: Vec<usize> = useful[..k].to_vec();
+    let mut best_n = covers(&best);
+    let mut idx: Vec<usize> = (0..k).collect();
+    loop {
+        let pick: Vec<usize> = idx.iter().map(|&j| useful[j]).collect();
+        let n = covers(&pick);
+        if n > best_n {
+            (best, best_n) = (pick, n);
+        }
+        // The next combination of k out of useful.len(), in lexicographic order.
+        let Some(p) = (0..k).rev().find(|&p| idx[p] < useful.len() - k + p) else {
+            break;
+        };
+        idx[p] += 1;
+        for r in p + 1..k {
+            idx[r] = idx[r - 1] + 1;
+        }
+    }
+    let mut out: Vec<&Covered> = best.iter().map(|&i| ranked[i]).collect();
+    out.extend(
+        (0..ranked.len())
+            .filter(|i| !best.contains(i))
+            .map(|i| ranked[i]),
+    );
+    out
+}
+
 pub fn mean(rows: &[Scores]) -> Scores {
     let mut out = Scores::new();
     for r in rows {
@@ -107,5 +159,34 @@ mod tests {
         let s = score(&[&a], &q, &sessions);
         assert_eq!(s["tR@5"], 0.0);
         assert_eq!(s["sR@5"], 0.5);
+    }
+
+    #[test]
+    fn the_best_order_covers_what_any_five_of_the_first_depth_can() {
+        let q = Question {
+            tenant: "t".into(),
+            conv: "c".into(),
+            text: "q".into(),
+            category: 1,
+            evidence: vec!["D1:1".into(), "D1:2".into(), "D1:3".into()],
+            reference: None,
+        };
+        let none = cov(&["D9:9"], "c:9");
+        let one = cov(&["D1:1"], "c:1");
+        let two = cov(&["D1:1", "D1:2"], "c:1");
+        let three = cov(&["D1:3"], "c:1");
+        let mut ranked = vec![&none; 5];
+        ranked.extend([&one, &two, &none, &three]);
+        let sessions = HashMap::new();
+        assert_eq!(score(&ranked, &q, &sessions)["tR@5"], 0.0);
+        // Within the first 7 only D1:1 and D1:2 are covered; within the first 9, all three.
+        let s = score(&best_order(&ranked, &q, 7), &q, &sessions);
+        assert!((s["tR@5"] - 2.0 / 3.0).abs() < 1e-9);
+        let b = best_order(&ranked, &q, 9);
+        assert_eq!(score(&b, &q, &sessions)["tR@5"], 1.0);
+        // Nothing is lost: the same memories, the reordered ones first.
+        assert_eq!(b.len(), ranked.len());
+        // Those that cover evidence come first, in the ranking's order.
+        assert!(std::ptr::eq(b[0], &one) && std::ptr::eq(b[1], &two) && std::ptr::eq(b[2], &three));
     }
 }
