@@ -411,7 +411,7 @@ fn query_suite(a: &Args) {
         flat.as_ref().map_or(String::new(), |p| if let Some(e) = p["error"].as_str() {
             format!("\nThe unpartitioned copy for the partitions comparison could not be made: {e}\n")
         } else { format!(
-            "\n| raw pgvector query (300 runs, interleaved) | p50 ms | p95 ms |\n|---|---|---|\n\
+            "\n| raw pgvector query (300 runs per side, each side warmed on every tenant first) | p50 ms | p95 ms |\n|---|---|---|\n\
              | on memory.items (16 hash partitions) | {:.2} | {:.2} |\n\
              | on an unpartitioned copy of the same rows (same index parameters) | {:.2} | {:.2} |\n\n\
              The copy and its HNSW index took {:.0} s.\n",
