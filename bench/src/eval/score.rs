@@ -78,8 +78,7 @@ pub fn best_order<'a>(ranked: &[&'a Covered], q: &Question, depth: usize) -> Vec
     };
     // Every choice of min(5, useful) of the useful ones; the best is kept (first found on ties).
     let k = useful.len().min(5);
-    let mut best: Vec<usize> = useful[..k].to_vec();
-    let mut best_n = covers(&best);
+    let (mut best, mut best_n): (Vec<usize>, usize) = (vec![], 0);
     let mut idx: Vec<usize> = (0..k).collect();
     loop {
         let pick: Vec<usize> = idx.iter().map(|&j| useful[j]).collect();
