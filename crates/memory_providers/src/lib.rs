@@ -6,6 +6,7 @@
 //! Tested by `cargo test -p memory_providers`: the model against an independent numpy
 //! reference, the HTTP clients against a real server on 127.0.0.1.
 
+mod bert;
 pub mod embed;
 pub mod llm;
 pub mod post;

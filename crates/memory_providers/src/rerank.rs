@@ -4,11 +4,9 @@
 //! one forward pass per candidate, so the search applies it to the top of the fused pool only
 //! (src/store/search/, docs/retrieval.md). Weights: `make deps` (scripts/deps.sh).
 
-use crate::embed::builtin::{inputs, load_bert, shortest_first};
+use crate::bert::{Bert, Dense};
+use crate::embed::builtin::load_checkpoint;
 use crate::embed::EmbedError;
-use candle_core::Module;
-use candle_nn::{linear, Linear};
-use candle_transformers::models::bert::BertModel;
 use std::path::Path;
 use tokenizers::{EncodeInput, Tokenizer};
 
@@ -17,14 +15,14 @@ pub const MODEL_NAME: &str = "ms-marco-MiniLM-L-12-v2";
 /// Longest pair in tokens. Memories are short; a long one is cut from its end (longest first),
 /// and the query keeps its tokens.
 pub const MAX_TOKENS: usize = 256;
-/// Pairs per forward pass.
+/// Pairs per forward pass: they are packed without padding (crate::bert), so a batch only
+/// bounds memory (16 pairs of 256 tokens: ~25 MB of activations).
 const BATCH: usize = 16;
-const HIDDEN: usize = 384;
 
 pub struct CrossEncoder {
-    bert: BertModel,
-    pooler: Linear,
-    classifier: Linear,
+    bert: Bert,
+    pooler: Dense,
+    classifier: Dense,
     tokenizer: Tokenizer,
 }
 
@@ -32,13 +30,17 @@ impl CrossEncoder {
     /// Loads the model from `dir` (config.json, tokenizer.json, model.safetensors with
     /// `bert.*`, `bert.pooler.dense.*` and `classifier.*` weights).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        let (bert, tokenizer, root) = load_bert(dir, "bert", MAX_TOKENS)?;
-        let load_err = |e: candle_core::Error| EmbedError::ModelLoad {
+        let (config, tokenizer, root) = load_checkpoint(dir, MAX_TOKENS)?;
+        let load_err = |reason: String| EmbedError::ModelLoad {
             path: dir.display().to_string(),
-            reason: e.to_string(),
+            reason,
         };
-        let pooler = linear(HIDDEN, HIDDEN, root.pp("bert.pooler.dense")).map_err(load_err)?;
-        let classifier = linear(HIDDEN, 1, root.pp("classifier")).map_err(load_err)?;
+        let bert = Bert::load(root.pp("bert"), &config).map_err(load_err)?;
+        let h = bert.hidden();
+        let pooler =
+            Dense::load(root.pp("bert.pooler.dense"), h, h).map_err(|e| load_err(e.to_string()))?;
+        let classifier =
+            Dense::load(root.pp("classifier"), h, 1).map_err(|e| load_err(e.to_string()))?;
         Ok(CrossEncoder {
             bert,
             pooler,
@@ -48,9 +50,13 @@ impl CrossEncoder {
     }
 
     /// One relevance logit per text, in order (higher = more relevant; ms-marco logits run from
-    /// about -11 to +11). Shortest first in batches, like the encoder (embed/builtin.rs).
+    /// about -11 to +11).
     pub fn score(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
-        shortest_first(texts, BATCH, |batch| self.score_batch(query, batch))
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            out.extend(self.score_batch(query, batch)?);
+        }
+        Ok(out)
     }
 
     fn score_batch(&self, query: &str, texts: &[&str]) -> Result<Vec<f32>, EmbedError> {
@@ -60,23 +66,29 @@ impl CrossEncoder {
             .tokenizer
             .encode_batch(pairs, true)
             .map_err(|e| err(&e))?;
-        let (ids, type_ids, mask) = inputs(&encodings)?;
-        let logits = (|| {
-            let hidden = self.bert.forward(&ids, &type_ids, Some(&mask))?;
-            let cls = hidden.narrow(1, 0, 1)?.squeeze(1)?;
-            let pooled = self.pooler.forward(&cls)?.tanh()?;
-            self.classifier.forward(&pooled)?.squeeze(1)
-        })()
-        .map_err(|e| err(&e))?;
-        logits.to_vec1().map_err(|e| err(&e))
+        let seqs: Vec<(&[u32], &[u32])> = encodings
+            .iter()
+            .map(|e| (e.get_ids(), e.get_type_ids()))
+            .collect();
+        let hidden = self.bert.forward(&seqs)?;
+        // Each pair's [CLS] state (its first token), through the pooler and the classifier.
+        let h = self.bert.hidden();
+        let mut cls = Vec::with_capacity(seqs.len() * h);
+        let mut at = 0;
+        for (ids, _) in &seqs {
+            cls.extend_from_slice(&hidden[at * h..(at + 1) * h]);
+            at += ids.len();
+        }
+        let mut pooled = self.pooler.forward(&cls, None);
+        pooled.iter_mut().for_each(|v| *v = v.tanh());
+        Ok(self.classifier.forward(&pooled, None))
     }
 }
 
 /// Token ids of a pair as the model sees them (for tests against the reference tokenizer).
 pub fn pair_token_ids(m: &CrossEncoder, query: &str, text: &str) -> Result<Vec<u32>, EmbedError> {
-    let mut t = m.tokenizer.clone();
-    t.with_padding(None);
-    let e = t
+    let e = m
+        .tokenizer
         .encode((query, text), true)
         .map_err(|e| EmbedError::Inference(e.to_string()))?;
     Ok(e.get_ids().to_vec())

