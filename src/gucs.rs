@@ -34,7 +34,7 @@ pub enum TokenEncoding {
 /// Which embedding provider turns text into vectors.
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum EmbeddingProvider {
-    /// A built-in model in-process (candle, `memory_ext.builtin_model`), 384 dimensions, no
+    /// A built-in model in-process (`memory_ext.builtin_model`), 384 dimensions, no
     /// network.
     #[name = c"builtin"]
     Builtin,

@@ -210,15 +210,14 @@ fn builtin_model() -> Result<Rc<Encoder>, EmbedError> {
     })
 }
 
-/// Tells candle how many threads its matrix products use (`memory_ext.builtin_threads`), once per
-/// backend, before the model's first use.
+/// Tells the models' forward pass how many threads to use (`memory_ext.builtin_threads`), once
+/// per backend, before the model's first use.
 ///
 /// # Why an environment variable
-/// candle reads the count from `RAYON_NUM_THREADS` on every matrix product, and without it
-/// counts physical cores by reading /proc/cpuinfo, again on every product: measured on a short
-/// query (crates/memory_providers/examples/embed_speed.rs), the default took 14.8 ms p50 with
-/// one thread, 11.5 ms with the variable at 2 on this 2-core machine. The rayon pool it starts
-/// reads the same variable. Set before any such thread exists: the backend is single-threaded here.
+/// The forward pass (crates/memory_providers/src/bert.rs) runs its matrix products and attention
+/// on rayon's global pool, which reads `RAYON_NUM_THREADS` when it starts and otherwise takes
+/// every CPU it sees, whatever share of them the server should use. Set before any such thread
+/// exists: the backend is single-threaded here.
 pub(crate) fn set_builtin_threads() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -232,7 +231,7 @@ pub(crate) fn set_builtin_threads() {
 /// also on unwind.
 ///
 /// # Why
-/// candle and tokenizers start worker threads on first use. A new thread inherits its
+/// rayon (the models' forward pass) and tokenizers start worker threads on first use. A new thread inherits its
 /// creator's signal mask; Postgres delivers SIGINT, SIGTERM, SIGUSR1 ... to the process, and the
 /// kernel may hand them to any thread that does not block them, where the backend's handlers
 /// would run on a thread Postgres knows nothing about. Creating those threads with everything
