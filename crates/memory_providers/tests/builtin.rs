@@ -43,7 +43,7 @@ fn check_reference(model: &Encoder, fixture: &str) {
     assert_eq!(fixture["model"], model.spec().name);
     let cases = fixture["cases"].as_array().unwrap();
     let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
-    // All at once, so padding inside a batch is exercised too.
+    // All at once, so inputs packed into one batch are exercised too.
     let got = model.embed(&texts).unwrap();
     for (case, v) in cases.iter().zip(&got) {
         let text = case["text"].as_str().unwrap();
@@ -72,7 +72,7 @@ fn check_reference(model: &Encoder, fixture: &str) {
         );
         assert!(worst < 1e-4, "{text:?}: max difference {worst}");
     }
-    // One at a time gives the same vectors as the batch (padding does not leak in).
+    // One at a time gives the same vectors as the batch (packed inputs do not attend to each other).
     assert_each_as_alone(model, &texts, &got);
 }
 

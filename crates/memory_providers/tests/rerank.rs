@@ -33,7 +33,7 @@ fn matches_the_numpy_reference() {
             .collect();
         assert_eq!(pair_token_ids(model(), q, t).unwrap(), ids, "{q:?} / {t:?}");
     }
-    // Pairs of one query in one call (padded together), and each alone: both match numpy.
+    // Pairs of one query in one call (packed together), and each alone: both match numpy.
     let query = cases[0]["query"].as_str().unwrap();
     let same: Vec<&serde_json::Value> = cases.iter().filter(|c| c["query"] == query).collect();
     let texts: Vec<&str> = same.iter().map(|c| c["text"].as_str().unwrap()).collect();
