@@ -20,6 +20,9 @@ use serde::Deserialize;
 /// The parts of a Hugging Face BERT config.json this forward pass reads.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Config {
+    vocab_size: usize,
+    #[serde(default = "default_types")]
+    type_vocab_size: usize,
     hidden_size: usize,
     num_attention_heads: usize,
     num_hidden_layers: usize,
@@ -29,6 +32,10 @@ pub(crate) struct Config {
     layer_norm_eps: f32,
     #[serde(default = "default_act")]
     hidden_act: String,
+}
+
+fn default_types() -> usize {
+    2
 }
 
 fn default_eps() -> f32 {
@@ -189,9 +196,10 @@ impl Bert {
         (|| {
             let h = c.hidden_size;
             let e = vb.pp("embeddings");
-            let word = e.pp("word_embeddings").get_unchecked("weight")?;
-            let types = e.pp("token_type_embeddings").get_unchecked("weight")?;
-            let n_types = types.dims2()?.0;
+            let word = e.pp("word_embeddings").get((c.vocab_size, h), "weight")?;
+            let types = e
+                .pp("token_type_embeddings")
+                .get((c.type_vocab_size, h), "weight")?;
             let mut layers = vec![];
             for i in 0..c.num_hidden_layers {
                 let l = vb.pp(format!("encoder.layer.{i}"));
@@ -221,7 +229,7 @@ impl Bert {
                     .flatten_all()?
                     .to_vec1()?,
                 token_type: types.flatten_all()?.to_vec1()?,
-                types: n_types,
+                types: c.type_vocab_size,
                 ln: Norm::load(e.pp("LayerNorm"), h, c.layer_norm_eps)?,
                 layers,
             })
@@ -492,6 +500,91 @@ mod tests {
             }
             s * (1.0 - (-x * x).exp() / std::f64::consts::PI.sqrt() / (x + f))
         }
+    }
+
+    /// A two-layer BERT of random weights, small enough to build here.
+    fn tiny() -> Bert {
+        use candle_core::{DType, Device, Tensor};
+        let c: Config = serde_json::from_value(serde_json::json!({
+            "vocab_size": 30, "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 2,
+            "intermediate_size": 16, "max_position_embeddings": 12
+        }))
+        .unwrap();
+        let mut t = std::collections::HashMap::new();
+        let mut seed = 7u64;
+        let mut put = |name: String, shape: &[usize]| {
+            let n: usize = shape.iter().product();
+            let v: Vec<f32> = (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.8
+                })
+                .collect();
+            t.insert(name, Tensor::from_vec(v, shape, &Device::Cpu).unwrap());
+        };
+        put("embeddings.word_embeddings.weight".into(), &[30, 8]);
+        put("embeddings.position_embeddings.weight".into(), &[12, 8]);
+        put("embeddings.token_type_embeddings.weight".into(), &[2, 8]);
+        put("embeddings.LayerNorm.weight".into(), &[8]);
+        put("embeddings.LayerNorm.bias".into(), &[8]);
+        for l in 0..2 {
+            let p = format!("encoder.layer.{l}");
+            for (n, o, i) in [
+                ("attention.self.query", 8, 8),
+                ("attention.self.key", 8, 8),
+                ("attention.self.value", 8, 8),
+                ("attention.output.dense", 8, 8),
+                ("intermediate.dense", 16, 8),
+                ("output.dense", 8, 16),
+            ] {
+                put(format!("{p}.{n}.weight"), &[o, i]);
+                put(format!("{p}.{n}.bias"), &[o]);
+            }
+            for n in ["attention.output.LayerNorm", "output.LayerNorm"] {
+                put(format!("{p}.{n}.weight"), &[8]);
+                put(format!("{p}.{n}.bias"), &[8]);
+            }
+        }
+        Bert::load(VarBuilder::from_tensors(t, DType::F32, &Device::Cpu), &c).unwrap()
+    }
+
+    #[test]
+    fn packed_inputs_do_not_see_each_other() {
+        let m = tiny();
+        let a: (&[u32], &[u32]) = (&[1, 5, 9, 2], &[0, 0, 1, 1]);
+        let b: (&[u32], &[u32]) = (&[1, 7, 2], &[0, 0, 0]);
+        let both = m.forward(&[a, b]).unwrap();
+        let alone = [m.forward(&[a]).unwrap(), m.forward(&[b]).unwrap()].concat();
+        assert_eq!(both.len(), 7 * 8);
+        for (x, y) in both.iter().zip(&alone) {
+            assert!((x - y).abs() < 1e-5, "{x} vs {y}");
+        }
+        // and the second input's states are not the first's: attention did run per input
+        assert!((both[0] - both[4 * 8]).abs() > 1e-3 || (both[1] - both[4 * 8 + 1]).abs() > 1e-3);
+    }
+
+    #[test]
+    fn inputs_out_of_the_models_range_are_errors() {
+        let m = tiny();
+        assert!(
+            m.forward(&[(&[1, 30], &[0, 0])]).is_err(),
+            "token id past the vocabulary"
+        );
+        assert!(
+            m.forward(&[(&[1, 2], &[0, 2])]).is_err(),
+            "segment past the types"
+        );
+        assert!(
+            m.forward(&[(&[1; 13], &[0; 13])]).is_err(),
+            "longer than the positions"
+        );
+        assert!(
+            m.forward(&[(&[1, 2], &[0])]).is_err(),
+            "ids and segments disagree"
+        );
+        assert!(m.forward(&[]).unwrap().is_empty());
     }
 
     #[test]
