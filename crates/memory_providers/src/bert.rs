@@ -244,9 +244,18 @@ impl Bert {
         self.hidden
     }
 
+    /// The last layer's states of tokenised inputs (each with its token and segment ids).
+    pub(crate) fn run(&self, encodings: &[tokenizers::Encoding]) -> Result<States, EmbedError> {
+        let seqs: Vec<(&[u32], &[u32])> = encodings
+            .iter()
+            .map(|e| (e.get_ids(), e.get_type_ids()))
+            .collect();
+        self.forward(&seqs)
+    }
+
     /// The last layer's state of every token of `seqs` (token ids and segment ids of each
-    /// sequence), the sequences one after another: (total tokens × hidden), row-major.
-    pub(crate) fn forward(&self, seqs: &[(&[u32], &[u32])]) -> Result<Vec<f32>, EmbedError> {
+    /// sequence).
+    pub(crate) fn forward(&self, seqs: &[(&[u32], &[u32])]) -> Result<States, EmbedError> {
         let h = self.hidden;
         let vocab = self.word.len() / h;
         let mut spans = Vec::with_capacity(seqs.len());
@@ -285,7 +294,32 @@ impl Bert {
             x = l.down.forward(&u, Some(&a));
             l.ln2.apply(&mut x);
         }
-        Ok(x)
+        Ok(States {
+            x,
+            spans,
+            hidden: h,
+        })
+    }
+}
+
+/// A forward pass's output: every token's state, the inputs one after another.
+pub(crate) struct States {
+    /// (total tokens × hidden), row-major.
+    x: Vec<f32>,
+    /// Each input's first token and length.
+    spans: Vec<(usize, usize)>,
+    hidden: usize,
+}
+
+impl States {
+    /// Input `i`'s token states: (its tokens × hidden), row-major; its [CLS] state first.
+    pub(crate) fn input(&self, i: usize) -> &[f32] {
+        let (o, len) = self.spans[i];
+        &self.x[o * self.hidden..(o + len) * self.hidden]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
     }
 }
 
@@ -558,8 +592,8 @@ mod tests {
         let m = tiny();
         let a: (&[u32], &[u32]) = (&[1, 5, 9, 2], &[0, 0, 1, 1]);
         let b: (&[u32], &[u32]) = (&[1, 7, 2], &[0, 0, 0]);
-        let both = m.forward(&[a, b]).unwrap();
-        let alone = [m.forward(&[a]).unwrap(), m.forward(&[b]).unwrap()].concat();
+        let both = m.forward(&[a, b]).unwrap().x;
+        let alone = [m.forward(&[a]).unwrap().x, m.forward(&[b]).unwrap().x].concat();
         assert_eq!(both.len(), 7 * 8);
         for (x, y) in both.iter().zip(&alone) {
             assert!((x - y).abs() < 1e-5, "{x} vs {y}");
@@ -587,7 +621,7 @@ mod tests {
             m.forward(&[(&[1, 2], &[0])]).is_err(),
             "ids and segments disagree"
         );
-        assert!(m.forward(&[]).unwrap().is_empty());
+        assert_eq!(m.forward(&[]).unwrap().len(), 0);
     }
 
     #[test]

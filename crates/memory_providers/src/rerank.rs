@@ -66,19 +66,12 @@ impl CrossEncoder {
             .tokenizer
             .encode_batch(pairs, true)
             .map_err(|e| err(&e))?;
-        let seqs: Vec<(&[u32], &[u32])> = encodings
-            .iter()
-            .map(|e| (e.get_ids(), e.get_type_ids()))
-            .collect();
-        let hidden = self.bert.forward(&seqs)?;
+        let states = self.bert.run(&encodings)?;
         // Each pair's [CLS] state (its first token), through the pooler and the classifier.
         let h = self.bert.hidden();
-        let mut cls = Vec::with_capacity(seqs.len() * h);
-        let mut at = 0;
-        for (ids, _) in &seqs {
-            cls.extend_from_slice(&hidden[at * h..(at + 1) * h]);
-            at += ids.len();
-        }
+        let cls: Vec<f32> = (0..states.len())
+            .flat_map(|i| states.input(i)[..h].iter().copied())
+            .collect();
         let mut pooled = self.pooler.forward(&cls, None);
         pooled.iter_mut().for_each(|v| *v = v.tanh());
         Ok(self.classifier.forward(&pooled, None))

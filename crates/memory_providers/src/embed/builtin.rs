@@ -110,6 +110,13 @@ impl Encoder {
             path: dir.display().to_string(),
             reason,
         })?;
+        // The width is the model's, fixed at load: checked once, not per vector.
+        if model.hidden() != DIMS {
+            return Err(EmbedError::Dimensions {
+                expected: DIMS,
+                got: model.hidden(),
+            });
+        }
         Ok(Encoder {
             model,
             tokenizer,
@@ -141,43 +148,31 @@ impl Encoder {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
-        let seqs: Vec<(&[u32], &[u32])> = encodings
-            .iter()
-            .map(|e| (e.get_ids(), e.get_type_ids()))
-            .collect();
-        let hidden = self.model.forward(&seqs)?;
-        let h = self.model.hidden();
-        if h != DIMS {
-            return Err(EmbedError::Dimensions {
-                expected: DIMS,
-                got: h,
-            });
-        }
-        let mut vectors = Vec::with_capacity(seqs.len());
-        let mut at = 0;
-        for (ids, _) in &seqs {
-            let rows = &hidden[at * h..(at + ids.len()) * h];
-            at += ids.len();
-            let mut v = match self.spec.pooling {
-                // [CLS] is the first token of every input.
-                Pooling::Cls => rows[..h].to_vec(),
-                // The mean over the input's tokens (there is no padding to leave out).
-                Pooling::Mean => {
-                    let mut m = vec![0.0f32; h];
-                    for r in rows.chunks_exact(h) {
-                        for (a, x) in m.iter_mut().zip(r) {
-                            *a += x;
+        let states = self.model.run(&encodings)?;
+        let h = DIMS;
+        Ok((0..states.len())
+            .map(|i| {
+                let rows = states.input(i);
+                let mut v = match self.spec.pooling {
+                    // [CLS] is the first token of every input.
+                    Pooling::Cls => rows[..h].to_vec(),
+                    // The mean over the input's tokens (there is no padding to leave out).
+                    Pooling::Mean => {
+                        let mut m = vec![0.0f32; h];
+                        for r in rows.chunks_exact(h) {
+                            for (a, x) in m.iter_mut().zip(r) {
+                                *a += x;
+                            }
                         }
+                        let n = (rows.len() / h).max(1) as f32;
+                        m.iter_mut().for_each(|a| *a /= n);
+                        m
                     }
-                    let n = ids.len().max(1) as f32;
-                    m.iter_mut().for_each(|a| *a /= n);
-                    m
-                }
-            };
-            normalize(&mut v);
-            vectors.push(v);
-        }
-        Ok(vectors)
+                };
+                normalize(&mut v);
+                v
+            })
+            .collect())
     }
 }
 
