@@ -4,7 +4,9 @@
 //! role is a superuser (it creates the test roles). The tests refuse to run without it rather
 //! than pass vacuously.
 
+use postgres::types::Json;
 use postgres::{Client, NoTls};
+use serde_json::Value;
 
 pub fn dsn() -> String {
     std::env::var("MEMORY_EXT_TEST_DSN").expect(
@@ -43,6 +45,26 @@ fn current_db(c: &mut Client) -> String {
     c.query_one("SELECT current_database()", &[])
         .unwrap()
         .get(0)
+}
+
+/// A connection as the ordinary role `role` (created once) acting for a fresh tenant named after
+/// `prefix`: what an application's session looks like.
+pub fn tenant_session(role: &str, prefix: &str) -> (Client, String) {
+    ensure_role(&mut admin(), role);
+    let t = unique(prefix);
+    let mut c = connect_as(role);
+    c.batch_execute(&format!("SET memory_ext.user_id = '{t}'"))
+        .unwrap();
+    (c, t)
+}
+
+/// `SELECT function($1)` with a JSON request: the JSON it returns.
+pub fn call(c: &mut Client, function: &str, req: Value) -> Value {
+    let r: Json<Value> = c
+        .query_one(&format!("SELECT {function}($1)"), &[&Json(req)])
+        .unwrap()
+        .get(0);
+    r.0
 }
 
 /// A name unique to this test run, so tests can share one database.

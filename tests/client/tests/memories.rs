@@ -2,35 +2,24 @@
 //! budget (counted independently here), threshold, soft deletes, the delta header, tenant
 //! isolation, the bulk path, concurrent writers and readers, and the plan at 20k memories.
 
-use memory_ext_client_tests::{admin, connect_as, ensure_role, sqlstate, unique};
+use memory_ext_client_tests::{
+    self as client, admin, call, connect_as, ensure_role, sqlstate, unique,
+};
 use postgres::types::Json;
 use postgres::Client;
 use serde_json::{json, Value};
 
 /// An ordinary role acting for a fresh tenant.
 fn tenant_session() -> (Client, String) {
-    ensure_role(&mut admin(), "me_app");
-    let t = unique("mem");
-    let mut c = connect_as("me_app");
-    c.batch_execute(&format!("SET memory_ext.user_id = '{t}'"))
-        .unwrap();
-    (c, t)
+    client::tenant_session("me_app", "mem")
 }
 
 fn write(c: &mut Client, req: Value) -> Value {
-    let r: Json<Value> = c
-        .query_one("SELECT memory_write($1)", &[&Json(req)])
-        .unwrap()
-        .get(0);
-    r.0
+    call(c, "memory_write", req)
 }
 
 fn query(c: &mut Client, req: Value) -> Value {
-    let r: Json<Value> = c
-        .query_one("SELECT memory_query($1)", &[&Json(req)])
-        .unwrap()
-        .get(0);
-    r.0
+    call(c, "memory_query", req)
 }
 
 fn query_err(c: &mut Client, req: Value) -> String {

@@ -3,34 +3,20 @@
 //! to the returned score, dated bullets that keep the token budget (counted independently here),
 //! memory_context's dated lines, and empty results that say why.
 
-use memory_ext_client_tests::{admin, connect_as, ensure_role, unique};
-use postgres::types::Json;
+use memory_ext_client_tests::{self as client, call, unique};
 use postgres::Client;
 use serde_json::{json, Value};
 
 fn tenant_session() -> (Client, String) {
-    ensure_role(&mut admin(), "search_app");
-    let t = unique("search");
-    let mut c = connect_as("search_app");
-    c.batch_execute(&format!("SET memory_ext.user_id = '{t}'"))
-        .unwrap();
-    (c, t)
+    client::tenant_session("search_app", "search")
 }
 
 fn write(c: &mut Client, req: Value) -> Value {
-    let r: Json<Value> = c
-        .query_one("SELECT memory_write($1)", &[&Json(req)])
-        .unwrap()
-        .get(0);
-    r.0
+    call(c, "memory_write", req)
 }
 
 fn query(c: &mut Client, req: Value) -> Value {
-    let r: Json<Value> = c
-        .query_one("SELECT memory_query($1)", &[&Json(req)])
-        .unwrap()
-        .get(0);
-    r.0
+    call(c, "memory_query", req)
 }
 
 fn texts(r: &Value) -> Vec<String> {
