@@ -14,14 +14,24 @@ DB=memory_demo
 psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$RUN_PORT" -U postgres "$@"; }
 
 scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
-# 0.1.0 has no upgrade scripts yet: a demo database made by another build of it (its install
-# script differs from the one installed now) is made again rather than left half-working. The
-# database's comment records which install script made it.
-build="memory_ext build $(md5sum "$("$PG_CONFIG" --sharedir)/extension/memory_ext--0.1.0.sql" | cut -d' ' -f1)"
-if [ -n "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ] &&
-   [ "$(psql_run -d postgres -tAc "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = '$DB'")" != "$build" ]; then
-  echo "The demo database was made by another build of memory_ext: making it again."
-  psql_run -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
+# A demo database made by an earlier release is upgraded in place (ALTER EXTENSION ... UPDATE,
+# the path tests/upgrade tests), so its memories survive. One made by another build of the
+# same version (a development build whose install script differs from the one installed now)
+# is made again rather than left half-working; the database's comment records which install
+# script made it.
+ext=$("$PG_CONFIG" --sharedir)/extension
+version=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$ext/memory_ext.control")
+build="memory_ext $version build $(md5sum "$ext/memory_ext--$version.sql" | cut -d' ' -f1)"
+if [ -n "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
+  have=$(psql_run -d "$DB" -tAc "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'")
+  made=$(psql_run -d postgres -tAc "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = '$DB'")
+  if [ -n "$have" ] && [ "$have" != "$version" ]; then
+    echo "The demo database has memory_ext $have: upgrading it to $version."
+    psql_run -d "$DB" -c "ALTER EXTENSION memory_ext UPDATE" -c "COMMENT ON DATABASE $DB IS '$build'"
+  elif [ "$made" != "$build" ]; then
+    echo "The demo database was made by another build of memory_ext $version: making it again."
+    psql_run -d postgres -c "DROP DATABASE $DB WITH (FORCE)"
+  fi
 fi
 if [ -z "$(psql_run -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
   psql_run -d postgres -c "CREATE DATABASE $DB" -c "COMMENT ON DATABASE $DB IS '$build'"

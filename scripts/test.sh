@@ -125,6 +125,26 @@ if want client; then
   [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
   psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
   echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"
+  step "client: make run's script (scripts/run.sh) on a server of its own, run three times"
+  # On its own port and directory, so a `make run` server of the user's is never touched.
+  run_port=$((TEST_PORT + 6)); run_dir=/var/tmp/memory_ext/run-test-$run_port
+  psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$run_port" -U postgres -d memory_demo "$@"; }
+  scripts/cluster.sh destroy "$run_dir"
+  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/cluster.sh destroy "$run_dir"' EXIT
+  RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
+  grep -q "memory_ext is running" "$OUT/run.out"
+  psql_run -c "SET memory_ext.user_id = 'demo-user'" -c "SELECT memory_write('{\"text\": \"run.sh keeps me\"}')" > /dev/null
+  # A second run keeps the demo database and what was written to it.
+  RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
+  [ "$(psql_run -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 1 ]
+  # One made by another build of the same version is made again, not left half-working.
+  psql_run -c "COMMENT ON DATABASE memory_demo IS 'memory_ext another build'"
+  RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
+  grep -q "made by another build" "$OUT/run.out"
+  [ "$(psql_run -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 0 ]
+  scripts/cluster.sh destroy "$run_dir"; rm -f "/var/tmp/memory_ext/mcp-$run_port.json"
+  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"' EXIT
+  echo "run.sh: started, kept the demo's data on a second run, remade a database of another build"
 fi
 
 if want backup; then
