@@ -47,6 +47,17 @@ layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker citus
 step() { printf '\n==> %s\n' "$*"; }
 want() { [[ " $layers " == *" $1 "* ]]; }
 psql_test() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
+# What the layers start, removed on exit: each is named here once it has been started.
+standin_pid= test_dir= run_dir= run_port= citus_dir=
+# make run's server of the client layer, and the MCP configuration run.sh writes beside it.
+stop_run() { scripts/cluster.sh destroy "$run_dir"; rm -f "$(dirname "$run_dir")/mcp-$run_port.json"; run_dir=; }
+cleanup() {
+  [ -z "$standin_pid" ] || kill "$standin_pid" 2>/dev/null || true
+  [ -z "$test_dir" ] || scripts/cluster.sh destroy "$test_dir"
+  [ -z "$run_dir" ] || stop_run
+  [ -z "$citus_dir" ] || scripts/citus.sh destroy "$citus_dir"
+}
+trap cleanup EXIT
 
 if want lint; then
   step "cargo fmt --check"
@@ -79,7 +90,7 @@ if want regress || want client || want backup || want crash || want fuzz || want
   cargo build -q -p memory_ext_standin
   target/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
   standin_pid=$!
-  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"' EXIT
+  test_dir=$TEST_DIR
   # With a Rust backtrace setting in its environment, as a careless service file might give it:
   # the tests check that no backtrace reaches a client anyway.
   CLUSTER_ENV="RUST_BACKTRACE=1" scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
@@ -128,22 +139,20 @@ if want client; then
   step "client: make run's script (scripts/run.sh) on a server of its own, run three times"
   # On its own port and directory, so a `make run` server of the user's is never touched.
   run_port=$((TEST_PORT + 6)); run_dir=/var/tmp/memory_ext/run-test-$run_port
-  psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$run_port" -U postgres -d memory_demo "$@"; }
+  psql_demo() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$run_port" -U postgres -d memory_demo "$@"; }
   scripts/cluster.sh destroy "$run_dir"
-  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/cluster.sh destroy "$run_dir"' EXIT
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
   grep -q "memory_ext is running" "$OUT/run.out"
-  psql_run -c "SET memory_ext.user_id = 'demo-user'" -c "SELECT memory_write('{\"text\": \"run.sh keeps me\"}')" > /dev/null
+  psql_demo -c "SET memory_ext.user_id = 'demo-user'" -c "SELECT memory_write('{\"text\": \"run.sh keeps me\"}')" > /dev/null
   # A second run keeps the demo database and what was written to it.
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
-  [ "$(psql_run -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 1 ]
+  [ "$(psql_demo -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 1 ]
   # One made by another build of the same version is made again, not left half-working.
-  psql_run -c "COMMENT ON DATABASE memory_demo IS 'memory_ext another build'"
+  psql_demo -c "COMMENT ON DATABASE memory_demo IS 'memory_ext another build'"
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
   grep -q "made by another build" "$OUT/run.out"
-  [ "$(psql_run -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 0 ]
-  scripts/cluster.sh destroy "$run_dir"; rm -f "/var/tmp/memory_ext/mcp-$run_port.json"
-  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"' EXIT
+  [ "$(psql_demo -tAc "SELECT count(*) FROM memory.items WHERE text = 'run.sh keeps me'")" = 0 ]
+  stop_run
   echo "run.sh: started, kept the demo's data on a second run, remade a database of another build"
 fi
 
@@ -219,7 +228,7 @@ elif want citus; then
   step "$(scripts/deps.sh citus | sed "s/^==> //")"
   step "Citus cluster: coordinator on 127.0.0.1:$CITUS_PORT, workers on the next two ports"
   scripts/citus.sh destroy "$CITUS_DIR"
-  trap 'kill $standin_pid 2>/dev/null; scripts/cluster.sh destroy "$TEST_DIR"; scripts/citus.sh destroy "$CITUS_DIR"' EXIT
+  citus_dir=$CITUS_DIR
   scripts/citus.sh start "$CITUS_DIR" "$CITUS_PORT"
   citus_dsn="host=127.0.0.1 port=$CITUS_PORT user=postgres dbname=postgres"
   # A one-node install adopting Citus: rows written before distributing (tests/data/citus_before.sql)
