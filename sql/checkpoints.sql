@@ -3,8 +3,9 @@
 -- (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Checkpoints"). One row per tenant and thread in
 -- memory.checkpoints, replaced by each save (created_at kept, updated_at moved). SQL, so that the
 -- jsonb goes from the caller to the table without a round trip through Rust; row-level security
--- applies (SECURITY INVOKER). NULL data: 22004; data over memory_ext.max_value_bytes: 22001; a
--- user_id other than the current tenant: 42501.
+-- applies (SECURITY INVOKER). NULL data: 22004; data over memory_ext.max_value_bytes: 22001; data
+-- nested deeper than 128 levels or with a number beyond a 64-bit float: 22023; a user_id other
+-- than the current tenant: 42501.
 
 CREATE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE
@@ -19,6 +20,7 @@ BEGIN
         RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
     END IF;
     PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
+    PERFORM memory.check_json('data', data);  -- what every reader can read back
     -- now() in VALUES and plain columns in RETURNING: Citus allows only immutable functions in
     -- DO UPDATE SET and RETURNING (docs/citus.md); the answer is built afterwards.
     INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data, updated_at)

@@ -276,6 +276,7 @@ CREATE TABLE memory.events (
     category  text,
     sim       real,
     ts        timestamptz NOT NULL DEFAULT now(),
+    sqlstate  text,
     PRIMARY KEY (user_id, id)
 );
 CREATE INDEX events_ts_idx ON memory.events (user_id, ts DESC);

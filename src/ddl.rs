@@ -29,14 +29,15 @@ extension_sql_file!(
 );
 extension_sql_file!("../sql/worker.sql", name = "worker", requires = ["schema"]);
 extension_sql_file!("../sql/events.sql", name = "events", requires = ["schema"]);
-// The checkpoint functions are SQL around these three argument checks.
+// The checkpoint functions are SQL around these four argument checks.
 extension_sql_file!(
     "../sql/checkpoints.sql",
     name = "checkpoints",
     requires = [
         api::checkpoints::resolve_tenant,
         api::checkpoints::checkpoint_thread,
-        api::checkpoints::checkpoint_size
+        api::checkpoints::checkpoint_size,
+        api::checkpoints::check_json
     ]
 );
 // memory_ref_store names the arguments of memory.ref_store.

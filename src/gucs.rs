@@ -57,6 +57,17 @@ pub enum BuiltinModel {
     BgeSmall,
 }
 
+/// Where the memories a tool call writes come from (memory_core::consent).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ToolSource {
+    /// Concluded by the model: a sensitive category becomes a consent proposal.
+    #[name = c"inferred"]
+    Inferred,
+    /// Stated by the user: for an application whose tool calls only carry what the user typed.
+    #[name = c"user"]
+    User,
+}
+
 /// The current tenant when `tenant_source = setting`. Empty means none: row-level security
 /// then shows no rows to roles without BYPASSRLS.
 static USER_ID: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
@@ -96,6 +107,11 @@ static BUILTIN_MODEL: GucSetting<BuiltinModel> =
 /// does not say (`"rerank"`). Off by default: it costs a forward pass per candidate
 /// (docs/performance.md).
 static RERANK: GucSetting<bool> = GucSetting::<bool>::new(false);
+/// The `source` of memories written by tool calls (memory_tool_call, the MCP gateway). A tool
+/// call is the model's inference, never the user's statement, so by default a sensitive
+/// category waits for consent; an application (not the model, which cannot set it) may say
+/// otherwise for its sessions.
+static TOOL_SOURCE: GucSetting<ToolSource> = GucSetting::<ToolSource>::new(ToolSource::Inferred);
 /// How many of the best-ranked memories the reranker reads.
 static RERANK_DEPTH: GucSetting<i32> = GucSetting::<i32>::new(10);
 
@@ -273,6 +289,14 @@ pub fn init() {
         c"Rerank memory_query's best memories with the built-in cross-encoder by default.",
         c"A request's \"rerank\" field overrides it.",
         &RERANK,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_enum_guc(
+        c"memory_ext.tool_source",
+        c"The source of memories that tool calls write: inferred (the default: sensitive categories wait for consent) or user.",
+        c"",
+        &TOOL_SOURCE,
         GucContext::Userset,
         GucFlags::default(),
     );
@@ -786,6 +810,14 @@ pub fn builtin_model() -> BuiltinModel {
 
 pub fn rerank() -> bool {
     RERANK.get()
+}
+
+/// `"inferred"` or `"user"`: the source of a tool call's writes.
+pub fn tool_source() -> &'static str {
+    match TOOL_SOURCE.get() {
+        ToolSource::Inferred => "inferred",
+        ToolSource::User => "user",
+    }
 }
 
 pub fn rerank_depth() -> usize {

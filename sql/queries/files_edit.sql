@@ -1,6 +1,8 @@
--- memory_file_edit: the edited content with its new vector. $4 is the vector's text form or
--- NULL; the "vector" slot (in braces, never in a comment) is pgvector's schema-qualified type.
--- The answer is built outside RETURNING (Citus allows only immutable functions there).
+-- A file's new content, with its new vector, after an edit of the locked row (memory_file_edit,
+-- the memory tool's str_replace and insert): path, id, title, tags and metadata stay. $4 is the
+-- vector's text form or NULL; the "vector" slot (in braces, never in a comment) is pgvector's
+-- schema-qualified type. The answer is built outside RETURNING (Citus allows only immutable
+-- functions there).
 WITH f AS (
     UPDATE memory.files SET content = $3, embedding = $4::{vector}, embedding_model = $5, updated_at = now()
     WHERE user_id = $1 AND path = $2

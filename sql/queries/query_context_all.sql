@@ -1,10 +1,10 @@
 -- memory_context: the memories of the categories whose context is 'all' (memory_configure; seed
 -- 003 §5), in the prompt every time, whatever the query: per category at most its rag_length
 -- (20 when unset), pinned and important first, then the newest. Active, not procedural, and only
--- categories the agent may read. Lines as memory_query's bullets: (YYYY-MM-DD) [category] text.
+-- categories the agent may read. Returns id, day (YYYY-MM-DD), category and text; the caller
+-- renders them as memory_query's bullets (crates/memory_core/src/render.rs).
 -- $1 user_id, $2 the categories the agent may read (NULL: any).
-SELECT x.id::text,
-       '(' || to_char(x.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ') [' || x.category || '] ' || x.text
+SELECT x.id::text, to_char(x.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), x.category, x.text
 FROM (
     SELECT i.id, i.happened_at, i.category, i.text,
            row_number() OVER (PARTITION BY i.category

@@ -32,6 +32,6 @@ fn memory_history(
 /// history, categories, allowlists, checkpoints and events. One jsonb value holds at most 256 MB
 /// of JSON: beyond that, memory_export_rows (sql/audit.sql) streams the same content as rows.
 #[pg_extern(stable, parallel_restricted)]
-fn memory_export(user_id: Option<&str>) -> JsonB {
-    JsonB(store::export(user_id))
+fn memory_export(user_id: Option<&str>) -> crate::pg::json::JsonText {
+    store::export(user_id)
 }

@@ -6,6 +6,7 @@
 //! arguments, with the same rules and SQLSTATEs as the rest of the API.
 
 use crate::error::OrRaise;
+use crate::pg::json::JsonText;
 use crate::pg::tenant;
 use memory_core::validate;
 use pgrx::prelude::*;
@@ -28,4 +29,21 @@ fn checkpoint_thread(thread_id: Option<&str>) -> String {
 fn checkpoint_size(bytes: i64) -> i64 {
     crate::pg::limits::value_bytes("data", bytes.max(0) as usize);
     bytes
+}
+
+/// `value` within the shape every reader can read (nested at most 128 levels, numbers within a
+/// 64-bit float: memory_core::validate::json_shape), or 22023 naming `arg`. For checkpoint_save,
+/// whose value goes from SQL to its table without passing through Rust: a state that a reader
+/// cannot read back (memory_export, a framework's loader) is refused when written.
+#[pg_extern(immutable, parallel_safe, schema = "memory")]
+fn check_json(arg: &str, value: Option<JsonText>) {
+    if let Some(v) = value {
+        if let Err(reason) = validate::json_shape(&v.0) {
+            crate::error::raise(
+                memory_core::SqlState::InvalidParameterValue,
+                format!("invalid \"{arg}\": {reason}"),
+                None,
+            );
+        }
+    }
 }

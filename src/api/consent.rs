@@ -1,5 +1,6 @@
 //! Consent (docs/api.md "Consent"): the user's decisions on inferred changes to sensitive
-//! fields. `memory_proposals` is PL/pgSQL (sql/consent.sql); the work is in src/store/consent.rs.
+//! fields. `memory_proposals` is PL/pgSQL (sql/consent.sql); the decisions are in
+//! src/store/consent.rs, and an approved proposal is written by src/store/write.rs.
 
 use crate::error::OrRaise;
 use crate::store::consent as store;
@@ -13,7 +14,7 @@ use pgrx::JsonB;
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_approve(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(store::approve(&id))
+    JsonB(crate::store::write::approve(&id))
 }
 
 /// Rejects a pending proposal: nothing is written; the decision is recorded.

@@ -57,6 +57,13 @@ fn memory_search(
     let top_k = *validate::required("top_k", top_k.as_ref()).or_raise();
     let top_k = validate::range("top_k", top_k as i64, 1, request::MAX_TOP_K).or_raise() as usize;
     let mut filters = filters.map(|j| j.0).unwrap_or_else(|| json!({}));
+    if !filters.is_object() {
+        crate::error::raise(
+            memory_core::SqlState::InvalidParameterValue,
+            "invalid \"filters\": must be a JSON object",
+            Some("e.g. '{\"kind\": \"semantic\"}'".into()),
+        );
+    }
     // memory_query's top-level "as_of", "include_superseded" and "kinds" ride in memory_search's
     // filters.
     let mut req = json!({});

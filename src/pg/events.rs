@@ -44,6 +44,9 @@ pub struct Event<'a> {
     pub category: Option<&'a str>,
     /// Best neighbour or hit score, when there is one.
     pub sim: Option<f32>,
+    /// The SQLSTATE of the error an `error` event reports, when it was a SQL error (a tool
+    /// call's answer tells the model in words; the code stays here).
+    pub sqlstate: Option<&'a str>,
 }
 
 impl<'a> Event<'a> {
@@ -57,6 +60,7 @@ impl<'a> Event<'a> {
             memory_id: None,
             category: None,
             sim: None,
+            sqlstate: None,
         }
     }
 }
@@ -76,6 +80,7 @@ pub fn record(e: Event<'_>) {
             e.memory_id.into(),
             e.category.into(),
             e.sim.into(),
+            e.sqlstate.into(),
         ],
         "recording an event",
     );

@@ -13,10 +13,32 @@ use pgrx::pg_sys::panic::CaughtError;
 use pgrx::{PgSqlErrorCode, PgTryBuilder};
 use std::panic::AssertUnwindSafe;
 
+/// An error caught by [`catching`]: its message and its SQLSTATE (five characters).
+#[derive(Debug, Clone)]
+pub struct Caught {
+    pub message: String,
+    pub sqlstate: String,
+}
+
+impl std::fmt::Display for Caught {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (SQLSTATE {})", self.message, self.sqlstate)
+    }
+}
+
+/// The five characters of a SQLSTATE, from Postgres's packed form (MAKE_SQLSTATE in elog.h:
+/// six bits per character, offset from '0').
+fn sqlstate(code: PgSqlErrorCode) -> String {
+    let packed = code as isize as u32;
+    (0..5)
+        .map(|i| char::from(((packed >> (6 * i)) & 0x3F) as u8 + b'0'))
+        .collect()
+}
+
 /// Runs `f` in a subtransaction: `Ok` with its result, committed into the caller's
-/// transaction; or `Err` with the error's message, everything it did rolled back. A query
-/// cancel or statement timeout is not caught: it still ends the statement.
-pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+/// transaction; or `Err` with the error's message and SQLSTATE, everything it did rolled
+/// back. A query cancel or statement timeout is not caught: it still ends the statement.
+pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, Caught> {
     // SAFETY: the backend's own thread inside a transaction (a SQL function is running); the
     // memory context and resource owner saved here are restored on both paths, as pl_exec.c does.
     let (context, owner) = unsafe {
@@ -64,7 +86,10 @@ pub fn catching<R>(f: impl FnOnce() -> R) -> Result<R, String> {
                 // A cancel or timeout belongs to the statement, not to the tool call.
                 (*e).rethrow();
             }
-            Err(message)
+            Err(Caught {
+                message,
+                sqlstate: sqlstate(code),
+            })
         }
     }
 }

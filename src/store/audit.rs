@@ -2,12 +2,12 @@
 //! memory, and everything a tenant has.
 
 use crate::error::raise;
-use crate::pg::json::Json;
+use crate::pg::json::JsonText;
 use crate::pg::{spi, tenant};
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// A history row: event, old_ref, new_ref, actor, meta, ts.
 pub type Event = (
@@ -32,8 +32,8 @@ pub fn history(id: &str) -> Vec<Event> {
                 r.get::<String>(2)?,
                 r.get::<String>(3)?,
                 r.get::<String>(4)?,
-                r.get::<Json>(5)?
-                    .map(|j| JsonB(j.0))
+                r.get::<JsonText>(5)?
+                    .map(|j| JsonB(j.value()))
                     .unwrap_or(JsonB(json!({}))),
                 r.get::<TimestampWithTimeZone>(6)?
                     .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
@@ -42,13 +42,15 @@ pub fn history(id: &str) -> Vec<Event> {
     )
 }
 
-/// Everything the tenant has, as one JSON document (sql/queries/audit_export.sql).
-pub fn export(user_id: Option<&str>) -> Value {
+/// Everything the tenant has, as one JSON document (sql/queries/audit_export.sql), passed
+/// through as jsonb: a value no Rust reader could parse (written around the API by plain SQL)
+/// is exported as stored instead of failing the whole export.
+pub fn export(user_id: Option<&str>) -> JsonText {
     let user = tenant::resolve(user_id);
-    spi::one_opt::<Json>(
+    spi::one_opt::<JsonText>(
         include_str!("../../sql/queries/audit_export.sql"),
         &[user.as_str().into()],
         "exporting",
     )
-    .map_or_else(|| json!({}), |j| j.0)
+    .unwrap_or_else(|| JsonText("{}".into()))
 }

@@ -208,7 +208,8 @@ pub fn context(
                 r.get::<String>(4)?.unwrap_or_default(),
                 r.get::<i32>(5)?.unwrap_or(0),
                 r.get::<bool>(6)?.unwrap_or(false),
-                r.get::<pgrx::JsonB>(7)?,
+                r.get::<crate::pg::json::JsonText>(7)?
+                    .map(|j| pgrx::JsonB(j.value())),
                 r.get::<String>(8)?,
                 r.get::<String>(9)?,
                 r.get::<pgrx::datum::TimestampWithTimeZone>(10)?,

@@ -1,12 +1,14 @@
 //! Consent (docs/api.md "Consent"): inferred changes to sensitive fields wait for the user.
-//! The write path asks [`gate`] before writing; memory_approve / memory_reject decide
-//! (src/api/consent.rs). Which writes fall under which policy is memory_core::consent.
+//! Consent decides and the write path applies: src/store/write.rs asks [`gate`] before writing
+//! and, for memory_approve, takes the proposal's request from [`take`] and reports the write
+//! back with [`decided`]; this module never writes a memory itself. Which writes fall under
+//! which policy is memory_core::consent.
 //!
 //! Proposals are written and decided as the extension's owner (a tenant reads its own, and
 //! must not be able to approve by rewriting the row), after the caller's own row security has
 //! shown the proposal is theirs.
 
-use crate::error::raise;
+use crate::error::{raise, OrRaise};
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::owner::as_owner;
@@ -26,17 +28,75 @@ pub enum Gate {
     Corroborated(String),
 }
 
-/// The policy for a checked request of `user` whose normalised text is `text`.
+/// The category and state of each memory a request changes besides creating one: the memory
+/// it updates (`id`) and the one it supersedes, as (id, category, state).
+fn touched(user: &str, req: &WriteRequest) -> Vec<(String, Option<String>, String)> {
+    let ids: Vec<String> = req.id.iter().chain(&req.supersedes).cloned().collect();
+    if ids.is_empty() {
+        return vec![];
+    }
+    spi::rows(
+        "SELECT id::text, category, state FROM memory.items WHERE user_id = $1 AND id = ANY($2::uuid[])",
+        &[user.into(), ids.into()],
+        "reading the memories a write changes",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?,
+                r.get::<String>(3)?.unwrap_or_default(),
+            ))
+        },
+    )
+}
+
+/// A proposal must be one that can be applied: the memories it updates or supersedes exist for
+/// this tenant (P0002; another tenant's are not seen) and a superseded one is active (22023).
+/// Checked when it is proposed, not found out at approval.
+fn check_targets(req: &WriteRequest, found: &[(String, Option<String>, String)]) {
+    for (field, id) in [("id", &req.id), ("supersedes", &req.supersedes)] {
+        let Some(id) = id else { continue };
+        match found.iter().find(|t| &t.0 == id) {
+            None => raise(
+                SqlState::NoDataFound,
+                format!("memory {id} not found ({field})"),
+                None,
+            ),
+            Some((_, _, state)) if field == "supersedes" && state != "active" => raise(
+                SqlState::InvalidParameterValue,
+                format!("memory {id} is {state}: only an active memory can be superseded"),
+                None,
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// The policy for a checked request of `user` whose normalised text is `text`: judged by the
+/// request's category and those of the memories it updates or supersedes
+/// (memory_core::consent::policy). A category drawn like a protected one is refused (22023)
+/// whatever the source.
 pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
-    let Some(policy) = consent::policy(
+    let (consent_cats, corroborate_cats) =
+        (gucs::consent_categories(), gucs::corroborate_categories());
+    if let Some(c) = &req.category {
+        consent::check_lookalike(c, &consent_cats, &corroborate_cats).or_raise();
+    }
+    if req.source.as_deref() != Some("inferred") {
+        return Gate::Write;
+    }
+    let found = touched(user, req);
+    let mut categories: Vec<&str> = req.category.as_deref().into_iter().collect();
+    categories.extend(found.iter().filter_map(|t| t.1.as_deref()));
+    let Some((policy, category)) = consent::policy(
         req.source.as_deref(),
-        req.category.as_deref(),
-        &gucs::consent_categories(),
-        &gucs::corroborate_categories(),
+        &categories,
+        &consent_cats,
+        &corroborate_cats,
     ) else {
         return Gate::Write;
     };
-    let category = req.category.clone().unwrap_or_default().to_lowercase();
+    check_targets(req, &found);
+    let category = category.to_string();
     if policy == Policy::Corroborate {
         let found = as_owner(|| {
             spi::row(
@@ -93,7 +153,7 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
     .unwrap_or_default();
     Gate::Proposed(json!({
         "id": null, "event": "proposed", "proposal_id": id, "policy": policy.name(),
-        "expires_at": expires, "related": [],
+        "category": category, "expires_at": expires, "related": [],
     }))
 }
 
@@ -190,9 +250,20 @@ fn who() -> String {
     spi::one_opt::<String>("SELECT current_user::text", &[], "reading the role").unwrap_or_default()
 }
 
-/// memory_approve: writes the proposal's memory (through the write path, as the owner: see
-/// below) and records the decision. `{proposal_id, status, memory_id, event}`.
-pub fn approve(id: &str) -> Value {
+/// A proposal memory_approve is applying.
+pub struct Taken {
+    pub user: String,
+    /// The request to write, its `source` cleared: approved, it is the user's.
+    pub req: WriteRequest,
+    /// The role deciding (read as the caller, before the write runs as the owner).
+    pub by: String,
+}
+
+/// memory_approve's first half: the caller's pending proposal `id`, checked. A memory it was to
+/// supersede that is no longer active (forgotten, superseded meanwhile) is left alone: the
+/// approved fact is still written. The write path (src/store/write.rs `approve`) writes it and
+/// reports back with [`decided`].
+pub fn take(id: &str) -> Taken {
     let (user, status, expired, request, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
     let mut req = request::parse_write(&request).unwrap_or_else(|e| {
@@ -202,8 +273,6 @@ pub fn approve(id: &str) -> Value {
             None,
         )
     });
-    // A memory it was to supersede that is no longer active (forgotten, superseded meanwhile)
-    // is left alone: the approved fact is still written.
     if let Some(old) = &req.supersedes {
         let active = spi::one_opt::<bool>(
             "SELECT state = 'active' FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
@@ -215,24 +284,22 @@ pub fn approve(id: &str) -> Value {
         }
     }
     req.source = None;
-    let by = who();
-    // The write, the decision and the event as the owner, in that order: the decision is the
-    // owner's to write, and Citus refuses a transaction in which two users write to one
-    // tenant's shards (docs/citus.md). The proposal was found as the caller, so it is theirs.
-    let (written, memory_id) = as_owner(|| {
-        let written = crate::store::write::write(req);
-        let memory_id = written["id"].as_str().map(str::to_string);
-        decide(&user, id, "approved", memory_id.as_deref(), &by);
-        events::record(Event {
-            memory_id: memory_id.as_deref(),
-            ..Event::new(&user, Node::Hotpath, "approve")
-        });
-        (written, memory_id)
+    Taken {
+        user,
+        req,
+        by: who(),
+    }
+}
+
+/// memory_approve's second half: the proposal is approved as `memory_id`, with its event. Runs
+/// as the owner inside the write's owner section (src/store/write.rs `approve`).
+pub fn decided(taken: &Taken, id: &str, memory_id: Option<&str>) {
+    let user = taken.user.as_str();
+    decide(user, id, "approved", memory_id, &taken.by);
+    events::record(Event {
+        memory_id,
+        ..Event::new(user, Node::Hotpath, "approve")
     });
-    json!({
-        "proposal_id": id, "status": "approved", "memory_id": memory_id,
-        "event": written["event"], "superseded": written.get("superseded"),
-    })
 }
 
 /// memory_reject: records the decision; nothing is written. `{proposal_id, status}`.

@@ -73,6 +73,7 @@ pub fn write(
     tags: Option<Vec<String>>,
     metadata: Option<Value>,
 ) -> Value {
+    crate::pg::limits::value_bytes("content", content.len());
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(
@@ -147,32 +148,33 @@ pub fn ls(user_id: Option<&str>, prefix: &str, limit: i64) -> Vec<Listed> {
     )
 }
 
-/// memory_file_edit: replaces the single occurrence of `old` with `new` in the locked file.
-pub fn edit(user_id: Option<&str>, path: &str, old: &str, new: &str) -> Value {
-    let user = tenant::resolve(user_id);
-    let (content, title) = spi::row(
+/// A file's content and title, its row locked until the transaction ends, so that an edit
+/// computed from them is not lost to a concurrent one: a second editor waits here and then
+/// reads the first one's result. `None` when there is no file at `path` (or it was moved or
+/// deleted while this call waited).
+pub fn lock(user: &str, path: &str) -> Option<(String, Option<String>)> {
+    spi::row(
         "SELECT content, title FROM memory.files WHERE user_id = $1 AND path = $2 FOR UPDATE",
-        &[user.as_str().into(), path.into()],
+        &[user.into(), path.into()],
         "reading a file to edit",
         |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<String>(2)?)),
     )
-    .unwrap_or_else(|| {
-        raise(
-            SqlState::NoDataFound,
-            format!("memory file \"{path}\" not found"),
-            None,
-        )
-    });
-    let edited = memory_core::files::replace_once(path, &content, old, new).or_raise();
-    let embedding = for_write(&embed_body(title.as_deref(), &edited));
+}
+
+/// Stores the new content of a file locked by [`lock`]: everything else about it (id, title,
+/// tags, metadata) stays. The whole new value is held to `memory_ext.max_value_bytes`.
+/// `{path, id, event, chars, updated_at}`.
+pub fn set_content(user: &str, path: &str, title: Option<&str>, content: &str) -> Value {
+    crate::pg::limits::value_bytes("content", content.len());
+    let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(
         &include_str!("../../sql/queries/files_edit.sql")
             .replace("{vector}", &vector::unsized_ty()),
         &[
-            user.as_str().into(),
+            user.into(),
             path.into(),
-            edited.as_str().into(),
+            content.into(),
             vector.into(),
             model.into(),
         ],
@@ -180,12 +182,123 @@ pub fn edit(user_id: Option<&str>, path: &str, old: &str, new: &str) -> Value {
     )
     .unwrap_or(Json(Value::Null));
     let id = out["id"].as_str().unwrap_or_default().to_string();
-    embedding.record(&user, "file", &id);
+    embedding.record(user, "file", &id);
     events::record(Event {
         memory_id: Some(&id),
-        ..Event::new(&user, Node::Hotpath, "file_write")
+        ..Event::new(user, Node::Hotpath, "file_write")
     });
     out
+}
+
+/// memory_file_edit: replaces the single occurrence of `old` with `new` in the locked file.
+pub fn edit(user_id: Option<&str>, path: &str, old: &str, new: &str) -> Value {
+    let user = tenant::resolve(user_id);
+    let (content, title) = lock(&user, path).unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("memory file \"{path}\" not found"),
+            None,
+        )
+    });
+    let edited = memory_core::files::replace_once(path, &content, old, new).or_raise();
+    set_content(&user, path, title.as_deref(), &edited)
+}
+
+/// A new file at `path`, or `false` when there is one already (the memory tool's `create`,
+/// which never overwrites: see sql/queries/files_create.sql).
+pub fn create(user: &str, path: &str, title: Option<&str>, content: &str) -> bool {
+    crate::pg::limits::value_bytes("file_text", content.len());
+    let embedding = for_write(&embed_body(title, content));
+    let (vector, model) = embedding.columns();
+    let id = spi::one_opt::<String>(
+        &include_str!("../../sql/queries/files_create.sql")
+            .replace("{vector}", &vector::unsized_ty()),
+        &[
+            user.into(),
+            path.into(),
+            title.into(),
+            content.into(),
+            vector.into(),
+            model.into(),
+        ],
+        "creating a file",
+    );
+    let Some(id) = id else { return false };
+    embedding.record(user, "file", &id);
+    events::record(Event {
+        memory_id: Some(&id),
+        ..Event::new(user, Node::Hotpath, "file_write")
+    });
+    true
+}
+
+/// Every file under the directory `dir` (ending in `/`; empty for all), by path, with its size
+/// in bytes.
+pub fn sizes(user: &str, dir: &str) -> Vec<(String, usize)> {
+    spi::rows(
+        include_str!("../../sql/queries/files_sizes.sql"),
+        &[user.into(), dir.into()],
+        "listing files",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<i64>(2)?.unwrap_or(0).max(0) as usize,
+            ))
+        },
+    )
+}
+
+/// The id an event names: the file's, when one file was concerned (a directory's event is one
+/// event for all its files; history has a row per file).
+fn one(ids: &[String]) -> Option<&str> {
+    match ids {
+        [id] => Some(id),
+        _ => None,
+    }
+}
+
+/// Moves the file `from`, or the directory `from` with every file under it, to `to` in one
+/// statement (sql/queries/files_move.sql): how many files moved, 0 when there was nothing
+/// there. A destination taken meanwhile fails the whole move (23505), leaving every file where
+/// it was.
+pub fn rename(user: &str, from: &str, to: &str) -> usize {
+    let ids = spi::rows_mut(
+        include_str!("../../sql/queries/files_move.sql"),
+        &[user.into(), from.into(), to.into()],
+        "moving files",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    );
+    if !ids.is_empty() {
+        events::record(Event {
+            memory_id: one(&ids),
+            ..Event::new(user, Node::Hotpath, "file_move")
+        });
+    }
+    ids.len()
+}
+
+/// Deletes the file `path` and, with `tree`, every file under the directory `path/`, in one
+/// statement: how many files were deleted.
+pub fn delete_tree(user: &str, path: &str, tree: bool) -> usize {
+    let ids = spi::rows_mut(
+        include_str!("../../sql/queries/files_delete.sql"),
+        &[user.into(), path.into(), tree.into()],
+        "deleting files",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    );
+    if ids.is_empty() {
+        return 0;
+    }
+    spi::run(
+        "DELETE FROM memory.embedding_failures WHERE user_id = $1 AND target = 'file' AND row_id = ANY($2::uuid[])",
+        &[user.into(), ids.clone().into()],
+        "clearing embedding failures",
+    );
+    events::record(Event {
+        memory_id: one(&ids),
+        ..Event::new(user, Node::Hotpath, "file_delete")
+    });
+    ids.len()
 }
 
 /// memory_file_grep: lines matching `pattern` in files under `prefix`, `(path, line, text)`.
@@ -239,25 +352,5 @@ pub fn search(
 
 /// memory_file_delete: true when there was a file.
 pub fn delete(user_id: Option<&str>, path: &str) -> bool {
-    let user = tenant::resolve(user_id);
-    let id = spi::one_opt::<String>(
-        "DELETE FROM memory.files WHERE user_id = $1 AND path = $2 RETURNING id::text",
-        &[user.as_str().into(), path.into()],
-        "deleting a file",
-    );
-    match id {
-        Some(id) => {
-            spi::run(
-                "DELETE FROM memory.embedding_failures WHERE user_id = $1 AND target = 'file' AND row_id = $2::uuid",
-                &[user.as_str().into(), id.as_str().into()],
-                "clearing embedding failures",
-            );
-            events::record(Event {
-                memory_id: Some(&id),
-                ..Event::new(&user, Node::Hotpath, "file_delete")
-            });
-            true
-        }
-        None => false,
-    }
+    delete_tree(&tenant::resolve(user_id), path, false) > 0
 }

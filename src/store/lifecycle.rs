@@ -6,7 +6,7 @@
 use crate::error::raise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
-use crate::pg::json::Json;
+use crate::pg::json::{Json, JsonText};
 use crate::pg::{hints, spi, tenant};
 use memory_core::consolidate::FINGERPRINT_DAYS;
 use memory_core::SqlState;
@@ -25,7 +25,7 @@ fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Val
     let changed = hints::with_reason(reason, || {
         spi::row(sql, &args, "changing a memory's state", |r| {
             Ok((
-                r.get::<Json>(1)?,
+                r.get::<JsonText>(1)?.map(|j| Json(j.value())),
                 r.get::<String>(2)?.unwrap_or_default(),
                 r.get::<String>(3)?,
                 r.get::<String>(4)?,
@@ -48,11 +48,12 @@ fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Val
     });
     changed
         .or_else(|| {
-            spi::one_opt::<Json>(
+            spi::one_opt::<JsonText>(
                 include_str!("../../sql/queries/lifecycle_state.sql"),
                 &[id.into(), user.into()],
                 "reading a memory's state",
             )
+            .map(|j| Json(j.value()))
         })
         .map(|j| j.0)
         .unwrap_or_else(|| {

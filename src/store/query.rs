@@ -12,6 +12,7 @@ use crate::pg::{spi, tenant, vector};
 use crate::store::search::{self, Hit};
 use crate::store::{blocks, delta};
 use memory_core::budget;
+use memory_core::render;
 use memory_core::request::{Filters, QueryRequest, ReturnMode};
 use memory_core::validate;
 use memory_core::when;
@@ -477,9 +478,11 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
         ],
         "reading the categories always in context",
         |r| {
+            let (day, category) = (r.get::<String>(2)?, r.get::<String>(3)?);
+            let text = r.get::<String>(4)?.unwrap_or_default();
             Ok((
                 r.get::<String>(1)?.unwrap_or_default(),
-                r.get::<String>(2)?.unwrap_or_default(),
+                render::bullet(day.as_deref(), category.as_deref(), &text),
             ))
         },
     );

@@ -8,7 +8,7 @@ use crate::error::{raise, OrRaise};
 use crate::gucs;
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
-use crate::pg::{spi, tenant, vector};
+use crate::pg::{limits, spi, tenant, vector};
 use crate::store::blocks;
 use crate::store::search::{self, Conversations, MessageHit};
 use memory_core::tokens::{self, Usage};
@@ -33,13 +33,28 @@ pub struct Message<'a> {
 /// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
 /// `user_id` is needed only for a thread that does not exist yet.
 pub fn append(m: Message<'_>) -> Value {
+    within_limits(&m);
     // Embedded before the insert, so no lock is held while a provider answers.
     let embedding = for_write(m.content);
     append_embedded(m, embedding)
 }
 
+/// One size rule for every way a message is written (message_append, session items, episodes):
+/// its content, and the item it was stored from, within `memory_ext.max_value_bytes` (22001).
+fn within_limits(m: &Message<'_>) {
+    limits::value_bytes("content", m.content.len());
+    if let Some(t) = &m.tool_calls_text {
+        limits::value_bytes("tool_calls", t.len());
+    }
+    if let Some(Json(item)) = &m.item {
+        limits::value_bytes("item", item.to_string().len());
+    }
+}
+
 /// Appends messages in order, their embeddings made in one batch first (session_add_items).
+/// Every message is checked before anything is embedded or written.
 pub fn append_all(messages: Vec<Message<'_>>) {
+    messages.iter().for_each(within_limits);
     let texts: Vec<&str> = messages.iter().map(|m| m.content).collect();
     let embeddings = for_writes(&texts);
     for (m, e) in messages.into_iter().zip(embeddings) {

@@ -3,7 +3,7 @@
 //! message_append's code, so items are counted, embedded and searchable like any message.
 
 use crate::error::raise;
-use crate::pg::json::Json;
+use crate::pg::json::{Json, JsonText};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::spi;
 use crate::store::recall::{self, Message};
@@ -65,9 +65,9 @@ fn read(r: &pgrx::spi::SpiHeapTupleData<'_>) -> Result<Row, pgrx::spi::Error> {
     Ok((
         r.get::<String>(1)?.unwrap_or_default(),
         r.get::<String>(2)?.unwrap_or_default(),
-        r.get::<Json>(3)?,
+        r.get::<JsonText>(3)?.map(|j| Json(j.value())),
         r.get::<String>(4)?,
-        r.get::<Json>(5)?,
+        r.get::<JsonText>(5)?.map(|j| Json(j.value())),
     ))
 }
 

@@ -9,9 +9,10 @@ use crate::error::OrRaise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
-use crate::pg::{spi, subxact};
+use crate::pg::{limits, spi, subxact};
 use crate::store::{blocks, detail, files, query, recall, search, write};
 use memory_core::blocks as rules;
+use memory_core::render;
 use memory_core::request::{self, Filters};
 use memory_core::tools::memory::{self as memtool, says, Command};
 use memory_core::tools::{self, Agent, Call, Format, PAGE_SIZE};
@@ -89,19 +90,30 @@ pub fn call(agent_id: &str, thread_id: Option<&str>, name: &str, args: &Value) -
             );
         }
     }
-    let outcome = match tools::parse(name, args, &a) {
-        Err(e) => Err(e),
-        Ok(c) => subxact::catching(|| run(&user, agent_id, thread_id, &a, c)).and_then(|r| r),
+    // A refusal of the checks or of the store is text for the model; a SQL error raised
+    // inside is caught by the subtransaction and told in the model's terms
+    // (memory_core::tools::error_text), its SQLSTATE kept in the event.
+    let outcome: Result<String, (String, Option<String>)> = match tools::parse(name, args, &a) {
+        Err(e) => Err((e, None)),
+        Ok(c) => match subxact::catching(|| run(&user, agent_id, thread_id, &a, c)) {
+            Ok(Ok(content)) => Ok(content),
+            Ok(Err(refused)) => Err((refused, None)),
+            Err(caught) => Err((
+                tools::error_text(&caught.sqlstate, &caught.message),
+                Some(caught.sqlstate),
+            )),
+        },
     };
     let op = format!("tool:{name}");
     events::record(Event {
         thread: thread_id,
         status: if outcome.is_ok() { "ok" } else { "error" },
+        sqlstate: outcome.as_ref().err().and_then(|e| e.1.as_deref()),
         ..Event::new(&user, Node::Context, &op)
     });
     match outcome {
         Ok(content) => json!({"content": content, "is_error": false}),
-        Err(e) => json!({"content": e, "is_error": true}),
+        Err((e, _)) => json!({"content": e, "is_error": true}),
     }
 }
 
@@ -140,8 +152,12 @@ fn run(
             category,
             tags,
         } => {
+            limits::value_bytes("content", content.len());
+            // A tool call is the model's inference, not the user's statement
+            // (memory_ext.tool_source): a sensitive category waits for consent.
             let mut req = json!({"user_id": user, "text": content, "kind": "archival",
-                                 "agent_id": agent_id, "tags": tags});
+                                 "agent_id": agent_id, "tags": tags,
+                                 "source": gucs::tool_source()});
             if let Some(c) = category {
                 req["category"] = json!(c);
             }
@@ -151,6 +167,20 @@ fn run(
             let r = write::write_json(&req);
             match r["event"].as_str() {
                 Some("noop") => "Already in long-term memory.".to_string(),
+                Some("proposed") => {
+                    let field = render::inline(r["category"].as_str().unwrap_or("this field"));
+                    if r["policy"] == "corroborate" {
+                        format!(
+                            "Not saved yet: a change to \"{field}\" is saved once a second, \
+                             independent sign says the same."
+                        )
+                    } else {
+                        format!(
+                            "Not saved yet: a change to \"{field}\" needs the user's consent. It \
+                             is proposed and will be saved when the user approves it."
+                        )
+                    }
+                }
                 Some("updated") => {
                     "Long-term memory updated: it merged with a memory saying nearly the same."
                         .to_string()
@@ -159,6 +189,7 @@ fn run(
             }
         }
         Call::ArchivalSearch { query, page, tags } => {
+            limits::query("query", &query);
             paged_memories(user, agent_id, a, &query, tags, page)?
         }
         Call::Query {
@@ -166,6 +197,7 @@ fn run(
             top_k,
             category,
         } => {
+            limits::query("query", &query);
             let mut req = json!({"query": query, "top_k": top_k, "agent": agent_id,
                                  "filters": {"user_id": user}, "return": "bullets"});
             if let Some(c) = category {
@@ -186,6 +218,7 @@ fn run(
             }
         }
         Call::ConversationSearch { query, page } => {
+            limits::query("query", &query);
             // Within the call's thread; without one, across the agent's conversations, each line
             // naming its thread (the model may want to say where something was said).
             let hits = match thread {
@@ -249,7 +282,17 @@ fn run(
                 None => content,
             }
         }
-        Call::Memory(cmd) => anthropic(user, cmd)?,
+        Call::Memory(cmd) => {
+            // The same request limits as the SQL functions: a memory file's content is a value.
+            if let Command::Create { text, .. } | Command::Insert { text, .. } = &cmd {
+                limits::value_bytes("file_text", text.len());
+            }
+            if let Command::StrReplace { old, new, .. } = &cmd {
+                limits::value_bytes("new_str", new.len());
+                limits::value_bytes("old_str", old.len());
+            }
+            anthropic(user, cmd)?
+        }
     })
 }
 
@@ -265,9 +308,11 @@ fn minute(at: &TimestampWithTimeZone) -> String {
 
 /// A message as the tools show it: `- [2024-05-08 10:30] user: ...`, with `(thread t1)` after
 /// the time when a search spans threads.
+/// Every field on the line by crate::render's rule: a message cannot add lines to the answer.
 fn message_line(at: &str, thread: Option<&str>, role: &str, content: &str) -> String {
+    let (role, content) = (render::inline(role), render::inline(content));
     match thread {
-        Some(t) => format!("- [{at}] (thread {t}) {role}: {content}"),
+        Some(t) => format!("- [{at}] (thread {}) {role}: {content}", render::inline(t)),
         None => format!("- [{at}] {role}: {content}"),
     }
 }
@@ -329,7 +374,12 @@ fn paged_memories(
             if h.tags.is_empty() {
                 format!("- {}", h.line())
             } else {
-                format!("- {} (tags: {})", h.line(), h.tags.join(", "))
+                let tags: Vec<String> = h
+                    .tags
+                    .iter()
+                    .map(|t| render::inline(t).into_owned())
+                    .collect();
+                format!("- {} (tags: {})", h.line(), tags.join(", "))
             }
         })
         .collect();
@@ -344,8 +394,16 @@ fn paged_memories(
 }
 
 /// Anthropic's memory tool over the tenant's `memories/` files.
+///
+/// # Why every edit locks
+/// Models issue tool calls in parallel. Each read-modify-write here is atomic against
+/// concurrent calls on the same path: `str_replace` and `insert` lock the file's row
+/// (src/store/files.rs `lock`) and compute the edit from what the previous editor committed;
+/// `create` inserts only where nothing is (a concurrent create of the same path is answered
+/// "already exists"); `rename` and `delete` of a directory are one statement each, the whole
+/// directory or nothing. Every acknowledged edit is in the file; a call that cannot be applied
+/// answers `is_error`.
 fn anthropic(user: &str, cmd: Command) -> Result<String, String> {
-    let u = Some(user);
     let read = |file: &str| -> Option<String> {
         spi::one_opt::<String>(
             "SELECT content FROM memory.files WHERE user_id = $1 AND path = $2",
@@ -353,82 +411,93 @@ fn anthropic(user: &str, cmd: Command) -> Result<String, String> {
             "reading a memory file",
         )
     };
-    let under = |file: &str| -> Vec<(String, usize)> {
-        files::ls(u, &format!("{file}/"), 10_000)
-            .into_iter()
-            .map(|l| (l.0, l.3.max(0) as usize))
-            .collect()
+    let under = |file: &str| files::sizes(user, &format!("{file}/"));
+    let exists_under = |file: &str| {
+        spi::one_opt::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM memory.files WHERE user_id = $1 AND starts_with(path, $2 || '/'))",
+            &[user.into(), file.into()],
+            "looking for a directory",
+        )
+        .unwrap_or(false)
     };
-    let store = |file: &str, content: &str| {
-        files::write(user, file, None, content, None, None);
+    // str_replace and insert: the edit computed from the locked file and stored with its title,
+    // tags and metadata kept.
+    let edit = |path: &str, f: &memtool::Edit| {
+        let file = memtool::file_path(path)?.ok_or_else(|| says::not_a_file(path))?;
+        let (content, title) = files::lock(user, &file).ok_or_else(|| {
+            if exists_under(&file) {
+                says::not_a_file(path)
+            } else {
+                says::missing(path)
+            }
+        })?;
+        let (edited, msg) = f(&content)?;
+        files::set_content(user, &file, title.as_deref(), &edited);
+        Ok(msg)
     };
     match cmd {
         Command::View { path, range } => match memtool::file_path(&path)? {
             None => Ok(memtool::view_dir(&path, &under(memtool::ROOT))),
             Some(f) => match read(&f) {
                 Some(c) => memtool::view_file(&path, &c, range),
-                None if !under(&f).is_empty() => Ok(memtool::view_dir(&path, &under(&f))),
+                None if exists_under(&f) => Ok(memtool::view_dir(&path, &under(&f))),
                 None => Err(says::missing(&path)),
             },
         },
         Command::Create { path, text } => {
             let f = memtool::file_path(&path)?.ok_or_else(|| says::exists(&path))?;
-            if read(&f).is_some() {
+            if exists_under(&f) {
                 return Err(says::exists(&path));
             }
-            store(&f, &text);
-            Ok(says::created(&path))
+            let title = memory_core::files::default_title(&text);
+            if files::create(user, &f, title.as_deref(), &text) {
+                Ok(says::created(&path))
+            } else {
+                Err(says::exists(&path))
+            }
         }
         Command::StrReplace { path, old, new } => {
-            let f = memtool::file_path(&path)?.ok_or_else(|| says::not_a_file(&path))?;
-            let c = read(&f).ok_or_else(|| says::missing(&path))?;
-            let (content, msg) = memtool::str_replace(&path, &c, &old, &new)?;
-            store(&f, &content);
-            Ok(msg)
+            edit(&path, &|c: &str| memtool::str_replace(&path, c, &old, &new))
         }
         Command::Insert { path, line, text } => {
-            let f = memtool::file_path(&path)?.ok_or_else(|| says::not_a_file(&path))?;
-            let c = read(&f).ok_or_else(|| says::missing(&path))?;
-            let (content, msg) = memtool::insert(&path, &c, line, &text)?;
-            store(&f, &content);
-            Ok(msg)
+            edit(&path, &|c: &str| memtool::insert(&path, c, line, &text))
         }
         Command::Delete { path } => {
             let f = memtool::file_path(&path)?.ok_or_else(says::root)?;
-            let mut any = files::delete(u, &f);
-            for (inner, _) in under(&f) {
-                any |= files::delete(u, &inner);
-            }
-            if any {
+            if files::delete_tree(user, &f, true) > 0 {
                 Ok(says::deleted(&path))
             } else {
                 Err(says::no_such(&path))
             }
         }
         Command::Rename { old, new } => {
-            let from = memtool::file_path(&old)?.ok_or_else(says::root)?;
-            let to = memtool::file_path(&new)?.ok_or_else(|| says::destination_exists(&new))?;
-            if read(&to).is_some() || !under(&to).is_empty() {
+            let from = memtool::file_path(&old)?.ok_or_else(says::root_rename)?;
+            let to = memtool::file_path(&new)?.ok_or_else(says::root_rename)?;
+            if to == from || to.starts_with(&format!("{from}/")) {
+                return Err(says::into_itself(&old, &new));
+            }
+            if read(&to).is_some() || exists_under(&to) {
                 return Err(says::destination_exists(&new));
             }
-            // A file, or a directory: every file under it moves.
-            let mut moves: Vec<(String, String)> = vec![];
-            if read(&from).is_some() {
-                moves.push((from.clone(), to.clone()));
+            // The longest path after the move must still be a memory-file path.
+            let longest = under(&from)
+                .iter()
+                .map(|(p, _)| p.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(from.chars().count());
+            let grown = longest + to.chars().count() - from.chars().count();
+            if grown > memory_core::files::MAX_PATH_CHARS {
+                return Err(format!(
+                    "Cannot rename {old} to {new}: a path would be {grown} characters, over the \
+                     limit of {}.",
+                    memory_core::files::MAX_PATH_CHARS
+                ));
             }
-            for (inner, _) in under(&from) {
-                let rest = &inner[from.len()..];
-                moves.push((inner.clone(), format!("{to}{rest}")));
+            match files::rename(user, &from, &to) {
+                0 => Err(says::no_such(&old)),
+                _ => Ok(says::renamed(&old, &new)),
             }
-            if moves.is_empty() {
-                return Err(says::no_such(&old));
-            }
-            for (a, b) in moves {
-                let c = read(&a).unwrap_or_default();
-                store(&b, &c);
-                files::delete(u, &a);
-            }
-            Ok(says::renamed(&old, &new))
         }
     }
 }

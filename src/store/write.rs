@@ -30,8 +30,14 @@ struct Prepared {
 }
 
 fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
+    // One size rule for every write path (src/pg/limits.rs): the SQL call, a tool call,
+    // extraction and an approved proposal all come through here.
+    crate::pg::limits::value_bytes("text", req.text.len());
     if let Some(c) = &req.content {
         crate::pg::limits::value_bytes("content", c.len());
+    }
+    if let Some(m) = &req.metadata {
+        crate::pg::limits::value_bytes("metadata", m.to_string().len());
     }
     let user = tenant::resolve(req.user_id.as_deref());
     // An update keeps its memory's kind unless the request names one.
@@ -429,6 +435,25 @@ fn write_gated(p: Prepared) -> Value {
             out
         }),
     }
+}
+
+/// memory_approve: writes the caller's pending proposal `id` through this write path and
+/// records the decision (consent decides, src/store/consent.rs; the write path applies).
+/// `{proposal_id, status, memory_id, event, superseded}`.
+pub fn approve(id: &str) -> Value {
+    let taken = consent::take(id);
+    // The write, the decision and the event as the owner, in that order: the decision is the
+    // owner's to write, and Citus refuses a transaction in which two users write to one
+    // tenant's shards (docs/citus.md). The proposal was found as the caller, so it is theirs.
+    let written = crate::pg::owner::as_owner(|| {
+        let written = write(taken.req.clone());
+        consent::decided(&taken, id, written["id"].as_str());
+        written
+    });
+    json!({
+        "proposal_id": id, "status": "approved", "memory_id": written["id"],
+        "event": written["event"], "superseded": written.get("superseded"),
+    })
 }
 
 /// memory_write_batch: the requests embedded together (one provider call), then written in

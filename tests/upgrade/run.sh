@@ -24,7 +24,7 @@ PGBIN=$("$PG_CONFIG" --bindir)
 : "${TEST_DIR:?}" "${TEST_PORT:?}"
 OUT=$PWD/.run/upgrade; mkdir -p "$OUT"
 # version=commit of every release; the current version is Cargo.toml's.
-RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca")
+RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca" "0.8.0=a82101e")
 current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
 clean_ours() { cargo clean -q -p memory_ext -p memory_core -p memory_providers; }

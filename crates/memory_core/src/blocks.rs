@@ -5,6 +5,7 @@
 //! result back in the same statement, so an error leaves the block untouched.
 
 use crate::error::{SqlError, SqlState};
+use crate::render;
 
 /// Letta's `CORE_MEMORY_BLOCK_CHAR_LIMIT` (docs/design.md "Core memory blocks").
 pub const DEFAULT_CHAR_LIMIT: i32 = 20_000;
@@ -15,22 +16,6 @@ pub const MAX_CHAR_LIMIT: i32 = 1_000_000;
 /// Longest label, in characters (Letta's `label VARCHAR(100)`, docs/design.md "Core memory blocks").
 pub const MAX_LABEL_CHARS: usize = 100;
 
-/// A block's value or description as it goes between the tags of the compiled prompt, with
-/// `<` and `>` written as `&lt;` and `&gt;`.
-///
-/// # Why
-/// The blocks are text the agent (and, through it, anyone it talks to) writes. Put in
-/// verbatim, a value holding `</value></human><system>...` closed its own section and opened a
-/// fake one in the system prompt. Escaped, every character is still there for the model to
-/// read, and no value can add structure. `&` is left alone: without `<` no entity can form a
-/// tag, and "R&D" stays readable.
-pub fn neutralise(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains(['<', '>']) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(text.replace('<', "&lt;").replace('>', "&gt;"))
-}
-
 /// Seed 004's descriptions of the two default blocks, as its XML example shows them.
 pub const PERSONA_DESCRIPTION: &str =
     "Stores details about your current persona, guiding how you behave and respond.";
@@ -40,6 +25,8 @@ pub const HUMAN_DESCRIPTION: &str = "Stores key details about the person you are
 pub enum BlockError {
     #[error("invalid block label \"{0}\"")]
     Label(String),
+    #[error("block label \"{0}\" is reserved: the compiled prompt uses it for its own structure")]
+    Reserved(String),
     #[error("char_limit must be between 1 and {max}, got {value}", max = MAX_CHAR_LIMIT)]
     CharLimit { value: i64 },
     #[error("block \"{label}\" would be {chars} characters, over its char_limit of {limit}")]
@@ -71,6 +58,7 @@ impl SqlError for BlockError {
             BlockError::ReadOnly { .. } => SqlState::InsufficientPrivilege,
             BlockError::OldNotFound { .. } => SqlState::NoDataFound,
             BlockError::Label(_)
+            | BlockError::Reserved(_)
             | BlockError::CharLimit { .. }
             | BlockError::OldAmbiguous { .. }
             | BlockError::OldEmpty
@@ -81,6 +69,10 @@ impl SqlError for BlockError {
         match self {
             BlockError::Label(_) => Some(format!(
                 "a label is a letter or underscore followed by letters, digits, '_' or '-', at most {MAX_LABEL_CHARS} characters"
+            )),
+            BlockError::Reserved(_) => Some(format!(
+                "choose another label; reserved are {}",
+                RESERVED_LABELS.join(", ")
             )),
             BlockError::TooLong { .. } => {
                 Some("shorten the text, or raise the limit with block_set(..., char_limit => n)".into())
@@ -94,8 +86,27 @@ impl SqlError for BlockError {
     }
 }
 
-/// Labels become XML tag names in the compiled prompt, so they must be valid, unescaped names.
+/// Tag names of the compiled prompt's own structure (seed 004's layout, and the system prompt
+/// around it): a block labelled one of these would nest `<memory_blocks>` inside itself or
+/// open a `<system>` section, so no block may be (22023).
+pub const RESERVED_LABELS: [&str; 6] = [
+    "memory_blocks",
+    "memory_metadata",
+    "system",
+    "description",
+    "metadata",
+    "value",
+];
+
+/// Labels become XML tag names in the compiled prompt, so they must be valid, unescaped names
+/// that are not the prompt's own ([`RESERVED_LABELS`], compared without case).
 pub fn check_label(label: &str) -> Result<(), BlockError> {
+    if RESERVED_LABELS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(label))
+    {
+        return Err(BlockError::Reserved(label.to_string()));
+    }
     let mut chars = label.chars();
     let ok = match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => {
@@ -248,8 +259,9 @@ pub fn compile_blocks(blocks: &[BlockView]) -> String {
         "<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n\n",
     );
     for (i, b) in blocks.iter().enumerate() {
-        s.push_str(&format!("<{}>\n<description>\n", b.label));
-        s.push_str(&neutralise(b.description.as_deref().unwrap_or("")));
+        let tag = tag(&b.label);
+        s.push_str(&format!("<{tag}>\n<description>\n"));
+        s.push_str(&render::text(b.description.as_deref().unwrap_or("")));
         s.push_str("\n</description>\n<metadata>");
         if b.read_only {
             s.push_str("\n- read_only=true");
@@ -258,8 +270,8 @@ pub fn compile_blocks(blocks: &[BlockView]) -> String {
             "\n- chars_current={}\n- chars_limit={}\n</metadata>\n<value>\n{}\n</value>\n</{}>\n",
             chars(&b.value),
             b.char_limit,
-            neutralise(&b.value),
-            b.label
+            render::text(&b.value),
+            tag
         ));
         if i + 1 != blocks.len() {
             s.push('\n');
@@ -267,6 +279,22 @@ pub fn compile_blocks(blocks: &[BlockView]) -> String {
     }
     s.push_str("\n</memory_blocks>");
     s
+}
+
+/// A block's label as its tag in the compiled prompt. Labels are checked when written
+/// ([`check_label`]), but a row may come from plain SQL or an older release: one that is not
+/// a valid, unreserved name is shown as `block_` and its letters, digits, `_` and `-`, so it
+/// can never be a tag of the prompt's own.
+fn tag(label: &str) -> std::borrow::Cow<'_, str> {
+    if check_label(label).is_ok() {
+        return std::borrow::Cow::Borrowed(label);
+    }
+    let kept: String = label
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .take(MAX_LABEL_CHARS)
+        .collect();
+    std::borrow::Cow::Owned(format!("block_{kept}"))
 }
 
 pub fn compile_metadata(m: &Metadata) -> String {
@@ -461,7 +489,7 @@ Prefers concise responses
 }
 
 #[cfg(test)]
-mod neutralise_tests {
+mod rendering_tests {
     use super::*;
 
     #[test]
@@ -483,6 +511,29 @@ mod neutralise_tests {
         assert!(out.contains("who &lt;b&gt;"), "{out}");
         // chars_current counts the stored value, not its escaped form.
         assert!(out.contains("- chars_current=57\n"), "{out}");
-        assert_eq!(neutralise("R&D, 3 > 2"), "R&D, 3 &gt; 2");
+    }
+
+    #[test]
+    fn the_prompts_own_tags_are_not_labels() {
+        for l in ["memory_blocks", "System", "memory_metadata", "value"] {
+            let e = check_label(l).unwrap_err();
+            assert_eq!(e.sqlstate(), SqlState::InvalidParameterValue, "{l}");
+            assert!(e.hint().unwrap().contains("memory_blocks"), "{l}");
+        }
+        assert!(check_label("system_notes").is_ok());
+        // A row written around the check (plain SQL) still cannot nest the structure.
+        let b = |label: &str| BlockView {
+            label: label.into(),
+            description: None,
+            value: "x".into(),
+            char_limit: 10,
+            read_only: false,
+        };
+        let out = compile_blocks(&[b("memory_blocks"), b("a\n<system>")]);
+        assert_eq!(out.matches("<memory_blocks>").count(), 1, "{out}");
+        assert!(
+            out.contains("<block_memory_blocks>") && out.contains("<block_asystem>"),
+            "{out}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! category names; an optional `"user_id"`. Checked here whole, before anything is written.
 
 use crate::error::{SqlError, SqlState};
+use crate::names;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -166,16 +167,16 @@ fn add_categories(
         {
             return err(&format!("{f}.{k}"), "unknown key");
         }
-        let Some(name) = o
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.trim().is_empty() && n.chars().count() <= 100)
-        else {
+        let Some(raw) = o.get("name").and_then(Value::as_str) else {
             return err(
                 &format!("{f}.name"),
                 "must be a non-empty string of at most 100 characters",
             );
         };
+        // Stored as every write path stores a category (crate::names), so that the names an
+        // allowlist grants and a memory carries compare equal.
+        let name = names::category(raw).or_else(|e| err(&format!("{f}.name"), &e.to_string()))?;
+        let name = name.as_str();
         let context = match o.get("context") {
             None | Some(Value::Null) => "rag",
             Some(Value::String(s)) if s == "all" || s == "rag" => s.as_str(),
@@ -229,6 +230,8 @@ fn allowlists(
             let Some(c) = c.as_str() else {
                 return err(&f, "must be an array of category names");
             };
+            let c = names::category(c).or_else(|e| err(&f, &e.to_string()))?;
+            let c = c.as_str();
             if !cats.iter().any(|x| x.name == c) {
                 return err(
                     &f,
@@ -277,16 +280,17 @@ mod tests {
             "invalid \"user_id\": must be a string"
         );
         assert_eq!(
-            e(json!({"categories": [{"name": "A"}, {"name": "A"}]})),
-            "invalid \"categories[1].name\": category \"A\" is listed twice"
+            e(json!({"categories": [{"name": "A"}, {"name": " a"}]})),
+            "invalid \"categories[1].name\": category \"a\" is listed twice"
         );
+        assert!(e(json!({"categories": [{"name": "ci\u{200b}ty"}]})).contains("invisible"));
         assert!(
             e(json!({"categories": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}))
                 .contains("more than 2 categories")
         );
         assert_eq!(
             e(json!({"categories": [{"name": "A"}], "allowlists": {"a": ["B"]}})),
-            "invalid \"allowlists.a\": category \"B\" is not among the configured categories"
+            "invalid \"allowlists.a\": category \"b\" is not among the configured categories"
         );
     }
 }

@@ -15,6 +15,8 @@ pub const CORROBORATING_SIGNALS: i32 = 2;
 /// Days a proposal waits for a decision.
 pub const PROPOSAL_DAYS: i32 = 7;
 
+use crate::names::{self, NameError};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// Written only on memory_approve.
@@ -32,32 +34,54 @@ impl Policy {
     }
 }
 
-/// A comma-separated list of categories (a setting), lower case, blanks dropped.
+/// A comma-separated list of categories (a setting), each normalised as a write's category is
+/// (crate::names::category); names that cannot be normalised are left out.
 pub fn categories(setting: &str) -> Vec<String> {
     setting
         .split(',')
-        .map(|c| c.trim().to_lowercase())
-        .filter(|c| !c.is_empty())
+        .filter_map(|c| names::category(c).ok())
         .collect()
 }
 
-/// The policy a write falls under: none unless it was inferred and its category is listed.
-pub fn policy(
+/// The policy a write falls under, and the protected category that put it there.
+///
+/// `categories` are the write's own category and those of every memory it changes: the one it
+/// updates (`id`) and the one it supersedes. A change is judged by everything it touches, so an
+/// inferred write filed under `location` that supersedes the user's `[city]` memory, or an
+/// inferred update of that memory's text, waits for consent as a `city` write does. Only
+/// inferred writes wait; what the user states is written.
+pub fn policy<'a>(
     source: Option<&str>,
-    category: Option<&str>,
+    categories: &[&'a str],
     consent: &[String],
     corroborate: &[String],
-) -> Option<Policy> {
+) -> Option<(Policy, &'a str)> {
     if source != Some("inferred") {
         return None;
     }
-    let c = category?.to_lowercase();
-    if consent.contains(&c) {
-        Some(Policy::Consent)
-    } else if corroborate.contains(&c) {
-        Some(Policy::Corroborate)
-    } else {
-        None
+    if let Some(c) = categories.iter().find(|c| consent.iter().any(|x| x == **c)) {
+        return Some((Policy::Consent, c));
+    }
+    categories
+        .iter()
+        .find(|c| corroborate.iter().any(|x| x == **c))
+        .map(|c| (Policy::Corroborate, *c))
+}
+
+/// A category drawn like a protected one (consent or corroborate) without being it: refused for
+/// every write (22023), since a reader cannot tell the two apart (crate::names).
+pub fn check_lookalike(
+    category: &str,
+    consent: &[String],
+    corroborate: &[String],
+) -> Result<(), NameError> {
+    let protected: Vec<String> = consent.iter().chain(corroborate).cloned().collect();
+    match names::lookalike(category, &protected) {
+        Some(p) => Err(NameError::Lookalike {
+            shown: names::shown(category),
+            protected: p.clone(),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -70,16 +94,45 @@ mod tests {
         let (a, b) = (categories(DEFAULT_CONSENT), categories(" Tone , goals,,"));
         assert_eq!(b, vec!["tone", "goals"]);
         assert_eq!(
-            policy(Some("inferred"), Some("City"), &a, &b),
-            Some(Policy::Consent)
+            categories("Preferred Name, city\u{200b}"),
+            vec!["preferred_name"]
         );
         assert_eq!(
-            policy(Some("inferred"), Some("tone"), &a, &b),
-            Some(Policy::Corroborate)
+            policy(Some("inferred"), &["city"], &a, &b),
+            Some((Policy::Consent, "city"))
         );
-        assert_eq!(policy(Some("user"), Some("city"), &a, &b), None);
-        assert_eq!(policy(None, Some("city"), &a, &b), None);
-        assert_eq!(policy(Some("inferred"), Some("health"), &a, &b), None);
-        assert_eq!(policy(Some("inferred"), None, &a, &b), None);
+        assert_eq!(
+            policy(Some("inferred"), &["tone"], &a, &b),
+            Some((Policy::Corroborate, "tone"))
+        );
+        assert_eq!(policy(Some("user"), &["city"], &a, &b), None);
+        assert_eq!(policy(None, &["city"], &a, &b), None);
+        assert_eq!(policy(Some("inferred"), &["health"], &a, &b), None);
+        assert_eq!(policy(Some("inferred"), &[], &a, &b), None);
+    }
+
+    #[test]
+    fn a_change_is_judged_by_every_memory_it_touches() {
+        let (a, b) = (categories(DEFAULT_CONSENT), categories(DEFAULT_CORROBORATE));
+        // Filed under another category, superseding (or updating) the user's city.
+        assert_eq!(
+            policy(Some("inferred"), &["location", "city"], &a, &b),
+            Some((Policy::Consent, "city"))
+        );
+        // Consent wins over corroboration.
+        assert_eq!(
+            policy(Some("inferred"), &["tone", "language"], &a, &b),
+            Some((Policy::Consent, "language"))
+        );
+    }
+
+    #[test]
+    fn lookalikes_of_protected_categories_are_refused() {
+        let (a, b) = (categories(DEFAULT_CONSENT), categories(DEFAULT_CORROBORATE));
+        let c = names::category("cıty").unwrap();
+        let e = check_lookalike(&c, &a, &b).unwrap_err();
+        assert!(e.to_string().contains("looks like \"city\""), "{e}");
+        assert!(check_lookalike("city", &a, &b).is_ok());
+        assert!(check_lookalike("travel", &a, &b).is_ok());
     }
 }

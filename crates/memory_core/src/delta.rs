@@ -1,5 +1,8 @@
 //! The memory delta header (docs/design.md "Delta header"): the first lines of a retrieval, telling the agent what
-//! changed in its memory since the revision it last saw. At most three bullets.
+//! changed in its memory since the revision it last saw. At most three bullets, each field
+//! rendered by crate::render's rule.
+
+use crate::render;
 
 /// One change-log row, as the header needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,16 +38,14 @@ pub fn bullet(c: &Change) -> String {
         "superseded" => "⤳superseded",
         other => other,
     };
-    let category = c
-        .category
-        .as_deref()
-        .map(|c| format!("[{c}] "))
-        .unwrap_or_default();
     let imp = match (c.event.as_str(), c.importance) {
         ("created", Some(i)) => format!(" (imp={i})"),
         _ => String::new(),
     };
-    format!("- {mark}: {category}{}{imp}", c.text)
+    format!(
+        "- {mark}: {}{imp}",
+        render::bullet(None, c.category.as_deref(), &c.text)
+    )
 }
 
 /// The header for the changes after `since_rev` (given in revision order), or `None` when no
@@ -71,7 +72,10 @@ pub fn header(since_rev: i64, changes: &[Change]) -> Option<String> {
 /// The line about pending consent proposals (docs/api.md "Consent"): the newest one and how
 /// many wait. `- ?proposed: [city] Sam moved to Denver. (awaiting consent; 2 pending)`.
 pub fn proposal_line(pending: i64, category: &str, text: &str) -> String {
-    format!("- ?proposed: [{category}] {text} (awaiting consent; {pending} pending)")
+    format!(
+        "- ?proposed: {} (awaiting consent; {pending} pending)",
+        render::bullet(None, Some(category), text)
+    )
 }
 
 /// `header` (or a bare heading when nothing changed) with `line` under it: pending proposals

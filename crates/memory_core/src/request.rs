@@ -3,6 +3,7 @@
 //! silently ignored option.
 
 use crate::error::{SqlError, SqlState};
+use crate::names;
 use crate::validate;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{json, Map, Value};
@@ -37,7 +38,7 @@ pub const KINDS: [&str; 6] = [
     "detail",
 ];
 /// Longest category name, in characters.
-pub const MAX_CATEGORY_CHARS: usize = 100;
+pub const MAX_CATEGORY_CHARS: usize = names::MAX_CATEGORY_CHARS;
 /// Most tags per memory / per filter.
 pub const MAX_TAGS: usize = 64;
 /// Most dimensions of a supplied embedding (pgvector's limit for `vector`).
@@ -189,13 +190,35 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A category, normalised as every write path stores it (crate::names::category).
     fn category(&self, k: &str) -> Result<Option<String>, RequestError> {
-        match self.string(k)? {
-            Some(s) if s.trim().is_empty() || s.chars().count() > MAX_CATEGORY_CHARS => Err(err(
-                &self.name(k),
-                format!("must be a non-empty string of at most {MAX_CATEGORY_CHARS} characters"),
-            )),
-            other => Ok(other),
+        self.string(k)?
+            .map(|s| names::category(&s).map_err(|e| err(&self.name(k), e.to_string())))
+            .transpose()
+    }
+
+    /// A list of categories, each normalised (crate::names::category).
+    fn categories(&self, k: &str, max: usize) -> Result<Option<Vec<String>>, RequestError> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Value::Array(a)) => {
+                if a.len() > max {
+                    return Err(err(
+                        &self.name(k),
+                        format!("has {} elements, at most {max} allowed", a.len()),
+                    ));
+                }
+                a.iter()
+                    .map(|x| match x {
+                        Value::String(s) => {
+                            names::category(s).map_err(|e| err(&self.name(k), e.to_string()))
+                        }
+                        _ => Err(err(&self.name(k), "must be an array of category names")),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Some)
+            }
+            Some(_) => Err(err(&self.name(k), "must be an array of strings")),
         }
     }
 }
@@ -554,7 +577,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         include_superseded: f.boolean("include_superseded")?.unwrap_or(false),
         ..filters
     };
-    let categories = f.strings("categories", MAX_TAGS)?;
+    let categories = f.categories("categories", MAX_TAGS)?;
     Ok(QueryRequest {
         agent: f.id("agent")?,
         query: f.string("query")?.unwrap_or_default(),

@@ -198,9 +198,72 @@ pub fn json_text(arg: &'static str, text: &str) -> Result<serde_json::Value, Arg
     })
 }
 
+/// Deepest nesting a stored JSON document may have: serde_json's own limit, which every reader
+/// of a stored value goes through (see [`json_text`]).
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Checks a JSON document's text (as jsonb prints it) without building it: nested at most
+/// [`MAX_JSON_DEPTH`] levels, every number within a 64-bit float. One pass over the bytes, so
+/// a value of megabytes (a checkpoint) is checked for the cost of reading it, and a write that
+/// no reader could read back is refused at the door. The reason, or `Ok`.
+pub fn json_shape(text: &str) -> Result<(), &'static str> {
+    let b = text.as_bytes();
+    let (mut depth, mut i, mut in_string) = (0usize, 0usize, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err("JSON nested more than 128 levels deep");
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let ok = text[start..i].parse::<f64>().is_ok_and(f64::is_finite);
+                if !ok {
+                    return Err("JSON number out of range (numbers must fit a 64-bit float)");
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod json_tests {
     use super::*;
+
+    #[test]
+    fn shapes_are_checked_without_parsing() {
+        let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert!(json_shape(&deep).unwrap_err().contains("128 levels"));
+        let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert_eq!(json_shape(&ok), Ok(()));
+        assert!(json_shape(r#"{"n": 1e400}"#)
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(json_shape(r#"{"n": -1.5e300, "s": "[[[1e400 \\" ]]"}"#).is_ok());
+        assert!(json_shape(r#"{"k\"[": [1, 2.5, -3e-7, {"x": null}]}"#).is_ok());
+    }
 
     #[test]
     fn deep_and_huge_json_are_argument_errors() {

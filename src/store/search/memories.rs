@@ -5,7 +5,7 @@
 use super::Probe;
 use crate::error::{OrRaise, SpiOk};
 use crate::gucs;
-use crate::pg::json::Json;
+use crate::pg::json::JsonText;
 use crate::pg::{fulltext, spi, vector};
 use memory_core::rank::{self, Candidate, Parts, DEFAULT_WEIGHTS};
 use memory_core::request::Filters;
@@ -65,14 +65,11 @@ impl Hit {
     /// happened first, since an LLM cannot answer "when did…" from undated lines (docs/api.md
     /// "Bullets").
     pub fn line(&self) -> String {
-        let day = match self.happened.get(..10) {
-            Some(d) => format!("({d}) "),
-            None => String::new(),
-        };
-        match &self.category {
-            Some(c) => format!("{day}[{c}] {}", self.text),
-            None => format!("{day}{}", self.text),
-        }
+        memory_core::render::bullet(
+            self.happened.get(..10),
+            self.category.as_deref(),
+            &self.text,
+        )
     }
 }
 
@@ -382,7 +379,10 @@ pub fn memories(
                             content: r.get::<String>(4)?,
                             importance: r.get::<i16>(5)?.unwrap_or(2),
                             tags: r.get::<Vec<String>>(7)?.unwrap_or_default(),
-                            metadata: r.get::<Json>(8)?.map(|j| j.0).unwrap_or(Value::Null),
+                            metadata: r
+                                .get::<JsonText>(8)?
+                                .map(|j| j.value())
+                                .unwrap_or(Value::Null),
                             updated_at: r.get::<String>(9)?.unwrap_or_default(),
                             happened: r.get::<String>(18)?.unwrap_or_default(),
                             superseded_by: r.get::<String>(20)?,

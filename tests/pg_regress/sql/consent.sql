@@ -77,3 +77,41 @@ SELECT pg_temp.try(format('SELECT memory_reject(%L)', :'ana_lisbon')) AS bob_rej
 SELECT memory_proposals('con-ana');
 RESET ROLE;
 SELECT memory_approve((SELECT id FROM memory.proposals WHERE text = 'Bob lives in Rome.')) ->> 'status' AS owner_decides_any;
+-- 0.9.0: consent cannot be bypassed. A change is judged by every memory it touches, and a
+-- category is normalised at the door, so no spelling of a protected name skips it.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'con-cyd';
+SELECT memory_write('{"text": "Cyd lives in Paris.", "category": "city"}') ->> 'id' AS city_id \gset
+-- An inferred update of the city memory's text: a proposal, the memory unchanged.
+SELECT memory_write(format('{"id": "%s", "text": "Cyd lives in Madrid.", "source": "inferred"}', :'city_id')::jsonb) ->> 'event' AS inferred_update;
+-- An inferred write under another category that supersedes it: a proposal too.
+SELECT memory_write(format('{"text": "Cyd moved to Madrid.", "category": "location", "supersedes": "%s", "source": "inferred"}', :'city_id')::jsonb) ->> 'event' AS inferred_supersede;
+SELECT text, state FROM memory.items WHERE user_id = 'con-cyd' ORDER BY text;
+SELECT category, text, policy FROM memory_proposals() ORDER BY text;
+-- Approving the supersede applies it.
+SELECT memory_approve((SELECT id FROM memory_proposals() WHERE text = 'Cyd moved to Madrid.')) ->> 'superseded' = :'city_id' AS superseded;
+SELECT text, state, category FROM memory.items WHERE user_id = 'con-cyd' ORDER BY text;
+-- A proposal that could never be applied is refused when proposed, not dropped at approval.
+SELECT pg_temp.try('SELECT memory_write(''{"text": "Cyd moved to Lyon.", "category": "city", "supersedes": "00000000-0000-0000-0000-000000000000", "source": "inferred"}'')') AS missing_target;
+SELECT pg_temp.try(format('SELECT memory_write(%L)', format('{"text": "Cyd moved to Nice.", "category": "city", "supersedes": "%s", "source": "inferred"}', :'city_id'))) AS superseded_target;
+-- Another tenant's memory is not there for this one (RLS): P0002.
+SET memory_ext.user_id = 'con-dee';
+SELECT pg_temp.try(format('SELECT memory_write(%L)', format('{"text": "Dee moved.", "category": "city", "supersedes": "%s", "source": "inferred"}', :'city_id'))) AS other_tenant;
+-- Every spelling of "city" is "city", or refused (22023) when it cannot be read unambiguously.
+SELECT c AS given, memory_write(jsonb_build_object('text', 'Dee lives in Oslo ' || n || '.', 'category', c, 'source', 'inferred')) ->> 'event' AS event
+FROM (VALUES (1, ' city'), (2, 'city '), (3, E'city\t'), (4, 'City'), (5, 'ｃｉｔｙ')) v(n, c);
+SELECT DISTINCT category FROM memory_proposals();
+SELECT c AS given, pg_temp.try(format('SELECT memory_write(%L)', jsonb_build_object('text', 'Dee lives in Rome.', 'category', c, 'source', 'inferred'))) AS refused
+FROM unnest(ARRAY[E'city\u200b', 'cıty', 'сity', E'ci\u2028ty']) c;
+SELECT memory_write('{"text": "Dee is called Dee.", "category": "preferred name", "source": "inferred"}') ->> 'event' AS preferred_name,
+       memory_write('{"text": "Dee speaks Norwegian.", "category": "language\u00a0", "source": "inferred"}') ->> 'event' AS language;
+SELECT count(*) AS memories_written FROM memory.items WHERE user_id = 'con-dee';
+-- A tool call is the model's inference: archival_insert under "city" is a proposal.
+SELECT memory_agent('dee-agent', 'con-dee') IS NOT NULL AS agent;
+SELECT memory_tool_call('dee-agent', NULL, 'archival_insert', '{"content": "Dee moved to Bergen.", "category": "City"}') ->> 'content' AS tool;
+SELECT count(*) FROM memory_proposals() WHERE text = 'Dee moved to Bergen.';
+-- Unless the application says its tool calls carry what the user stated.
+SET memory_ext.tool_source = 'user';
+SELECT memory_tool_call('dee-agent', NULL, 'archival_insert', '{"content": "Dee moved to Tromsø.", "category": "city"}') ->> 'content' AS tool_as_user;
+RESET memory_ext.tool_source;
+RESET ROLE;

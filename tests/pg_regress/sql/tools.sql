@@ -126,3 +126,55 @@ SELECT compile_blocks('tina-agent') ->> 'hash' AS before \gset
 SELECT block_append('tina-agent', 'human', 'Tina likes tea.') ->> 'version' AS version;
 SELECT compile_blocks('tina-agent') ->> 'hash' <> :'before' AS hash_changed;
 RESET ROLE;
+
+-- 0.9.0: the memory tool. A rename is a move (id, title, tags, metadata, creation time and
+-- history stay; history records the move); edits keep the title; directories move and go whole.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'vic';
+SELECT memory_agent('vic-agent', 'vic') IS NOT NULL AS agent;
+SELECT memory_file_write('memories/plan.md', E'Step one.\nStep two.', 'The plan', ARRAY['work'], '{"owner": "vic"}') ->> 'event' AS written;
+SELECT id AS plan_id, created_at AS plan_created FROM memory.files WHERE path = 'memories/plan.md' \gset
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "str_replace", "path": "/memories/plan.md", "old_str": "two", "new_str": "2"}') ->> 'is_error' AS replace_error;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "insert", "path": "/memories/plan.md", "insert_line": 0, "insert_text": "Step zero."}') ->> 'is_error' AS insert_error;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "rename", "old_path": "/memories/plan.md", "new_path": "/memories/work/plan.md"}') ->> 'content' AS renamed;
+SELECT path, id = :'plan_id' AS same_id, title, tags, metadata, created_at = :'plan_created' AS same_created, content
+FROM memory.files WHERE user_id = 'vic';
+SELECT event, meta ->> 'path' AS path, meta ->> 'old_path' AS old_path FROM memory_history(:'plan_id') ORDER BY ts DESC LIMIT 1;
+-- A directory of files moves in one statement, and is deleted in one.
+INSERT INTO memory.files (user_id, path, content) SELECT 'vic', 'memories/many/f' || n || '.md', 'file ' || n FROM generate_series(1, 300) n;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "rename", "old_path": "/memories/many", "new_path": "/memories/moved"}') ->> 'content' AS dir_renamed;
+SELECT count(*) FILTER (WHERE path LIKE 'memories/moved/%') AS moved, count(*) FILTER (WHERE path LIKE 'memories/many/%') AS left_behind FROM memory.files WHERE user_id = 'vic';
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "rename", "old_path": "/memories/moved", "new_path": "/memories/moved/inner"}') ->> 'content' AS into_itself;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "rename", "old_path": "/memories/moved", "new_path": "/memories/work"}') ->> 'content' AS onto_a_directory;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "delete", "path": "/memories/moved"}') ->> 'content' AS dir_deleted;
+SELECT count(*) AS files_left FROM memory.files WHERE user_id = 'vic';
+-- Paths and arguments a model gets wrong, each answered as an error it can act on.
+SELECT a ->> 'command' AS command, memory_tool_call('vic-agent', NULL, 'memory', a) ->> 'content' AS answer
+FROM jsonb_array_elements('[
+  {"command": "create", "path": "/memories//x.md", "file_text": "x"},
+  {"command": "create", "path": "/memories/a\u2028b.md", "file_text": "x"},
+  {"command": "create", "path": "/memories/no\u200btes.md", "file_text": "x"},
+  {"command": "create", "path": "/memories/p\u0430ypal.md", "file_text": "x"},
+  {"command": "rename", "old_path": "/memories", "new_path": "/memories/x"},
+  {"command": "delete", "path": "/memories"},
+  {"command": "view", "path": "/memories", "recursive": true},
+  {"command": "view", "path": "/memories/work/plan.md", "view_range": "", "old_path": ""}
+]'::jsonb) a;
+SELECT sqlstate, count(*) FROM memory.events WHERE user_id = 'vic' AND op = 'tool:memory' AND status = 'error' GROUP BY sqlstate ORDER BY sqlstate;
+-- A huge file is viewed a page at a time.
+SELECT memory_file_write('memories/big.md', string_agg('line ' || n || ' ' || repeat('x', 90), E'\n')) ->> 'event' AS big FROM generate_series(1, 2000) n;
+SELECT length(v) < 17000 AS one_page, substring(v FROM '\[lines [^]]*\]') AS next
+FROM (SELECT memory_tool_call('vic-agent', NULL, 'memory', '{"command": "view", "path": "/memories/big.md"}') ->> 'content' AS v) x;
+-- One size rule: an edit that grows a file past memory_ext.max_value_bytes is refused whole.
+RESET ROLE;
+SET memory_ext.max_value_bytes = 200000;
+SET ROLE regress_memory_user;
+SELECT memory_tool_call('vic-agent', NULL, 'memory', jsonb_build_object('command', 'insert', 'path', '/memories/big.md', 'insert_line', 0, 'insert_text', repeat('y ', 15000))) ->> 'content' AS too_big;
+SELECT length(content) AS unchanged FROM memory.files WHERE user_id = 'vic' AND path = 'memories/big.md';
+RESET ROLE;
+RESET memory_ext.max_value_bytes;
+SET ROLE regress_memory_user;
+-- A one-page result says so.
+SELECT memory_tool_call('vic-agent', NULL, 'archival_insert', '{"content": "Vic keeps bees."}') ->> 'content' AS saved;
+SELECT split_part(memory_tool_call('vic-agent', NULL, 'archival_search', '{"query": "bees"}') ->> 'content', E'\n', 1) AS page_line;
+RESET ROLE;

@@ -49,11 +49,41 @@ pub enum Command {
     },
 }
 
+/// Every argument the tool takes (its definition's properties, crate::tools). Keys of other
+/// commands than the one called are ignored: a model held to a strict schema sends them all.
+pub const KEYS: [&str; 10] = [
+    "command",
+    "path",
+    "view_range",
+    "file_text",
+    "old_str",
+    "new_str",
+    "insert_line",
+    "insert_text",
+    "old_path",
+    "new_path",
+];
+
 impl Command {
-    /// Reads a tool call's input; the error is the text the model sees.
+    /// Reads a tool call's input; the error is the text the model sees. An unknown key is
+    /// refused, as every other tool refuses it; an optional argument given as `""` or null is
+    /// absent (what a model sends when a strict schema makes every field required).
     pub fn parse(args: &Value) -> Result<Command, String> {
+        let empty = serde_json::Map::new();
+        let obj = match args {
+            Value::Object(o) => o,
+            Value::Null => &empty,
+            _ => return Err("The input must be a JSON object.".into()),
+        };
+        if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(format!(
+                "Unknown parameter `{}`. The memory tool takes: {}.",
+                crate::render::inline(k),
+                KEYS.join(", ")
+            ));
+        }
         let s = |k: &str| -> Result<String, String> {
-            args.get(k)
+            obj.get(k)
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .ok_or_else(|| format!("Missing or invalid parameter `{k}`: a string is required."))
@@ -61,8 +91,9 @@ impl Command {
         let cmd = s("command")?;
         Ok(match cmd.as_str() {
             "view" => {
-                let range = match args.get("view_range") {
+                let range = match obj.get("view_range") {
                     None | Some(Value::Null) => None,
+                    Some(Value::String(x)) if x.is_empty() => None,
                     Some(Value::Array(a)) if a.len() == 2 => {
                         match (a[0].as_i64(), a[1].as_i64()) {
                             (Some(x), Some(y)) => Some((x, y)),
@@ -87,9 +118,15 @@ impl Command {
             },
             "insert" => Command::Insert {
                 path: s("path")?,
-                line: args
+                line: obj
                     .get("insert_line")
-                    .and_then(Value::as_i64)
+                    .and_then(|v| {
+                        v.as_i64().or_else(|| {
+                            v.as_f64()
+                                .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                                .map(|f| f as i64)
+                        })
+                    })
                     .ok_or("Missing or invalid parameter `insert_line`: an integer is required.")?,
                 text: s("insert_text")?,
             },
@@ -100,7 +137,8 @@ impl Command {
             },
             other => {
                 return Err(format!(
-                    "Unknown command: {other}. Use one of view, create, str_replace, insert, delete, rename."
+                    "Unknown command: {}. Use one of view, create, str_replace, insert, delete, rename.",
+                    crate::render::inline(other)
                 ))
             }
         })
@@ -115,27 +153,46 @@ fn range_error() -> String {
 /// `/memories/a/b.md` is `Ok(Some("memories/a/b.md"))`.
 pub fn file_path(path: &str) -> Result<Option<String>, String> {
     let Some(rest) = path.strip_prefix("/memories") else {
-        return Err(format!("Path must start with /memories, got: {path}"));
+        return Err(format!(
+            "Path must start with /memories, got: {}",
+            crate::render::inline(path)
+        ));
     };
     if !(rest.is_empty() || rest.starts_with('/')) {
-        return Err(format!("Path must start with /memories, got: {path}"));
+        return Err(format!(
+            "Path must start with /memories, got: {}",
+            crate::render::inline(path)
+        ));
     }
-    let rel = rest.trim_start_matches('/').trim_end_matches('/');
+    // One `/` after `/memories`, and one at the end of a directory: `/memories//x` has an
+    // empty segment and is refused, as memory-file paths refuse it.
+    let rel = rest.strip_prefix('/').unwrap_or(rest);
+    let rel = rel.strip_suffix('/').unwrap_or(rel);
     if rel.is_empty() {
         return Ok(None);
     }
+    let shown = crate::render::inline(path);
     let escape = rel
         .split('/')
-        .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg.contains('\\'))
-        || rel.chars().any(char::is_control);
+        .any(|seg| seg == "." || seg == ".." || seg.contains('\\'));
     if escape {
-        return Err(format!("Path {path} would escape /memories directory"));
+        return Err(format!("Path {shown} would escape /memories directory"));
+    }
+    if rel.split('/').any(str::is_empty) {
+        return Err(format!(
+            "Path {shown} has an empty segment (`//`): name every directory, e.g. /memories/notes/x.md"
+        ));
+    }
+    if let Err(why) = rel.split('/').try_for_each(crate::names::legible) {
+        return Err(format!(
+            "Path {shown} {why}: use names that read unambiguously"
+        ));
     }
     // And every rule of memory-file paths (length, bidirectional characters, NFC), as
     // memory_file_write applies them.
     crate::files::path(Some(&format!("{ROOT}/{rel}")))
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(|e| crate::render::inline(&e.to_string()).into_owned())
 }
 
 /// The tool path of a memory-file path under `memories/`.
@@ -155,8 +212,13 @@ fn numbered(lines: &[&str], first: usize) -> String {
         .join("\n")
 }
 
+/// Most characters one `view` of a file shows (about 4,000 tokens): a larger file, or range,
+/// is shown a page at a time, the last line saying which `view_range` shows the next page, as
+/// the search tools page their results. A model's context is the limit, not the file's size.
+pub const VIEW_CHARS: usize = 16_000;
+
 /// `view` of a file: its lines, numbered from 1, or those of `range` (1-based, inclusive; an
-/// end of -1 is the last line).
+/// end of -1 is the last line), at most [`VIEW_CHARS`] characters of them.
 pub fn view_file(path: &str, content: &str, range: Option<(i64, i64)>) -> Result<String, String> {
     let lines: Vec<&str> = content.split('\n').collect();
     let (from, shown): (usize, &[&str]) = match range {
@@ -177,9 +239,41 @@ pub fn view_file(path: &str, content: &str, range: Option<(i64, i64)>) -> Result
             (start + 1, &lines[start..end])
         }
     };
+    // Whole lines while they fit; a first line longer than a page is cut, and says so.
+    let (mut used, mut n) = (0, 0);
+    for l in shown {
+        let cost = l.chars().count() + LINE_NUMBER_WIDTH + 2;
+        if n > 0 && used + cost > VIEW_CHARS {
+            break;
+        }
+        used += cost;
+        n += 1;
+    }
+    let mut page: Vec<std::borrow::Cow<str>> = shown[..n].iter().map(|l| (*l).into()).collect();
+    let mut note = String::new();
+    if let Some(first) = page.first_mut() {
+        if first.chars().count() > VIEW_CHARS {
+            let cut: String = first.chars().take(VIEW_CHARS).collect();
+            note = format!(
+                "\n[line {from} is {} characters long; only its first {VIEW_CHARS} are shown]",
+                first.chars().count()
+            );
+            *first = cut.into();
+        }
+    }
+    if n < shown.len() {
+        let last = from + n - 1;
+        note.push_str(&format!(
+            "\n[lines {from}-{last} of {} shown; view with view_range [{}, {}] for the next page]",
+            lines.len(),
+            last + 1,
+            (last + n).min(lines.len())
+        ));
+    }
+    let page: Vec<&str> = page.iter().map(|l| l.as_ref()).collect();
     Ok(format!(
-        "Here's the content of {path} with line numbers:\n{}",
-        numbered(shown, from)
+        "Here's the content of {path} with line numbers:\n{}{note}",
+        numbered(&page, from)
     ))
 }
 
@@ -229,11 +323,23 @@ pub fn view_dir(dir: &str, files: &[(String, usize)]) -> String {
         "Here're the files and directories up to 2 levels deep in {dir}, excluding hidden items:\n{}\t{dir}",
         size(total)
     );
-    for (p, bytes) in entries {
+    let more = entries.len().saturating_sub(VIEW_ENTRIES);
+    for (p, bytes) in entries.into_iter().take(VIEW_ENTRIES) {
         out.push_str(&format!("\n{}\t{base}/{p}", size(bytes)));
+    }
+    if more > 0 {
+        out.push_str(&format!(
+            "\n[{more} more entries not shown: view a directory above to see what is in it]"
+        ));
     }
     out
 }
+
+/// Most entries one `view` of a directory lists (the first, by path); the rest are counted.
+pub const VIEW_ENTRIES: usize = 200;
+
+/// An edit of a file's content: the new content and the message, or the error text.
+pub type Edit<'a> = dyn Fn(&str) -> Result<(String, String), String> + 'a;
 
 /// `str_replace`: the new content and the snippet around the change, or the error text.
 pub fn str_replace(
@@ -328,6 +434,16 @@ pub mod says {
     pub fn root() -> String {
         "Cannot delete the /memories directory itself".into()
     }
+    pub fn root_rename() -> String {
+        "Cannot rename the /memories directory itself".into()
+    }
+    pub fn into_itself(old: &str, new: &str) -> String {
+        format!("Cannot move {old} into itself ({new} is inside it)")
+    }
+    pub fn busy() -> String {
+        "Another call changed the same memory file at the same moment; view it and try again."
+            .into()
+    }
     pub fn destination_exists(path: &str) -> String {
         format!("The destination {path} already exists")
     }
@@ -357,17 +473,32 @@ mod tests {
                 "{bad}"
             );
         }
-        for bad in [
-            "/memories/../x",
-            "/memories/a/./b",
-            "/memories/a//b",
-            "/memories/a\\..\\b",
-        ] {
+        for bad in ["/memories/../x", "/memories/a/./b", "/memories/a\\..\\b"] {
             assert!(
                 file_path(bad).unwrap_err().contains("would escape"),
                 "{bad}"
             );
         }
+        for bad in ["/memories//x", "/memories/a//b", "/memories/a//"] {
+            assert!(
+                file_path(bad).unwrap_err().contains("empty segment"),
+                "{bad}"
+            );
+        }
+        // What cannot be displayed unambiguously: separators, zero-width and mixed scripts.
+        for bad in [
+            "/memories/a\u{2028}b.md",
+            "/memories/no\u{200b}tes.md",
+            "/memories/p\u{0430}ypal.md",
+            "/memories/x\ny.md",
+        ] {
+            let e = file_path(bad).unwrap_err();
+            assert!(!e.contains('\n') && !e.contains('\u{2028}'), "{e}");
+        }
+        assert_eq!(
+            file_path("/memories/заметки/план.md"),
+            Ok(Some("memories/заметки/план.md".into()))
+        );
         assert_eq!(tool_path("memories/a/b.md"), "/memories/a/b.md");
         // Memory-file path rules hold too: no bidirectional controls, at most 512 characters.
         assert!(file_path("/memories/\u{202E}gnp.md").is_err());
@@ -400,6 +531,64 @@ mod tests {
         assert!(Command::parse(&json!({"command": "chmod"}))
             .unwrap_err()
             .contains("Unknown command: chmod"));
+        // Unknown keys are refused; other commands' keys and "" optionals are not.
+        assert!(
+            Command::parse(&json!({"command": "view", "path": "/memories", "mode": "x"}))
+                .unwrap_err()
+                .contains("Unknown parameter `mode`")
+        );
+        assert_eq!(
+            Command::parse(
+                &json!({"command": "view", "path": "/memories", "view_range": "",
+                                   "file_text": "", "old_path": null})
+            ),
+            Ok(Command::View {
+                path: "/memories".into(),
+                range: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_huge_file_is_viewed_a_page_at_a_time() {
+        let line = "x".repeat(99);
+        let content = vec![line.as_str(); 1000].join("\n");
+        let v = view_file("/memories/big.md", &content, None).unwrap();
+        assert!(v.chars().count() < VIEW_CHARS + 300, "{}", v.len());
+        assert!(
+            v.ends_with(
+                "[lines 1-149 of 1000 shown; view with view_range [150, 298] for the next page]"
+            ),
+            "{}",
+            &v[v.len() - 120..]
+        );
+        let next = view_file("/memories/big.md", &content, Some((150, 298))).unwrap();
+        assert!(
+            next.contains("   150\t") && !next.contains("[lines"),
+            "{}",
+            &next[..80]
+        );
+        // One line longer than a page is cut, and says so.
+        let one = "y".repeat(VIEW_CHARS * 3);
+        let v = view_file("/memories/one.md", &one, None).unwrap();
+        assert!(v.len() < VIEW_CHARS + 300);
+        assert!(
+            v.contains("only its first 16000 are shown"),
+            "{}",
+            &v[v.len() - 100..]
+        );
+        // A directory lists its first entries and counts the rest.
+        let files: Vec<(String, usize)> = (0..500)
+            .map(|i| (format!("memories/f{i:03}.md"), 1))
+            .collect();
+        let d = view_dir("/memories", &files);
+        assert_eq!(d.lines().count(), 2 + VIEW_ENTRIES + 1);
+        assert!(
+            d.ends_with(
+                "[300 more entries not shown: view a directory above to see what is in it]"
+            ),
+            "{d}"
+        );
     }
 
     #[test]

@@ -463,6 +463,18 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
     };
     let (_, schema) = spec(name, agent);
     let known: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    // An optional argument given as "" is absent: a model held to a strict schema (every field
+    // required) fills the ones it does not mean with empty strings.
+    let obj: Map<String, Value> = obj
+        .iter()
+        .filter(|(k, v)| required.contains(&k.as_str()) || v.as_str() != Some(""))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let obj = &obj;
     if let Some(k) = obj.keys().find(|k| !known.contains(k)) {
         return Err(format!(
             "unknown argument \"{k}\"; {name} takes: {}",
@@ -541,7 +553,10 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
         }
     };
     let category = || -> Result<Option<String>, String> {
-        let c = opt_text("category")?;
+        // Normalised as memory_write normalises it, so the allowlist compares what is stored.
+        let c = opt_text("category")?
+            .map(|c| crate::names::category(&c).map_err(|e| e.to_string()))
+            .transpose()?;
         match (&c, &agent.categories) {
             (Some(x), Some(allowed)) if !allowed.contains(x) => Err(format!(
                 "category \"{x}\" is not allowed; category must be one of: {}",
@@ -609,8 +624,47 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
     })
 }
 
-/// MemGPT's paging line over `total` results: "Showing 6-10 of 23 results (page 1 of 5)."; for
-/// a page past the end, where the last page is.
+/// A SQL error raised while a tool call ran, as the model reads it: what was wrong and what to
+/// do. memory_ext's own errors (docs/api.md "Errors") are written for their reader and pass
+/// through (rendered on one line, crate::render); Postgres's own (a NUL character, the
+/// full-text index's length limit, stack depth, a concurrent change) are not, so each gets a
+/// sentence the model can act on. The SQLSTATE is kept in the call's event, not shown.
+pub fn error_text(sqlstate: &str, message: &str) -> String {
+    let said = || crate::render::inline(message).into_owned();
+    match sqlstate {
+        "22023" | "22001" | "22004" | "P0002" | "42501" | "0A000" | "58P01" => said(),
+        "22P05" | "22021" => {
+            "The text contains a character that cannot be stored (such as the NUL \
+             character \\u0000): remove it and try again."
+                .into()
+        }
+        "54000" => "The text is too long to index in one piece: split it into smaller parts and \
+             try again."
+            .into(),
+        "54001" => "The input is nested or repeated too deeply to process: make it shorter and \
+             simpler, and try again."
+            .into(),
+        "23505" => "Something with that name was created at the same moment by another call: look \
+             again (view or search) and retry with what is there now."
+            .into(),
+        "23514" => "The result would break a limit of the memory store (for example a path over \
+             512 characters): make it shorter and try again."
+            .into(),
+        "40001" | "40P01" | "55P03" => {
+            "Another call changed the same memory at the same moment: try again.".into()
+        }
+        "58000" => format!(
+            "A service this call needs is unavailable right now ({}): try again later.",
+            said()
+        ),
+        _ => "The memory store could not complete this call (an internal error): try again \
+             later, or go on without it."
+            .into(),
+    }
+}
+
+/// MemGPT's paging line over `total` results: "Showing 6-10 of 23 results (page 1; pages 0 to
+/// 4)."; for a page past the end, where the last page is.
 pub fn page_line(page: usize, total: usize) -> String {
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     if total == 0 {
@@ -624,8 +678,12 @@ pub fn page_line(page: usize, total: usize) -> String {
     }
     let from = page * PAGE_SIZE + 1;
     let to = (from + PAGE_SIZE - 1).min(total);
+    // Pages count from 0, as the `page` argument does; "page 0 of 0" read as no pages at all.
+    if pages == 1 {
+        return format!("Showing {from}-{to} of {total} results (all on this page).");
+    }
     format!(
-        "Showing {from}-{to} of {total} results (page {page} of {}).",
+        "Showing {from}-{to} of {total} results (page {page}; pages 0 to {}).",
         pages - 1
     )
 }
@@ -794,6 +852,41 @@ mod tests {
     }
 
     #[test]
+    fn empty_strings_are_absent_optionals() {
+        let a = agent();
+        assert_eq!(
+            parse(
+                "archival_search",
+                &json!({"query": "tea", "page": "", "tags": ""}),
+                &a
+            )
+            .unwrap(),
+            Call::ArchivalSearch {
+                query: "tea".into(),
+                page: 0,
+                tags: vec![]
+            }
+        );
+        assert_eq!(
+            parse(
+                "archival_insert",
+                &json!({"content": "Sam runs.", "category": "", "tags": ""}),
+                &a
+            )
+            .unwrap(),
+            Call::ArchivalInsert {
+                content: "Sam runs.".into(),
+                category: None,
+                tags: vec![]
+            }
+        );
+        // A required one stays required.
+        assert!(parse("archival_search", &json!({"query": ""}), &a)
+            .unwrap_err()
+            .contains("must not be empty"));
+    }
+
+    #[test]
     fn good_calls_parse_with_defaults() {
         let a = agent();
         assert_eq!(
@@ -837,16 +930,53 @@ mod tests {
     }
 
     #[test]
+    fn sql_errors_are_told_to_the_model_in_its_terms() {
+        assert_eq!(
+            error_text("P0002", "memory file \"x\n- forged\" not found"),
+            "memory file \"x\\n- forged\" not found"
+        );
+        for (code, raw, want) in [
+            ("22P05", "unsupported Unicode escape sequence", "NUL"),
+            (
+                "54000",
+                "string is too long for tsvector (1048577 bytes, max 1048575 bytes)",
+                "split it",
+            ),
+            ("54001", "stack depth limit exceeded", "simpler"),
+            (
+                "23505",
+                "duplicate key value violates unique constraint \"files_pkey\"",
+                "look again",
+            ),
+            (
+                "XX000",
+                "cannot access key \"user_id\" in JSON array",
+                "internal error",
+            ),
+        ] {
+            let t = error_text(code, raw);
+            assert!(t.contains(want), "{code}: {t}");
+            assert!(
+                !t.contains(raw),
+                "{code}: the raw error reached the model: {t}"
+            );
+        }
+    }
+
+    #[test]
     fn paging_reads_like_memgpt() {
         assert_eq!(page_line(0, 0), "No results found.");
-        assert_eq!(page_line(0, 3), "Showing 1-3 of 3 results (page 0 of 0).");
+        assert_eq!(
+            page_line(0, 3),
+            "Showing 1-3 of 3 results (all on this page)."
+        );
         assert_eq!(
             page_line(1, 23),
-            "Showing 6-10 of 23 results (page 1 of 4)."
+            "Showing 6-10 of 23 results (page 1; pages 0 to 4)."
         );
         assert_eq!(
             page_line(4, 23),
-            "Showing 21-23 of 23 results (page 4 of 4)."
+            "Showing 21-23 of 23 results (page 4; pages 0 to 4)."
         );
         assert!(page_line(5, 23).contains("pages 0 to 4"));
     }
