@@ -122,6 +122,9 @@ if want client; then
   step "client tests: agent tools through psycopg (JSON Schema validator, Anthropic memory tool transcript)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_tools.py
+  step "client tests: the surfaces a model drives, in parallel and with hostile text (tests/python/test_agents.py)"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
+    python3 tests/python/test_agents.py
   step "client tests: the MCP gateway with the Python MCP SDK over stdio and streamable HTTP (tests/python/test_mcp.py)"
   cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \

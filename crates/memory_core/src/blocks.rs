@@ -261,7 +261,9 @@ pub fn compile_blocks(blocks: &[BlockView]) -> String {
     for (i, b) in blocks.iter().enumerate() {
         let tag = tag(&b.label);
         s.push_str(&format!("<{tag}>\n<description>\n"));
-        s.push_str(&render::text(b.description.as_deref().unwrap_or("")));
+        // A description is a line about the block (a field, crate::render); the value is the
+        // block's own multi-line text, its lines kept and its tags escaped.
+        s.push_str(&render::inline(b.description.as_deref().unwrap_or("")));
         s.push_str("\n</description>\n<metadata>");
         if b.read_only {
             s.push_str("\n- read_only=true");

@@ -48,19 +48,10 @@ impl SqlError for FileError {
     }
 }
 
+/// Control, bidirectional and invisible characters are written as escapes: echoed raw,
+/// U+202E would reverse the rest of the error message on the reader's screen.
 fn shown(p: &str) -> String {
-    // Control and bidirectional characters are written as escapes: echoed raw, U+202E would
-    // reverse the rest of the error message on the reader's screen.
-    p.chars()
-        .take(80)
-        .map(|c| {
-            if c.is_control() || is_bidi_control(c) {
-                format!("\\u{{{:04X}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::names::shown(p)
 }
 
 fn check_segments(arg: &'static str, p: &str) -> Result<(), FileError> {
@@ -88,7 +79,14 @@ fn check_segments(arg: &'static str, p: &str) -> Result<(), FileError> {
             "" => return bad("empty path segment"),
             "." | ".." => return bad("\".\" and \"..\" segments are not allowed"),
             s if s.trim().is_empty() => return bad("blank path segment"),
-            _ => {}
+            // A path is read by people and models: what cannot be displayed unambiguously
+            // (separators, zero-width characters, letters of two scripts in one word) is
+            // refused, as for categories (crate::names).
+            s => {
+                if let Err(reason) = crate::names::legible(s) {
+                    return bad(reason);
+                }
+            }
         }
     }
     Ok(())
