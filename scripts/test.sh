@@ -129,6 +129,9 @@ if want client; then
   cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp.py
+  step "client tests: the MCP gateway under slow, hostile and flooding clients (tests/python/test_mcp_limits.py)"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
+  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp_limits.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" python3 tests/python/test_hardening.py

@@ -44,7 +44,93 @@ struct File {
     listen: Option<String>,
     #[serde(default)]
     allowed_hosts: Vec<String>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
+    #[serde(default)]
+    limits: Limits,
     tenants: Vec<Entry>,
+}
+
+/// What bounds the server: connections, time, bytes, and each tenant's share (docs/mcp.md
+/// "Limits"). Every field has a safe default; the configuration file's `"limits"` object
+/// overrides any of them.
+///
+/// # Why these defaults
+/// A request to this server is one small JSON-RPC message and one SQL call, so a client that
+/// takes seconds to send its headers or body is stalled or hostile: 10 s for headers (also how
+/// long an idle keep-alive connection stays open) and 30 s for a body of at most 4 MiB (a memory
+/// file's content is a tool argument). 256 connections, of which at most 32 not yet
+/// authenticated, bound what 600 slow clients can hold (each one buffers at most one body). A
+/// tenant runs 4 calls at once, a quarter of the 16 database connections, so one tenant's
+/// flood leaves the rest of the pool to the others; a call waits 10 s for its tenant's turn and
+/// then gets 429 with Retry-After. A call's SQL runs at most 30 s (statement_timeout).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Open connections at most; one more is closed at once.
+    pub max_connections: usize,
+    /// Connections that have not yet sent a request with a known token, at most.
+    pub max_unauthenticated: usize,
+    /// Milliseconds a client has to send a request's headers; also an idle connection's life.
+    pub header_timeout_ms: u64,
+    /// Milliseconds a client has to send a request's body.
+    pub body_timeout_ms: u64,
+    /// Largest request body, in bytes (413 past it, before it is buffered).
+    pub max_body_bytes: usize,
+    /// Milliseconds one call's SQL may run (its transaction's statement_timeout).
+    pub statement_timeout_ms: u64,
+    /// Calls of one tenant served at once; more wait their turn in order.
+    pub tenant_concurrency: usize,
+    /// Milliseconds a call waits for its tenant's turn before the answer is 429.
+    pub queue_timeout_ms: u64,
+    /// Connections to Postgres.
+    pub pool_size: usize,
+    /// Milliseconds the server gives requests under way to finish when it is stopped.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 256,
+            max_unauthenticated: 32,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            max_body_bytes: 4 * 1024 * 1024,
+            statement_timeout_ms: 30_000,
+            tenant_concurrency: 4,
+            queue_timeout_ms: 10_000,
+            pool_size: 16,
+            shutdown_grace_ms: 5_000,
+        }
+    }
+}
+
+impl Limits {
+    fn check(&self) -> Result<(), String> {
+        let zero = [
+            ("max_connections", self.max_connections as u64),
+            ("max_unauthenticated", self.max_unauthenticated as u64),
+            ("header_timeout_ms", self.header_timeout_ms),
+            ("body_timeout_ms", self.body_timeout_ms),
+            ("max_body_bytes", self.max_body_bytes as u64),
+            ("statement_timeout_ms", self.statement_timeout_ms),
+            ("tenant_concurrency", self.tenant_concurrency as u64),
+            ("queue_timeout_ms", self.queue_timeout_ms),
+            ("pool_size", self.pool_size as u64),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == 0);
+        if let Some((name, _)) = zero {
+            return Err(format!("configuration: limits.{name} must be above 0"));
+        }
+        if self.max_unauthenticated > self.max_connections {
+            return Err(
+                "configuration: limits.max_unauthenticated is above limits.max_connections".into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The HTTP server's configuration (docs/mcp.md shows the file).
@@ -54,6 +140,10 @@ pub struct HttpConfig {
     pub listen: String,
     /// Host names accepted in the `Host` header besides loopback (DNS-rebinding protection).
     pub allowed_hosts: Vec<String>,
+    /// Origins (`https://app.example.com`) a browser may call from besides loopback; a request
+    /// with another `Origin` is refused (403), as the MCP specification asks of HTTP servers.
+    pub allowed_origins: Vec<String>,
+    pub limits: Limits,
     pub tokens: Tokens,
 }
 
@@ -74,6 +164,33 @@ impl Tokens {
     pub fn count(&self) -> usize {
         self.0.len()
     }
+
+    /// Every configured tenant (each once, whatever number of tokens selects it).
+    pub fn tenants(&self) -> Vec<&Tenant> {
+        let mut all: Vec<&Tenant> = self.0.values().collect();
+        all.sort_by(|a, b| (&a.user_id, &a.agent_id).cmp(&(&b.user_id, &b.agent_id)));
+        all.dedup();
+        all
+    }
+}
+
+/// Whether a browser page at `origin` may call the server: loopback pages on any port, and the
+/// configured origins exactly.
+pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => rest.split(':').next().unwrap_or_default(),
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "::1")
 }
 
 pub fn sha256_hex(s: &str) -> String {
@@ -100,6 +217,12 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
         };
         check_tenant(&tenant).map_err(|m| format!("{at}: {m}"))?;
         let hash = match (e.token, e.token_sha256) {
+            // A token with spaces around it could never match: a request's is trimmed.
+            (Some(t), None) if t.trim() != t => {
+                return Err(format!(
+                    "{at}: \"token\" has spaces or line breaks around it; remove them"
+                ))
+            }
             (Some(t), None) if t.chars().count() >= MIN_TOKEN_LEN => sha256_hex(&t),
             (Some(_), None) => {
                 return Err(format!(
@@ -120,10 +243,20 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
             return Err(format!("{at}: the same token as an earlier entry"));
         }
     }
+    file.limits.check()?;
+    for o in &file.allowed_origins {
+        if !(o.starts_with("http://") || o.starts_with("https://")) || o.ends_with('/') {
+            return Err(format!(
+                "configuration: allowed_origins: \"{o}\" is not an origin like https://app.example.com"
+            ));
+        }
+    }
     Ok(HttpConfig {
         dsn: file.dsn,
         listen: file.listen.unwrap_or_else(|| DEFAULT_LISTEN.into()),
         allowed_hosts: file.allowed_hosts,
+        allowed_origins: file.allowed_origins,
+        limits: file.limits,
         tokens: Tokens(tokens),
     })
 }
@@ -383,5 +516,57 @@ mod tests {
             "unknown field",
         );
         bad(r#"{"tenant": []}"#, "unknown field");
+        bad(
+            r#"{"tenants": [{"token": " 0123456789abcdef ", "user_id": "a", "agent_id": "b"}]}"#,
+            "spaces or line breaks around it",
+        );
+        bad(
+            r#"{"limits": {"tenant_concurrency": 0}, "tenants": [{"token": "0123456789abcdef", "user_id": "a", "agent_id": "b"}]}"#,
+            "limits.tenant_concurrency must be above 0",
+        );
+        bad(
+            r#"{"limits": {"max_conns": 5}, "tenants": [{"token": "0123456789abcdef", "user_id": "a", "agent_id": "b"}]}"#,
+            "unknown field",
+        );
+        bad(
+            r#"{"allowed_origins": ["app.example.com"], "tenants": [{"token": "0123456789abcdef", "user_id": "a", "agent_id": "b"}]}"#,
+            "not an origin",
+        );
+    }
+
+    #[test]
+    fn limits_default_and_override_one_by_one() {
+        let cfg = parse_http(
+            r#"{"limits": {"tenant_concurrency": 2, "queue_timeout_ms": 250},
+                "tenants": [{"token": "0123456789abcdef", "user_id": "a", "agent_id": "b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.limits.tenant_concurrency, 2);
+        assert_eq!(cfg.limits.queue_timeout_ms, 250);
+        assert_eq!(
+            cfg.limits.header_timeout_ms,
+            Limits::default().header_timeout_ms
+        );
+    }
+
+    #[test]
+    fn origins_from_loopback_or_the_list() {
+        let allowed = vec!["https://app.example.com".to_string()];
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://[::1]:8443",
+            "https://app.example.com",
+        ] {
+            assert!(origin_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "https://evil.example",
+            "http://localhost.evil.example",
+            "null",
+            "https://app.example.com.evil",
+        ] {
+            assert!(!origin_allowed(bad, &allowed), "{bad}");
+        }
     }
 }

@@ -41,6 +41,8 @@ impl From<tokio_postgres::Error> for DbError {
 
 pub struct Db {
     pool: Pool,
+    /// Each call's statement_timeout, in milliseconds (config.rs `Limits`).
+    statement_timeout_ms: u64,
 }
 
 /// The environment variable naming a PEM file of the CA that signed the server's certificate.
@@ -72,8 +74,9 @@ fn tls() -> Result<MakeTlsConnector, String> {
 
 impl Db {
     /// A pool of at most `size` connections to `dsn`, after checking that its role is one that
-    /// row-level security applies to and that the extension is installed.
-    pub async fn connect(dsn: &str, size: usize) -> Result<Db, String> {
+    /// row-level security applies to and that the extension is installed. Each call's SQL runs
+    /// at most `statement_timeout_ms`.
+    pub async fn connect(dsn: &str, size: usize, statement_timeout_ms: u64) -> Result<Db, String> {
         let mut cfg = tokio_postgres::Config::from_str(dsn).map_err(|e| format!("--dsn: {e}"))?;
         if cfg.get_application_name().is_none() {
             cfg.application_name("memory-mcp");
@@ -89,7 +92,10 @@ impl Db {
             .max_size(size)
             .build()
             .map_err(|e| e.to_string())?;
-        let db = Db { pool };
+        let db = Db {
+            pool,
+            statement_timeout_ms,
+        };
         db.check().await?;
         Ok(db)
     }
@@ -136,9 +142,10 @@ impl Db {
             .await
             .map_err(|e| DbError::Unavailable(e.to_string()))?;
         let tx = c.transaction().await?;
+        // The tenant and the call's time limit, both for this transaction only.
         tx.execute(
-            "SELECT set_config('memory_ext.user_id', $1, true)",
-            &[&user_id],
+            "SELECT set_config('memory_ext.user_id', $1, true), set_config('statement_timeout', $2, true)",
+            &[&user_id, &self.statement_timeout_ms.to_string()],
         )
         .await?;
         let text: String = tx.query_one(sql, params).await?.get(0);
@@ -178,6 +185,12 @@ impl Db {
             v["content"].as_str().unwrap_or_default().to_string(),
             v["is_error"].as_bool().unwrap_or(false),
         ))
+    }
+
+    /// The agent's compiled core blocks (the resource memory://core-blocks).
+    pub async fn blocks(&self, t: &Tenant) -> Result<String, DbError> {
+        self.one(&t.user_id, "SELECT compile_core_blocks($1)", &[&t.agent_id])
+            .await
     }
 
     /// The memory section of the agent's system prompt: its compiled core blocks, then the

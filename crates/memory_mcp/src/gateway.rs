@@ -8,8 +8,10 @@ use crate::db::{Db, DbError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,6 +19,9 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub const PROMPT: &str = "memory";
+/// The agent's compiled core blocks as a resource: a host re-reads it after the model edits a
+/// block (the server's instructions are fixed when the client connects).
+pub const BLOCKS_URI: &str = "memory://core-blocks";
 
 #[derive(Clone)]
 pub struct Gateway {
@@ -70,6 +75,7 @@ impl ServerHandler for Gateway {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_prompts()
+                .enable_resources()
                 .build(),
         )
         .with_server_info(Implementation::new("memory-mcp", env!("CARGO_PKG_VERSION")))
@@ -119,29 +125,67 @@ impl ServerHandler for Gateway {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let tenant = self.tenant(&ctx)?;
-        // A tool left out of the tenant's configured set is not callable through it either.
-        if let Some(tools) = &tenant.tools {
-            if !tools.iter().any(|t| *t == request.name) {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                    "Error: tool \"{}\" is not offered here; the tools are: {}",
+        // A tool that is not listed (not one of the tenant's configured set, or of the default
+        // set when none is configured) is unknown: the protocol error the MCP specification
+        // gives for unknown tools (-32602), not a tool result.
+        let offered: Vec<&str> = match &tenant.tools {
+            Some(t) => t.iter().map(String::as_str).collect(),
+            None => memory_core::tools::DEFAULT_TOOLS.to_vec(),
+        };
+        if !offered.contains(&request.name.as_ref()) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown tool: {}; the tools are: {}",
                     request.name,
-                    tools.join(", ")
-                ))])
-                .into());
-            }
+                    offered.join(", ")
+                ),
+                None,
+            ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let result = match self.db.call(&tenant, &request.name, &args).await {
             Ok((text, false)) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Ok((text, true)) => CallToolResult::error(vec![ContentBlock::text(text)]),
-            // An unknown agent or a thread of another user: the configuration's mistake, shown
-            // where the host will display it.
-            Err(e @ DbError::Sql { .. }) => {
-                CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))])
-            }
+            // Refused by the database before the tool ran (a NUL character in the arguments,
+            // the call's time limit, an unknown agent): told in the model's terms, as the
+            // extension tells a tool's own errors (memory_core::tools::error_text).
+            Err(DbError::Sql { code, message }) => CallToolResult::error(vec![ContentBlock::text(
+                memory_core::tools::error_text(&code, &message),
+            )]),
             Err(e) => return Err(unavailable(e)),
         };
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+            BLOCKS_URI,
+            "core-blocks",
+        )
+        .with_title("Core memory blocks")
+        .with_description(
+            "This agent's core memory blocks as its system prompt shows them (compile_core_blocks); read it again after the model edits a block",
+        )
+        .with_mime_type("text/plain")]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != BLOCKS_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource {}; the resource is {BLOCKS_URI}", request.uri),
+                None,
+            ));
+        }
+        let text = self.db.blocks(&self.tenant(&ctx)?).await.map_err(refused)?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, BLOCKS_URI)]).into())
     }
 
     async fn list_prompts(
@@ -176,5 +220,53 @@ impl ServerHandler for Gateway {
                 .with_description("memory_ext memory instructions")
                 .into(),
         )
+    }
+}
+
+/// The server a stdio process runs when it cannot serve (no database, a role that bypasses
+/// row-level security, an unknown agent): it answers the client's `initialize` with the reason,
+/// so a host shows why the server failed instead of "Connection closed", then exits.
+pub struct Refusal(pub String);
+
+impl ServerHandler for Refusal {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().build())
+            .with_server_info(Implementation::new("memory-mcp", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn initialize(
+        &self,
+        _request: InitializeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        Err(self.reason())
+    }
+
+    // Clients of protocol 2026-07-28 meet a server by `server/discover`, not `initialize`, and
+    // may go straight to listing: each answers with the reason too.
+    async fn discover(&self, _ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Err(self.reason())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Err(self.reason())
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        Err(self.reason())
+    }
+}
+
+impl Refusal {
+    fn reason(&self) -> McpError {
+        McpError::internal_error(format!("memory-mcp cannot start: {}", self.0), None)
     }
 }

@@ -1,41 +1,244 @@
 //! Streamable HTTP: `POST /mcp` (stateless: no MCP session is kept, every request stands alone),
 //! behind a bearer token that selects the tenant (src/config.rs), and `GET /healthz` for
 //! readiness checks. A request without a known token never reaches the MCP service.
+//!
+//! # Why our own accept loop
+//! The server faces clients it does not control, so every resource a client can hold is
+//! bounded (config.rs `Limits`): connections (all, and those not yet authenticated), the time
+//! to send headers (which also ends idle keep-alive connections) and a body, the body's size
+//! (refused from its Content-Length, or as it streams in, before it is buffered), each tenant's
+//! calls at once (a fair queue, then 429 with Retry-After), and each call's SQL
+//! (statement_timeout, src/db.rs). `axum::serve` sets no header timeout and no connection cap,
+//! so connections are served here with hyper's HTTP/1 builder, which has both. On SIGINT or
+//! SIGTERM the server stops accepting, asks every connection to finish, and after
+//! `shutdown_grace_ms` drops what is left: an idle or half-sent connection cannot hold it up.
+//!
+//! What reaches rmcp's MCP service has been checked as JSON-RPC first, so that protocol
+//! mistakes get the JSON-RPC errors the specification gives: an unparseable body -32700, a batch
+//! -32600 (MCP 2025-06-18 removed batching), malformed `tools/call` parameters -32602.
 
-use crate::config::{HttpConfig, Tokens};
+use crate::config::{self, HttpConfig, Limits, Tenant, Tokens};
 use crate::db::Db;
 use crate::gateway::Gateway;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use http_body_util::{BodyExt, Limited};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use tower::ServiceExt;
 
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-async fn authenticate(State(tokens): State<Arc<Tokens>>, mut req: Request, next: Next) -> Response {
-    let tenant = req
+/// What every request of the server shares.
+struct Shared {
+    tokens: Tokens,
+    origins: Vec<String>,
+    limits: Limits,
+    /// Connections that have not yet sent a request with a known token.
+    unauthenticated: AtomicUsize,
+    /// Each tenant's turns (its `user_id`): `tenant_concurrency` permits, handed out in the
+    /// order calls ask (tokio's semaphore is first-in, first-out).
+    turns: HashMap<String, Arc<Semaphore>>,
+}
+
+/// One connection's state, put in each of its requests.
+#[derive(Clone)]
+struct Connection(Arc<AtomicBool>);
+
+/// A JSON-RPC error response (HTTP `status`), for what is refused before the MCP service.
+fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn refused(status: StatusCode, message: &str) -> Response {
+    rpc_error(status, Value::Null, -32600, message)
+}
+
+/// The checks in front of the MCP service, in order: one Host header, an allowed Origin, a
+/// known bearer token, the tenant's turn, then the body (size, time, JSON-RPC shape).
+async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+    if req.headers().get_all(header::HOST).iter().count() > 1 {
+        return refused(StatusCode::BAD_REQUEST, "more than one Host header");
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let ok = origin
+            .to_str()
+            .is_ok_and(|o| config::origin_allowed(o, &shared.origins));
+        if !ok {
+            return refused(StatusCode::FORBIDDEN, "this Origin may not call the server");
+        }
+    }
+    let tenant: Option<Tenant> = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .and_then(|token| tokens.tenant(token.trim()))
+        .and_then(|token| shared.tokens.tenant(token.trim()))
         .cloned();
-    match tenant {
-        Some(t) => {
-            req.extensions_mut().insert(t);
-            next.run(req).await
-        }
-        None => (
+    let Some(tenant) = tenant else {
+        let mut r = refused(
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "a known bearer token is required (Authorization: Bearer <token>)\n",
-        )
-            .into_response(),
+            "a known bearer token is required (Authorization: Bearer <token>)",
+        );
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    };
+    if let Some(Connection(authenticated)) = req.extensions().get::<Connection>() {
+        if !authenticated.swap(true, Ordering::SeqCst) {
+            shared.unauthenticated.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let limits = &shared.limits;
+    // The tenant's turn, before the body is read: a tenant over its share holds no buffer.
+    let Some(turns) = shared.turns.get(&tenant.user_id) else {
+        return refused(StatusCode::INTERNAL_SERVER_ERROR, "tenant without a queue");
+    };
+    let wait = Duration::from_millis(limits.queue_timeout_ms);
+    let _turn = match tokio::time::timeout(wait, turns.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            let mut r = refused(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many calls of this tenant at once: retry after a second",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return r;
+        }
+    };
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(tenant);
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limits.max_body_bytes) {
+        return too_large(limits);
+    }
+    let read = Limited::new(body, limits.max_body_bytes).collect();
+    let bytes =
+        match tokio::time::timeout(Duration::from_millis(limits.body_timeout_ms), read).await {
+            Err(_) => {
+                return refused(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body was not sent in time",
+                )
+            }
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(limits),
+            Ok(Err(_)) => {
+                return refused(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                )
+            }
+            Ok(Ok(collected)) => collected.to_bytes(),
+        };
+    if parts.method == http::Method::POST {
+        if let Some(refusal) = check_rpc(&bytes) {
+            return refusal;
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn too_large(limits: &Limits) -> Response {
+    refused(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!(
+            "the request body is over {} bytes (limits.max_body_bytes)",
+            limits.max_body_bytes
+        ),
+    )
+}
+
+/// The JSON-RPC errors of a POSTed message that rmcp would answer otherwise (an HTTP 4xx with
+/// no JSON-RPC body): `None` when the message may go on.
+fn check_rpc(body: &[u8]) -> Option<Response> {
+    let msg: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                &format!("Parse error: {e}"),
+            ))
+        }
+    };
+    let Some(obj) = msg.as_object() else {
+        let why = if msg.is_array() {
+            "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18); send one message per request"
+        } else {
+            "Invalid Request: a JSON-RPC message is an object"
+        };
+        return Some(rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why));
+    };
+    let id = obj.get("id").cloned().unwrap_or(Value::Null);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            -32600,
+            "Invalid Request: \"jsonrpc\" must be \"2.0\"",
+        ));
+    }
+    if obj.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let params = obj.get("params");
+        let why = match params {
+            Some(Value::Object(p)) => match (p.get("name"), p.get("arguments")) {
+                (Some(Value::String(_)), None | Some(Value::Object(_)) | Some(Value::Null)) => None,
+                (Some(Value::String(_)), Some(_)) => Some("\"arguments\" must be an object"),
+                _ => Some("\"name\" must be the tool's name, a string"),
+            },
+            _ => Some("tools/call needs params {\"name\", \"arguments\"}"),
+        };
+        if let Some(why) = why {
+            return Some(rpc_error(
+                StatusCode::OK,
+                id,
+                -32602,
+                &format!("Invalid params: {why}"),
+            ));
+        }
+    }
+    None
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
     }
 }
 
@@ -54,10 +257,28 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
             .with_sse_keep_alive(None)
             .with_allowed_hosts(hosts),
     );
-    let tokens = Arc::new(cfg.tokens);
+    let limits = cfg.limits.clone();
+    let turns = cfg
+        .tokens
+        .tenants()
+        .into_iter()
+        .map(|t| {
+            (
+                t.user_id.clone(),
+                Arc::new(Semaphore::new(limits.tenant_concurrency)),
+            )
+        })
+        .collect();
+    let shared = Arc::new(Shared {
+        tokens: cfg.tokens,
+        origins: cfg.allowed_origins,
+        limits: limits.clone(),
+        unauthenticated: AtomicUsize::new(0),
+        turns,
+    });
     let app = Router::new()
         .nest_service("/mcp", service)
-        .layer(middleware::from_fn_with_state(tokens, authenticate))
+        .layer(middleware::from_fn_with_state(shared.clone(), guard))
         // After the layer: readiness needs no token.
         .route("/healthz", get(|| async { "ok\n" }));
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
@@ -65,10 +286,77 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("memory-mcp: streamable HTTP on http://{addr}/mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .map_err(|e| e.to_string())
+
+    let open = Arc::new(Semaphore::new(limits.max_connections));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = &mut stop => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Out of file descriptors and the like: wait a moment, as axum::serve does.
+                Err(_) => { tokio::time::sleep(Duration::from_millis(50)).await; continue; }
+            },
+        };
+        // Over a cap, the connection is closed before anything is read from it.
+        let Ok(slot) = open.clone().try_acquire_owned() else {
+            continue;
+        };
+        if shared.unauthenticated.fetch_add(1, Ordering::SeqCst) >= limits.max_unauthenticated {
+            shared.unauthenticated.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        let authenticated = Arc::new(AtomicBool::new(false));
+        let (app, shared, mut stop_rx) = (app.clone(), shared.clone(), stop_rx.clone());
+        let header_timeout = Duration::from_millis(limits.header_timeout_ms);
+        connections.spawn(async move {
+            let seen = Connection(authenticated.clone());
+            let svc = hyper::service::service_fn(
+                move |mut req: hyper::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(seen.clone());
+                    app.clone().oneshot(req.map(Body::new))
+                },
+            );
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop_rx.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
+            }
+            if !authenticated.load(Ordering::SeqCst) {
+                shared.unauthenticated.fetch_sub(1, Ordering::SeqCst);
+            }
+            drop(slot);
+        });
+    }
+    eprintln!(
+        "memory-mcp: stopping ({} connections open)",
+        connections.len()
+    );
+    let _ = stop_tx.send(true);
+    let grace = Duration::from_millis(limits.shutdown_grace_ms);
+    let drained = tokio::time::timeout(grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        eprintln!(
+            "memory-mcp: {} connections still open after {} ms, closed",
+            connections.len(),
+            limits.shutdown_grace_ms
+        );
+        connections.abort_all();
+    }
+    Ok(())
 }

@@ -11,9 +11,9 @@ use config::Command;
 use rmcp::ServiceExt;
 use std::sync::Arc;
 
-/// A stdio process serves one client, one call at a time; HTTP requests share the pool.
+/// A stdio process serves one client, one call at a time; HTTP requests share the pool
+/// (config.rs `Limits::pool_size`).
 const STDIO_POOL: usize = 2;
-const HTTP_POOL: usize = 16;
 
 fn dsn_or_exit(dsn: Option<String>) -> String {
     dsn.unwrap_or_else(|| {
@@ -58,11 +58,29 @@ async fn main() {
 }
 
 async fn stdio(dsn: String, tenant: config::Tenant) -> Result<(), String> {
-    let db = Arc::new(db::Db::connect(&dsn, STDIO_POOL).await?);
+    let limits = config::Limits::default();
     // A wrong user or agent fails here, not at the host's first tool call.
-    db.prompt(&tenant)
-        .await
-        .map_err(|e| format!("agent \"{}\": {e}", tenant.agent_id))?;
+    let ready = async {
+        let db = Arc::new(db::Db::connect(&dsn, STDIO_POOL, limits.statement_timeout_ms).await?);
+        db.prompt(&tenant)
+            .await
+            .map_err(|e| format!("agent \"{}\": {e}", tenant.agent_id))?;
+        Ok::<_, String>(db)
+    };
+    let db = match ready.await {
+        Ok(db) => db,
+        Err(reason) => {
+            // Told to the client too: its `initialize` gets the reason (gateway::Refusal).
+            eprintln!("memory-mcp: {reason}");
+            if let Ok(s) = gateway::Refusal(reason.clone())
+                .serve(rmcp::transport::stdio())
+                .await
+            {
+                let _ = s.waiting().await;
+            }
+            return Err(reason);
+        }
+    };
     let server = gateway::Gateway::new(db, Some(tenant))
         .serve(rmcp::transport::stdio())
         .await
@@ -81,7 +99,23 @@ async fn http(path: String, dsn: Option<String>, listen: Option<String>) -> Resu
         cfg.listen = l;
     }
     let dsn = dsn_or_exit(dsn.or(cfg.dsn.take()));
-    let db = Arc::new(db::Db::connect(&dsn, HTTP_POOL).await?);
+    let db = Arc::new(
+        db::Db::connect(&dsn, cfg.limits.pool_size, cfg.limits.statement_timeout_ms).await?,
+    );
+    // Every configured tenant is checked now (its agent exists, its user may act), so that a
+    // mistake in the file fails the start, not some client's `initialize` later.
+    let mut wrong = vec![];
+    for t in cfg.tokens.tenants() {
+        if let Err(e) = db.prompt(t).await {
+            wrong.push(format!(
+                "user \"{}\", agent \"{}\": {e}",
+                t.user_id, t.agent_id
+            ));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(format!("{path}: {}", wrong.join("; ")));
+    }
     eprintln!("memory-mcp: {} tenant(s) from {path}", cfg.tokens.count());
     http::serve(cfg, db).await
 }

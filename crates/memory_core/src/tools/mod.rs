@@ -650,6 +650,9 @@ pub fn error_text(sqlstate: &str, message: &str) -> String {
         "23514" => "The result would break a limit of the memory store (for example a path over \
              512 characters): make it shorter and try again."
             .into(),
+        "57014" => "The call took longer than the server allows and was stopped: ask for less \
+             (a narrower search, a smaller edit) and try again."
+            .into(),
         "40001" | "40P01" | "55P03" => {
             "Another call changed the same memory at the same moment: try again.".into()
         }

@@ -1,0 +1,298 @@
+"""The MCP gateway under clients it does not control (docs/mcp.md "Limits"): slow and partial
+connections, oversized and slow bodies, protocol mistakes, one tenant flooding while another
+works, many parallel tool calls on one memory file, configuration mistakes found at start-up,
+a start-up failure told to a stdio client, the core blocks as a resource, and a shutdown that
+does not wait on half-open connections. Real processes, real sockets, the official Python MCP
+SDK where a client would use it.
+
+Run by `scripts/test.sh client`, after tests/python/test_mcp.py (whose helpers it uses):
+    MEMORY_EXT_TEST_DSN=... MEMORY_MCP_BIN=target/debug/memory-mcp python3 tests/python/test_mcp_limits.py
+"""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from mcp import Client, StdioServerParameters
+from test_mcp import (ALICE, ALICE_TOKEN, BIN, BOB, BOB_TOKEN, GATEWAY_DSN, HttpGateway, admin, run_tests,
+                      setup, sql, text)
+
+
+def post(g, token, message, headers=None, timeout=30):
+    """One JSON-RPC message POSTed with `token`: (HTTP status, headers, parsed body or None)."""
+    data = message if isinstance(message, bytes) else json.dumps(message).encode()
+    req = urllib.request.Request(g.url, data=data, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            body = r.read()
+            return r.status, r.headers, json.loads(body) if body else None
+    except urllib.error.HTTPError as e:
+        body = e.read()
+        try:
+            return e.code, e.headers, json.loads(body) if body else None
+        except ValueError:
+            return e.code, e.headers, body
+
+
+def call(g, token, name, arguments, id=1):
+    return post(g, token, {"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": name, "arguments": arguments}})
+
+
+def raw(port, data):
+    """A socket that has sent `data` and nothing more."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if data:
+        s.sendall(data)
+    return s
+
+
+def closed_within(s, seconds):
+    """Whether the server closes `s` within `seconds` (reads until EOF or the deadline)."""
+    s.settimeout(0.2)
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if s.recv(65536) == b"":
+                return True
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+MEMORY_TOOL = ["memory", "archival_search"]
+PARTIAL_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+
+def test_slow_and_idle_connections_are_bounded_and_closed():
+    limits = {"header_timeout_ms": 1000, "max_connections": 40, "max_unauthenticated": 20}
+    with HttpGateway(limits) as g:
+        socks = [raw(g.port, PARTIAL_HEADERS) for _ in range(60)]
+        time.sleep(0.3)
+        # Past the cap of connections not yet authenticated, a connection is closed at once.
+        refused = sum(closed_within(s, 0.2) for s in socks[20:])
+        assert refused == 40, f"{refused} of 40 connections over the cap were closed"
+        # The ones within the cap are closed when their headers do not come in time.
+        assert all(closed_within(s, 3) for s in socks[:20]), "a partial request outlived header_timeout_ms"
+        for s in socks:
+            s.close()
+        # An idle keep-alive connection is closed after the same time.
+        idle = raw(g.port, None)
+        assert closed_within(idle, 3), "an idle connection stayed open"
+        # And the server still serves.
+        status, _, body = call(g, ALICE_TOKEN, "archival_search", {"query": "bees"})
+        assert status == 200 and "result" in body, (status, body)
+
+
+def test_bodies_are_capped_before_buffering_and_timed():
+    limits = {"max_body_bytes": 65536, "body_timeout_ms": 1000}
+    with HttpGateway(limits) as g:
+        # Declared too large: refused before a byte of the body is read.
+        s = raw(g.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ALICE_TOKEN.encode()
+                + b"\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n")
+        s.settimeout(5)
+        assert s.recv(200).startswith(b"HTTP/1.1 413"), "a declared 100 MB body was not refused"
+        s.close()
+        # Streamed in chunks past the cap: refused when the cap is crossed.
+        status, _, body = post(g, ALICE_TOKEN, b'{"x": "' + b"y" * 200_000 + b'"}')
+        assert status == 413, (status, body)
+        # A body that stops coming: 408 after body_timeout_ms.
+        s = raw(g.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ALICE_TOKEN.encode()
+                + b"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"")
+        s.settimeout(5)
+        started = time.time()
+        assert s.recv(200).startswith(b"HTTP/1.1 408"), "a stalled body was not timed out"
+        assert time.time() - started < 4
+        s.close()
+
+
+def test_protocol_mistakes_get_the_json_rpc_errors_of_the_specification():
+    with HttpGateway(allowed_origins=["https://app.example.com"]) as g:
+        status, _, body = post(g, ALICE_TOKEN, b"{not json")
+        assert status == 400 and body["error"]["code"] == -32700 and body["id"] is None, (status, body)
+        status, _, body = post(g, ALICE_TOKEN, [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+        assert status == 400 and body["error"]["code"] == -32600, (status, body)
+        for params in ({"name": 5}, {"name": "archival_search", "arguments": "query=bees"}, None):
+            status, _, body = post(g, ALICE_TOKEN, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+            assert body["error"]["code"] == -32602 and body["id"] == 7, (params, status, body)
+        status, _, body = call(g, ALICE_TOKEN, "no_such_tool", {})
+        assert body["error"]["code"] == -32602 and "Unknown tool" in body["error"]["message"], body
+        # Origin: loopback pages and the configured origin may call; another may not (403).
+        for origin, want in (("http://localhost:5173", 200), ("https://app.example.com", 200),
+                             ("https://evil.example", 403)):
+            status, _, _ = call(g, ALICE_TOKEN, "archival_search", {"query": "bees"}) if origin is None else \
+                post(g, ALICE_TOKEN, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                      "params": {"name": "archival_search", "arguments": {"query": "bees"}}},
+                     headers={"Origin": origin})
+            assert status == want, (origin, status)
+        # Two Host headers are refused.
+        s = raw(g.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nAuthorization: Bearer "
+                + ALICE_TOKEN.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        s.settimeout(5)
+        assert s.recv(200).startswith(b"HTTP/1.1 400"), "two Host headers were accepted"
+        s.close()
+        # A NUL character in the arguments (jsonb cannot hold one) is told in the model's terms.
+        status, _, body = call(g, ALICE_TOKEN, "archival_insert", {"content": "a\u0000b"})
+        result = body["result"]
+        assert result["isError"] and "NUL" in result["content"][0]["text"], body
+        assert "unsupported Unicode escape" not in result["content"][0]["text"], body
+
+
+def start(config):
+    f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    json.dump(config, f)
+    f.close()
+    try:
+        return subprocess.run([BIN, "http", "--config", f.name, "--listen", "127.0.0.1:0"],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(f.name)
+
+
+def test_configuration_mistakes_fail_the_start():
+    p = start({"dsn": GATEWAY_DSN, "tenants": [
+        {"token": f" {ALICE_TOKEN} ", "user_id": ALICE, "agent_id": f"agent-{ALICE}"}]})
+    assert p.returncode == 1 and "spaces" in p.stderr, (p.returncode, p.stderr)
+    p = start({"dsn": GATEWAY_DSN, "tenants": [
+        {"token": ALICE_TOKEN, "user_id": ALICE, "agent_id": f"agent-{ALICE}"},
+        {"token": BOB_TOKEN, "user_id": BOB, "agent_id": "no-such-agent"}]})
+    assert p.returncode == 1 and "no-such-agent" in p.stderr, (p.returncode, p.stderr)
+
+
+def test_a_stdio_start_up_failure_reaches_the_client():
+    params = StdioServerParameters(command=BIN, args=["stdio", "--user", ALICE, "--agent", "no-such-agent"],
+                                   env={**os.environ, "MEMORY_MCP_DSN": GATEWAY_DSN})
+
+    def messages(e):
+        """The messages of an exception and, for a group (anyio's task groups), of its members."""
+        inner = getattr(e, "exceptions", None)
+        return [m for x in inner for m in messages(x)] if inner else [str(e)]
+
+    async def main():
+        try:
+            async with Client(params) as c:
+                await c.list_tools()
+        except Exception as e:  # the SDK's error for a failed initialize
+            return " | ".join(messages(e))
+        return None
+
+    said = asyncio.run(main())
+    assert said and "no-such-agent" in said and "cannot start" in said, said
+
+
+def test_core_blocks_are_a_resource_that_follows_edits():
+    async def main(g):
+        http = __import__("httpx2").AsyncClient(headers={"Authorization": f"Bearer {ALICE_TOKEN}"})
+        from mcp.client.streamable_http import streamable_http_client
+        async with Client(streamable_http_client(g.url, http_client=http)) as c:
+            listed = await c.list_resources()
+            assert [str(r.uri) for r in listed.resources] == ["memory://core-blocks"], listed
+            before = (await c.read_resource("memory://core-blocks")).contents[0].text
+            assert "<memory_blocks>" in before and "Likes marmalade" not in before, before
+            r = await c.call_tool("memory_append", {"block": "human", "content": "Likes marmalade."})
+            assert not r.is_error, text(r)
+            after = (await c.read_resource("memory://core-blocks")).contents[0].text
+            assert "Likes marmalade." in after, after
+    with HttpGateway() as g:
+        asyncio.run(main(g))
+
+
+def test_one_tenant_cannot_starve_another():
+    """Alice's calls wait on a lock the test holds: two hold her turns, the rest of her flood is
+    answered 429 with Retry-After, and Bob is served meanwhile. Released, hers complete."""
+    sql(ALICE, "SELECT memory_file_write('memories/locked.md', 'a b c d e f g h', NULL, NULL, NULL, %s)", ALICE)
+    limits = {"tenant_concurrency": 2, "queue_timeout_ms": 500}
+    with HttpGateway(limits, alice_tools=MEMORY_TOOL) as g:
+        holder = __import__("psycopg").connect(admin.info.dsn)
+        holder.execute("SELECT 1 FROM memory.files WHERE user_id = %s AND path = 'memories/locked.md' FOR UPDATE", (ALICE,))
+        results = [None] * 8
+
+        def flood(i):
+            results[i] = call(g, ALICE_TOKEN, "memory", {"command": "str_replace", "path": "/memories/locked.md",
+                                                         "old_str": "abcdefgh"[i], "new_str": str(i)}, id=i)
+        threads = [threading.Thread(target=flood, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        # Alice's flood is queued or refused; Bob is served now, while it lasts.
+        status, _, body = call(g, BOB_TOKEN, "archival_search", {"query": "bees"})
+        assert status == 200 and "result" in body, (status, body)
+        refused = [r for r in results if r is not None and r[0] == 429]
+        assert len(refused) == 6, [r and r[0] for r in results]
+        assert all(r[1].get("Retry-After") == "1" for r in refused)
+        holder.rollback()
+        holder.close()
+        for t in threads:
+            t.join()
+        served = [r for r in results if r[0] == 200]
+        assert len(served) == 2 and all(not r[2]["result"]["isError"] for r in served), served
+    # A call's SQL runs at most statement_timeout_ms; then the model is told, in words.
+    with HttpGateway({"statement_timeout_ms": 500}, alice_tools=MEMORY_TOOL) as g:
+        holder = __import__("psycopg").connect(admin.info.dsn)
+        holder.execute("SELECT 1 FROM memory.files WHERE user_id = %s AND path = 'memories/locked.md' FOR UPDATE", (ALICE,))
+        status, _, body = call(g, ALICE_TOKEN, "memory", {"command": "insert", "path": "/memories/locked.md",
+                                                          "insert_line": 0, "insert_text": "x"})
+        holder.rollback()
+        holder.close()
+        result = body["result"]
+        assert result["isError"] and "took longer than the server allows" in result["content"][0]["text"], body
+
+
+def test_parallel_tool_calls_through_the_gateway_all_land():
+    sql(ALICE, "SELECT memory_file_write('memories/parallel.md', 'head', NULL, NULL, NULL, %s)", ALICE)
+    with HttpGateway(alice_tools=MEMORY_TOOL) as g:
+        results = [None] * 32
+        gate = threading.Barrier(32)
+
+        def insert(i):
+            gate.wait()
+            results[i] = call(g, ALICE_TOKEN, "memory", {"command": "insert", "path": "/memories/parallel.md",
+                                                         "insert_line": 1, "insert_text": f"edit-{i}"}, id=i)
+        threads = [threading.Thread(target=insert, args=(i,)) for i in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    acked = [i for i, r in enumerate(results) if r[0] == 200 and not r[2]["result"]["isError"]]
+    content = sql(ALICE, "SELECT content FROM memory.files WHERE user_id = %s AND path = 'memories/parallel.md'", ALICE)[0]
+    lost = [i for i in acked if f"edit-{i}\n" not in content]
+    assert not lost, f"acknowledged and lost: {lost}"
+    assert len(acked) == 32, [r[0] for r in results]
+
+
+def test_shutdown_does_not_wait_on_half_open_connections():
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with HttpGateway({"shutdown_grace_ms": 1000}) as g:
+            socks = [raw(g.port, PARTIAL_HEADERS) for _ in range(5)]
+            socks.append(raw(g.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                             + ALICE_TOKEN.encode() + b"\r\nContent-Length: 500\r\n\r\n{"))
+            time.sleep(0.3)
+            started = time.time()
+            g.proc.send_signal(sig)
+            g.proc.wait(timeout=15)
+            took = time.time() - started
+            assert took < 8, f"{sig!r}: stopping took {took:.1f} s"
+            for s in socks:
+                s.close()
+
+
+def main():
+    setup()
+    return run_tests(globals(), " (MCP gateway limits)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
