@@ -6,3 +6,7 @@
 --
 -- On Citus, run ALTER EXTENSION on the coordinator: Citus runs it on every node.
 ALTER TABLE memory.events ADD COLUMN sqlstate text;
+
+-- The queue of ended runs is the worker's: a tenant enqueues only through run_end (which writes
+-- it as the owner) and reads its own rows; it can no longer set its own retry times.
+REVOKE INSERT, UPDATE, DELETE ON memory.run_ends FROM PUBLIC;

@@ -54,8 +54,10 @@ GRANT SELECT ON memory.extractions, memory.extraction_usage TO PUBLIC;
 -- Consent proposals: a tenant decides through memory_approve / memory_reject, which record who
 -- decided and when; it cannot rewrite a decision or a proposal's request directly.
 GRANT SELECT ON memory.proposals TO PUBLIC;
--- The tenant's own queue of ended runs (run_end writes it as the caller).
-GRANT SELECT, INSERT, UPDATE, DELETE ON memory.run_ends TO PUBLIC;
+-- The queue of ended runs is the worker's (0.9.0): a tenant enqueues only through run_end,
+-- which writes it as the extension's owner (src/store/episodes.rs), and reads its own rows. A
+-- tenant that could write it could set its own retry times or attempts.
+GRANT SELECT ON memory.run_ends TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

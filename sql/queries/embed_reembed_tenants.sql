@@ -1,7 +1,8 @@
 -- Tenants with rows the backfill should embed (the claims of embed_reembed_*.sql, without the
 -- lock): memories, messages or memory files with no vector or one of an old model ($2), not
 -- given up on and due for a retry. The backfill claims one tenant's rows at a time. $1 how many
--- tenants.
+-- tenants; $3 a number that changes every batch: the tenants are taken in an order it shuffles,
+-- so that with more tenants waiting than a batch serves, each batch serves others.
 SELECT user_id FROM (
     SELECT i.user_id FROM memory.items i
     WHERE (i.embedding_model IS NULL OR i.embedding_model = ANY($2::text[])) AND i.state = 'active'
@@ -21,4 +22,5 @@ SELECT user_id FROM (
                       WHERE f.user_id = d.user_id AND f.target = 'file' AND f.row_id = d.id
                         AND (f.gave_up OR f.next_attempt_at > now()))
 ) waiting
+ORDER BY md5(user_id || $3::text)
 LIMIT $1

@@ -10,17 +10,27 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::Value;
 
-/// `get_items(limit)`: the session's items oldest first (the latest `limit` when given), as
-/// they were added; `[]` for a new session.
+/// `get_items(limit)`: the session's items oldest first (the latest `limit` when given; 0:
+/// none; negative or NULL: all), as they were added, a compaction summary standing for what it
+/// folded; `[]` for a new session. `user_id` names the tenant when none is set.
 #[pg_extern(stable, parallel_safe)]
-fn session_get_items(session_id: Option<&str>, limit: default!(Option<i32>, "NULL")) -> JsonB {
+fn session_get_items(
+    session_id: Option<&str>,
+    limit: default!(Option<i32>, "NULL"),
+    user_id: default!(Option<&str>, "NULL"),
+) -> JsonB {
     let id = validate::id("session_id", session_id).or_raise();
-    let limit = limit.map(|l| validate::range("limit", i64::from(l), 1, 1_000_000).or_raise());
-    JsonB(Value::Array(store::get(id, limit)))
+    // As the SDK's SQLiteSession: a negative limit is no limit.
+    let limit = limit.filter(|l| *l >= 0).map(i64::from);
+    if limit == Some(0) {
+        return JsonB(Value::Array(vec![]));
+    }
+    JsonB(Value::Array(store::get(id, limit, user_id)))
 }
 
-/// `add_items(items)`: appends the items (a JSON array of Responses-API items) as messages of
-/// the session's thread, all or none; how many. `user_id` starts a new session.
+/// `add_items(items)`: appends the items (a JSON array of Responses-API items, or any JSON
+/// objects) as messages of the session's thread, all or none; how many. `user_id` names the
+/// tenant when none is set (and starts a new session).
 #[pg_extern(volatile, parallel_unsafe)]
 fn session_add_items(
     session_id: Option<&str>,
@@ -41,14 +51,17 @@ fn session_add_items(
 
 /// `pop_item()`: removes the newest item and returns it; NULL when the session is empty.
 #[pg_extern(volatile, parallel_unsafe)]
-fn session_pop_item(session_id: Option<&str>) -> Option<JsonB> {
+fn session_pop_item(
+    session_id: Option<&str>,
+    user_id: default!(Option<&str>, "NULL"),
+) -> Option<JsonB> {
     let id = validate::id("session_id", session_id).or_raise();
-    store::pop(id).map(JsonB)
+    store::pop(id, user_id).map(JsonB)
 }
 
 /// `clear_session()`: removes every item of the session; how many.
 #[pg_extern(volatile, parallel_unsafe)]
-fn session_clear(session_id: Option<&str>) -> i64 {
+fn session_clear(session_id: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> i64 {
     let id = validate::id("session_id", session_id).or_raise();
-    store::clear(id)
+    store::clear(id, user_id)
 }

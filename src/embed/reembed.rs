@@ -9,6 +9,11 @@ use crate::embed::{self, vector_text, ActiveModel};
 use crate::error::OrRaise;
 use crate::pg::{spi, vector};
 use memory_providers::embed::EmbedError;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Batches this process has run: turns the order in which tenants are served, batch after
+/// batch.
+static NEXT_TENANT: AtomicUsize = AtomicUsize::new(0);
 
 /// One row the backfill claimed.
 struct Claimed {
@@ -120,18 +125,27 @@ pub fn reembed(batch: i32) -> i64 {
     .unwrap_or_default();
     // Tenant by tenant (a claim locks one tenant's rows: docs/citus.md), and within a tenant
     // memories first, then messages, then files, while the batch has room.
+    let turn = NEXT_TENANT.fetch_add(1, Ordering::Relaxed);
     let tenants: Vec<String> = spi::rows(
         include_str!("../../sql/queries/embed_reembed_tenants.sql"),
-        &[batch.into(), stale.clone().into()],
+        &[batch.into(), stale.clone().into(), (turn as i64).into()],
         "listing tenants with rows to embed",
         |r| Ok(r.get::<String>(1)?.unwrap_or_default()),
     );
-    let mut rows = vec![];
-    'tenants: for user in &tenants {
+    let mut rows: Vec<Claimed> = vec![];
+    // Each tenant takes at most its share of the batch: one tenant's backlog of a million rows
+    // fills one share per batch, not the whole batch, while the others wait. The list starts at
+    // another tenant each batch, so no tenant is always last.
+    let n = tenants.len().max(1);
+    let share = (batch as usize).div_ceil(n) as i32;
+    let start = turn % n;
+    for user in tenants.iter().cycle().skip(start).take(tenants.len()) {
+        let mine = rows.len();
         for (target, sql) in CLAIMS {
-            let left = batch - rows.len() as i32;
+            let taken = (rows.len() - mine) as i32;
+            let left = (batch - rows.len() as i32).min(share - taken);
             if left <= 0 {
-                break 'tenants;
+                break;
             }
             rows.extend(claim(target, sql, &stale, left, user));
         }

@@ -141,3 +141,29 @@ pub fn resolve(arg: Option<&str>) -> String {
 fn current_tenant() -> Option<String> {
     current()
 }
+
+/// Runs `f` acting for the tenant a call names: [`resolve`]'s rules (the current tenant when
+/// one is set, else `user_id`; 22004 when neither), and when no tenant is set, `user_id` becomes
+/// the tenant of the call's statements, so that row-level security admits an ordinary role
+/// that names its tenant in the call instead of `SET memory_ext.user_id` first (the setting is
+/// put back afterwards; an error ends the transaction, which puts it back too). Naming a tenant
+/// this way claims no more than the setting would: a role-mode tenant is still refused to other
+/// roles ([`acting`] checks the claim).
+pub fn scoped<R>(user_id: Option<&str>, f: impl FnOnce(&str) -> R) -> R {
+    let user = resolve(user_id);
+    if current().is_some() {
+        return f(&user);
+    }
+    let set = |v: &str| {
+        crate::pg::spi::run(
+            "SELECT set_config('memory_ext.user_id', $1, true)",
+            &[v.into()],
+            "setting the call's tenant",
+        )
+    };
+    set(&user);
+    acting();
+    let out = f(&user);
+    set("");
+    out
+}

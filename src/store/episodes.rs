@@ -234,18 +234,23 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
 
 /// run_end: records that the thread's run ended (sql/queries/episodes_end.sql) and returns;
 /// the worker does the rest ([`finish_run`]).
+///
+/// The queue is the worker's (sql/security.sql): the request is written as the extension's
+/// owner, once the caller's own row security has found the thread theirs.
 pub fn end_run(thread: &str, run: Option<&str>, context_window: Option<i32>) -> Value {
     let user = lookup::owner(Owned::Thread, thread);
-    let at = spi::one_opt::<String>(
-        include_str!("../../sql/queries/episodes_end.sql"),
-        &[
-            user.as_str().into(),
-            thread.into(),
-            run.into(),
-            context_window.into(),
-        ],
-        "recording the end of a run",
-    );
+    let at = crate::pg::owner::as_owner(|| {
+        spi::one_opt::<String>(
+            include_str!("../../sql/queries/episodes_end.sql"),
+            &[
+                user.as_str().into(),
+                thread.into(),
+                run.into(),
+                context_window.into(),
+            ],
+            "recording the end of a run",
+        )
+    });
     json!({ "thread_id": thread, "run_id": run, "context_window": context_window, "requested_at": at })
 }
 

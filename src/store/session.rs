@@ -4,48 +4,74 @@
 
 use crate::error::raise;
 use crate::pg::json::{Json, JsonText};
-use crate::pg::lookup::{self, Owned};
-use crate::pg::spi;
+use crate::pg::{spi, tenant};
 use crate::store::recall::{self, Message};
 use memory_core::session;
 use memory_core::SqlState;
 use serde_json::Value;
 
-/// session_add_items: every item checked first (one bad item: 22023 naming it, nothing added),
-/// then appended in order; how many.
+/// session_add_items: every item checked first (one that is not a JSON object: 22023 naming
+/// it, nothing added), then appended in order; how many. A tool output is filed under the name
+/// of the tool whose call it answers (among these items, or earlier in the session).
 pub fn add(session_id: &str, items: &[Value], user_id: Option<&str>) -> i64 {
-    let stored: Vec<session::Stored> = items
-        .iter()
-        .enumerate()
-        .map(|(i, it)| {
-            session::stored(it).unwrap_or_else(|e| {
-                raise(
-                    SqlState::InvalidParameterValue,
-                    format!("items[{i}]: {e}"),
-                    None,
-                )
-            })
-        })
-        .collect();
-    // One embedding batch for all the items (the model's cost is per batch as much as per text).
-    recall::append_all(
-        items
+    tenant::scoped(user_id, |user| {
+        let mut stored: Vec<session::Stored> = items
             .iter()
-            .zip(&stored)
-            .map(|(it, s)| Message {
-                thread: session_id,
-                role: s.role,
-                content: &s.content,
-                user_id,
-                tool_calls: s.tool_calls.clone().map(Json),
-                tool_calls_text: s.tool_calls.as_ref().map(Value::to_string),
-                tool_call_id: s.tool_call_id.as_deref(),
-                name: s.name.as_deref(),
-                item: Some(Json(it.clone())),
+            .enumerate()
+            .map(|(i, it)| {
+                session::stored(it).unwrap_or_else(|e| {
+                    raise(
+                        SqlState::InvalidParameterValue,
+                        format!("items[{i}]: {e}"),
+                        None,
+                    )
+                })
             })
-            .collect(),
-    );
-    items.len() as i64
+            .collect();
+        for (i, s) in stored.iter_mut().enumerate() {
+            if s.role == "tool" && s.name.is_none() {
+                if let Some(call) = &s.tool_call_id {
+                    s.name = session::tool_name(&items[..i], call)
+                        .map(str::to_string)
+                        .or_else(|| earlier_tool_name(user, session_id, call));
+                }
+            }
+        }
+        // One embedding batch for all the items (the model's cost is per batch as much as per text).
+        recall::append_all(
+            items
+                .iter()
+                .zip(&stored)
+                .map(|(it, s)| Message {
+                    thread: session_id,
+                    role: s.role,
+                    content: &s.content,
+                    user_id: Some(user),
+                    tool_calls: s.tool_calls.clone().map(Json),
+                    tool_calls_text: s.tool_calls.as_ref().map(Value::to_string),
+                    tool_call_id: s.tool_call_id.as_deref(),
+                    name: s.name.as_deref(),
+                    item: Some(Json(it.clone())),
+                })
+                .collect(),
+        );
+        items.len() as i64
+    })
+}
+
+/// The tool name of an earlier call `call_id` in the session (a function call item, or a
+/// message's tool_calls).
+fn earlier_tool_name(user: &str, session_id: &str, call_id: &str) -> Option<String> {
+    spi::one_opt::<String>(
+        "SELECT coalesce(item ->> 'name', (SELECT c -> 'function' ->> 'name' FROM jsonb_array_elements(tool_calls) c WHERE c ->> 'id' = $3 LIMIT 1))
+         FROM memory.messages
+         WHERE user_id = $1 AND thread_id = $2
+           AND (item ->> 'call_id' = $3 AND item ->> 'type' = 'function_call'
+                OR tool_calls @> jsonb_build_array(jsonb_build_object('id', $3)))
+         ORDER BY seq DESC LIMIT 1",
+        &[user.into(), session_id.into(), call_id.into()],
+        "finding the tool a call named",
+    )
 }
 
 type Row = (String, String, Option<Json>, Option<String>, Option<Json>);
@@ -82,47 +108,47 @@ fn rows(sql: &str, session_id: &str, user: &str, limit: Option<i64>, write: bool
     }
 }
 
-/// session_get_items: the session's items oldest first, the latest `limit` of them when given;
-/// an empty list for a session that does not exist yet.
-pub fn get(session_id: &str, limit: Option<i64>) -> Vec<Value> {
-    let Some(user) = lookup::find_owner(Owned::Thread, session_id) else {
-        return vec![];
-    };
-    rows(
-        include_str!("../../sql/queries/session_items.sql"),
-        session_id,
-        &user,
-        limit,
-        false,
-    )
-    .into_iter()
-    .map(to_item)
-    .collect()
+/// session_get_items: the session's items as the model should see them, oldest first: the
+/// summary compact_thread wrote (as a system item) in place of what it folded, then the items
+/// still in context; the latest `limit` of them when given.
+pub fn get(session_id: &str, limit: Option<i64>, user_id: Option<&str>) -> Vec<Value> {
+    tenant::scoped(user_id, |user| {
+        rows(
+            include_str!("../../sql/queries/session_items.sql"),
+            session_id,
+            user,
+            limit,
+            false,
+        )
+        .into_iter()
+        .map(to_item)
+        .collect()
+    })
 }
 
 /// session_pop_item: removes the newest item and returns it (NULL when there is none).
-pub fn pop(session_id: &str) -> Option<Value> {
-    let user = lookup::find_owner(Owned::Thread, session_id)?;
-    rows(
-        include_str!("../../sql/queries/session_pop.sql"),
-        session_id,
-        &user,
-        None,
-        true,
-    )
-    .pop()
-    .map(to_item)
+pub fn pop(session_id: &str, user_id: Option<&str>) -> Option<Value> {
+    tenant::scoped(user_id, |user| {
+        rows(
+            include_str!("../../sql/queries/session_pop.sql"),
+            session_id,
+            user,
+            None,
+            true,
+        )
+        .pop()
+        .map(to_item)
+    })
 }
 
 /// session_clear: removes every item (the thread stays); how many.
-pub fn clear(session_id: &str) -> i64 {
-    let Some(user) = lookup::find_owner(Owned::Thread, session_id) else {
-        return 0;
-    };
-    spi::one_opt::<i64>(
-        "WITH d AS (DELETE FROM memory.messages WHERE user_id = $1 AND thread_id = $2 RETURNING 1) SELECT count(*) FROM d",
-        &[user.as_str().into(), session_id.into()],
-        "clearing a session",
-    )
-    .unwrap_or(0)
+pub fn clear(session_id: &str, user_id: Option<&str>) -> i64 {
+    tenant::scoped(user_id, |user| {
+        spi::one_opt::<i64>(
+            "WITH d AS (DELETE FROM memory.messages WHERE user_id = $1 AND thread_id = $2 RETURNING 1) SELECT count(*) FROM d",
+            &[user.into(), session_id.into()],
+            "clearing a session",
+        )
+        .unwrap_or(0)
+    })
 }

@@ -286,8 +286,10 @@ fn record_tenant(user: &str, counts: Option<Value>, error: Option<&str>) {
     );
 }
 
-/// Embeds rows without a vector, a batch per transaction, until a batch comes back short or
-/// `budget_s` has passed (so that due jobs and shutdown are not kept waiting). Rows whose
+/// Embeds rows without a vector, a batch per transaction, until a batch embeds nothing or
+/// `budget_s` has passed (so that due jobs and shutdown are not kept waiting). A batch is
+/// shared between the tenants with rows waiting (src/embed/reembed.rs), so it can come back
+/// short while one tenant still has more: only an empty one ends the run. Rows whose
 /// embedding fails wait in memory.embedding_failures for their retry (bounded attempts).
 pub fn backfill(budget_s: i64) -> Result<i64, String> {
     let batch = gucs::backfill_batch();
@@ -299,7 +301,7 @@ pub fn backfill(budget_s: i64) -> Result<i64, String> {
             reembed::reembed(batch)
         })?;
         total += n;
-        if n < batch as i64 || started.elapsed().as_secs() as i64 >= budget_s {
+        if n == 0 || started.elapsed().as_secs() as i64 >= budget_s {
             return Ok(total);
         }
     }
@@ -319,47 +321,49 @@ fn as_tenant(user: &str) {
 const EXTRACT_THREADS: i64 = 200;
 
 /// Extraction: each thread with messages past its watermark, a batch per transaction (the
-/// batch and its watermark commit together: src/store/extract.rs), until the thread is read,
-/// its LLM call failed, or `budget_s` has passed. A batch that raises is rolled back and its
-/// thread retried after a backoff; the others go on.
+/// batch and its watermark commit together: src/store/extract.rs), until every thread is read,
+/// or its LLM call failed, or `budget_s` has passed. Threads take turns, a batch each per round
+/// in the tenants' turns of sql/queries/extract_due.sql: a thread with a long backlog does not
+/// hold up the rest. A batch that raises is rolled back and its thread retried after a
+/// backoff; the others go on.
 pub fn extract(budget_s: i64) -> Result<Value, String> {
     let started = Instant::now();
     let due = txn::run("memory_ext worker: threads to extract", || {
         extract::due(EXTRACT_THREADS)
     })?;
+    let threads = due.len();
+    let mut queue: std::collections::VecDeque<(String, String)> = due.into();
     let mut total = extract::Counts::default();
-    let mut threads = 0;
     let mut last_error = None;
-    'threads: for (user, thread) in due {
-        threads += 1;
-        loop {
-            pgrx::check_for_interrupts!();
-            let (u, t) = (user.clone(), thread.clone());
-            let r = txn::run("memory_ext worker: extraction", move || {
-                as_tenant(&u);
-                extract::batch(&u, &t, true)
-            });
-            match r {
-                Ok(extract::Batch::Idle) => break,
-                Ok(extract::Batch::Done(c)) => total.add(&c),
-                Ok(extract::Batch::Failed(c)) => {
-                    last_error.clone_from(&c.error);
-                    total.add(&c);
-                    break;
-                }
-                Err(e) => {
-                    total.failed += 1;
-                    let (u, t, msg) = (user.clone(), thread.clone(), e.clone());
-                    let _ = txn::run("memory_ext worker: extraction bookkeeping", move || {
-                        extract::record_error(&u, &t, &msg)
-                    });
-                    last_error = Some(format!("thread \"{thread}\" of tenant \"{user}\": {e}"));
-                    break;
-                }
+    while let Some((user, thread)) = queue.pop_front() {
+        pgrx::check_for_interrupts!();
+        let (u, t) = (user.clone(), thread.clone());
+        let r = txn::run("memory_ext worker: extraction", move || {
+            as_tenant(&u);
+            extract::batch(&u, &t, true)
+        });
+        match r {
+            Ok(extract::Batch::Idle) => {}
+            // More may be waiting: the thread's next batch comes after the others' turns.
+            Ok(extract::Batch::Done(c)) => {
+                total.add(&c);
+                queue.push_back((user, thread));
             }
-            if started.elapsed().as_secs() as i64 >= budget_s {
-                break 'threads;
+            Ok(extract::Batch::Failed(c)) => {
+                last_error.clone_from(&c.error);
+                total.add(&c);
             }
+            Err(e) => {
+                total.failed += 1;
+                let (u, t, msg) = (user.clone(), thread.clone(), e.clone());
+                let _ = txn::run("memory_ext worker: extraction bookkeeping", move || {
+                    extract::record_error(&u, &t, &msg)
+                });
+                last_error = Some(format!("thread \"{thread}\" of tenant \"{user}\": {e}"));
+            }
+        }
+        if started.elapsed().as_secs() as i64 >= budget_s {
+            break;
         }
     }
     let mut v = total.json();

@@ -31,56 +31,54 @@ fn text_of(content: &Value) -> String {
     }
 }
 
-/// The message for `item`; the error says what is wrong with it.
+/// The message for `item`; the error says what is wrong with it. Only a non-object is refused:
+/// like the SDK's own sessions, a session keeps whatever item it is given and returns it as it
+/// was given (`item` stores it verbatim). The message is what recall needs: a role, the text,
+/// and the tool call or tool output it carries.
 pub fn stored(item: &Value) -> Result<Stored, String> {
     let Some(obj) = item.as_object() else {
         return Err("an item must be a JSON object".into());
     };
     let kind = obj.get("type").and_then(Value::as_str);
+    let s = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    let text = || {
+        obj.get("content")
+            .map(text_of)
+            .or_else(|| obj.get("summary").map(text_of))
+            .or_else(|| s("text"))
+            .unwrap_or_default()
+    };
     if let Some(role) = obj.get("role").and_then(Value::as_str) {
-        if kind.is_some_and(|k| k != "message") {
-            return Err(format!(
-                "an item of type \"{}\" has no role",
-                kind.unwrap_or_default()
-            ));
-        }
-        let role = match role {
-            "user" => "user",
-            "assistant" => "assistant",
-            "system" | "developer" => "system",
-            other => {
-                return Err(format!(
-                    "role must be user, assistant, system or developer, got \"{other}\""
-                ))
-            }
+        let (role, tool_call_id) = match role {
+            "user" => ("user", None),
+            "assistant" => ("assistant", None),
+            "system" | "developer" => ("system", None),
+            // A Chat Completions tool message: its output answers a call.
+            "tool" => ("tool", s("tool_call_id")),
+            // Any other speaker (a critic, a second agent): recall files it as the agent's.
+            _ => ("assistant", None),
         };
         return Ok(Stored {
             role,
-            content: text_of(obj.get("content").unwrap_or(&Value::Null)),
-            tool_calls: None,
-            tool_call_id: None,
-            name: None,
+            content: text(),
+            tool_calls: obj.get("tool_calls").filter(|c| c.is_array()).cloned(),
+            tool_call_id,
+            name: s("name"),
         });
     }
-    let s = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
     match kind {
-        Some("function_call") => {
-            let (Some(id), Some(name)) = (s("call_id"), s("name")) else {
-                return Err("a function_call item needs call_id and name".into());
-            };
-            Ok(Stored {
-                role: "assistant",
-                content: String::new(),
-                tool_calls: Some(json!([{"id": id, "type": "function",
-                    "function": {"name": name, "arguments": s("arguments").unwrap_or_else(|| "{}".into())}}])),
-                tool_call_id: None,
-                name: None,
-            })
-        }
+        Some("function_call") => Ok(Stored {
+            role: "assistant",
+            content: String::new(),
+            tool_calls: s("call_id").map(|id| {
+                json!([{"id": id, "type": "function",
+                    "function": {"name": s("name").unwrap_or_default(),
+                                 "arguments": s("arguments").unwrap_or_else(|| "{}".into())}}])
+            }),
+            tool_call_id: None,
+            name: None,
+        }),
         Some("function_call_output") => {
-            let Some(id) = s("call_id") else {
-                return Err("a function_call_output item needs call_id".into());
-            };
             let output = match obj.get("output") {
                 Some(Value::String(o)) => o.clone(),
                 Some(other) => other.to_string(),
@@ -90,24 +88,32 @@ pub fn stored(item: &Value) -> Result<Stored, String> {
                 role: "tool",
                 content: output,
                 tool_calls: None,
-                tool_call_id: Some(id),
-                name: None,
+                tool_call_id: s("call_id"),
+                // The tool's name is not in the item: the session fills it in from the call
+                // it answers (src/store/session.rs).
+                name: s("name"),
             })
         }
-        Some(_) => Ok(Stored {
-            // Reasoning, hosted tool calls and the like: kept verbatim, with any text they carry.
+        // Reasoning, hosted tool calls, or an item with neither role nor type: kept verbatim,
+        // with any text it carries.
+        _ => Ok(Stored {
             role: "assistant",
-            content: obj
-                .get("summary")
-                .map(text_of)
-                .or_else(|| obj.get("content").map(text_of))
-                .unwrap_or_default(),
+            content: text(),
             tool_calls: None,
             tool_call_id: None,
             name: None,
         }),
-        None => Err("an item needs a role or a type".into()),
     }
+}
+
+/// The name of the tool whose call `call_id` a tool output answers, from the function calls
+/// among `items`.
+pub fn tool_name<'a>(items: &'a [Value], call_id: &str) -> Option<&'a str> {
+    items.iter().rev().find_map(|i| {
+        (i["type"] == "function_call" && i["call_id"] == call_id)
+            .then(|| i["name"].as_str())
+            .flatten()
+    })
 }
 
 /// The item of a stored message: the verbatim item when it has one, else one made from the
@@ -153,14 +159,26 @@ mod tests {
         assert_eq!((m.role, m.tool_call_id.as_deref()), ("tool", Some("c1")));
         let m = stored(&json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "thinking"}]})).unwrap();
         assert_eq!((m.role, m.content.as_str()), ("assistant", "thinking"));
-        for bad in [
-            json!(1),
+        // The SDK keeps anything: so does a session.
+        for odd in [
             json!({}),
             json!({"role": "robot", "content": "x"}),
             json!({"type": "function_call"}),
+            json!({"type": "message", "role": "tool", "content": "x"}),
         ] {
-            assert!(stored(&bad).is_err(), "{bad}");
+            assert!(stored(&odd).is_ok(), "{odd}");
         }
+        let m =
+            stored(&json!({"role": "tool", "tool_call_id": "c9", "name": "add", "content": "5"}))
+                .unwrap();
+        assert_eq!(
+            (m.role, m.tool_call_id.as_deref(), m.name.as_deref()),
+            ("tool", Some("c9"), Some("add"))
+        );
+        assert!(stored(&json!(1)).is_err());
+        let items = [json!({"type": "function_call", "call_id": "c1", "name": "add"})];
+        assert_eq!(tool_name(&items, "c1"), Some("add"));
+        assert_eq!(tool_name(&items, "c2"), None);
     }
 
     #[test]

@@ -16,8 +16,8 @@ SELECT jsonb_array_length(session_get_items('sid-s1')) AS items;
 SELECT session_get_items('sid-s1', 2) AS latest_two;
 SELECT session_get_items('sid-s1') -> 1 AS verbatim;
 SELECT seq, role, content, tool_calls IS NOT NULL AS has_call, tool_call_id FROM context_messages('sid-s1');
--- Bad items: 22023 naming the item, nothing added.
-SELECT session_add_items('sid-s1', '[{"role": "user", "content": "ok"}, {"role": "robot", "content": "x"}]');
+-- Bad items (not JSON objects): 22023 naming the item, nothing added.
+SELECT session_add_items('sid-s1', '[{"role": "user", "content": "ok"}, 42]');
 \echo :LAST_ERROR_SQLSTATE
 SELECT session_add_items('sid-s1', '{"role": "user"}');
 \echo :LAST_ERROR_SQLSTATE
@@ -34,4 +34,36 @@ SET memory_ext.user_id = 'sid-other';
 SELECT session_add_items('sid-s2', '[{"role": "user", "content": "mine"}]', 'sid-other') AS added;
 SET memory_ext.user_id = 'sid';
 SELECT session_get_items('sid-s2') AS not_mine, session_clear('sid-s2') AS cleared;
+
+-- 0.9.0: as the SDK's own sessions. The limit: 0 none, negative or NULL all.
+SELECT session_add_items('sid-s3', '[{"role": "user", "content": "one"}, {"role": "user", "content": "two"}, {"role": "user", "content": "three"}]') AS added;
+SELECT jsonb_array_length(session_get_items('sid-s3', 0)) AS zero, jsonb_array_length(session_get_items('sid-s3', -1)) AS negative,
+       jsonb_array_length(session_get_items('sid-s3', NULL)) AS null_limit, session_get_items('sid-s3', 1) AS latest;
+-- Whatever the SDK stores is stored and returned as given: a tool message, an unknown role,
+-- neither role nor type; a tool output is filed under the tool it answers.
+SELECT session_add_items('sid-s3', '[
+  {"role": "tool", "tool_call_id": "c7", "content": "ok"},
+  {"role": "critic", "content": "Looks right."},
+  {"note": "no role, no type"},
+  {"type": "function_call", "call_id": "c8", "name": "lookup", "arguments": "{}"},
+  {"type": "function_call_output", "call_id": "c8", "output": "found"}
+]') AS odd_items;
+SELECT i AS item FROM jsonb_array_elements(session_get_items('sid-s3', 5)) i;
+SELECT role, content, tool_call_id, name FROM memory.messages WHERE thread_id = 'sid-s3' AND seq > 3 ORDER BY seq;
+-- After compact_thread the session is its compacted context: the summary, then what was kept.
+SELECT compact_thread('sid-s3', keep_last => 2) ->> 'kept' AS kept;
+SELECT i ->> 'role' AS role, left(i ->> 'content', 20) AS content FROM jsonb_array_elements(session_get_items('sid-s3')) i;
+-- No tenant: 22004, as every call; naming it in the call works for an ordinary role.
+RESET memory_ext.user_id;
+SELECT session_get_items('sid-s3');
+\echo :LAST_ERROR_SQLSTATE
+SELECT session_pop_item('sid-s3');
+\echo :LAST_ERROR_SQLSTATE
+SELECT session_clear('sid-s3');
+\echo :LAST_ERROR_SQLSTATE
+SELECT jsonb_array_length(session_get_items('sid-s3', user_id => 'sid')) AS named;
+SELECT session_add_items('sid-s4', '[{"role": "user", "content": "hi"}]', 'sid') AS added_named,
+       session_pop_item('sid-s4', user_id => 'sid') ->> 'content' AS popped_named,
+       session_clear('sid-s3', user_id => 'sid') AS cleared_named;
+SELECT current_setting('memory_ext.user_id') = '' AS tenant_not_left_set;
 RESET ROLE;

@@ -512,3 +512,74 @@ fn ended_runs_are_finished_by_the_worker_without_holding_the_application() {
         &["memory_ext.http_timeout_ms", "memory_ext.run_idle_timeout"],
     );
 }
+
+/// Tenants take turns in the worker's queue of ended runs (sql/queries/episodes_due.sql): one
+/// tenant's flood of 120 run ends, enqueued before another tenant's one, delays it by at most a
+/// turn. Served first-in-first-out (0.8.0), all 120 episodes came first.
+#[test]
+fn one_tenants_flood_of_run_ends_does_not_delay_another_tenant() {
+    let mut c = admin();
+    set_system(
+        &mut c,
+        &[(
+            "memory_ext.worker_jobs",
+            Some("ttl_sweep,purge,backfill,episodes"),
+        )],
+    );
+    let (flood, other) = (unique("fair-flood"), unique("fair-other"));
+    for (user, n) in [(&flood, 120), (&other, 1)] {
+        c.execute(
+            "SELECT set_config('memory_ext.user_id', $1, false),
+                    message_append($1 || '-t' || i, 'user', 'We planned the garden, part ' || i || '.', $1),
+                    message_append($1 || '-t' || i, 'assistant', 'Noted the garden plan, part ' || i || '.', $1)
+             FROM generate_series(1, $2) i",
+            &[user, &n],
+        )
+        .unwrap();
+    }
+    c.execute("RESET memory_ext.user_id", &[]).unwrap();
+    // Every run end in one transaction, the flood's first: the worker sees them all at once.
+    let mut tx = c.transaction().unwrap();
+    tx.execute(
+        "SELECT run_end($1 || '-t' || i) FROM generate_series(1, 120) i ORDER BY i",
+        &[&flood],
+    )
+    .unwrap();
+    tx.execute("SELECT run_end($1 || '-t1')", &[&other])
+        .unwrap();
+    tx.commit().unwrap();
+    let done = poll(120, || {
+        c.query_opt(
+            "SELECT created_at FROM memory.files WHERE user_id = $1 AND path LIKE 'episodes/%'",
+            &[&other],
+        )
+        .ok()
+        .flatten()
+        .map(|r| r.get::<_, std::time::SystemTime>(0))
+    });
+    let at = done.expect("the other tenant's run never got its episode");
+    let before: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memory.files WHERE user_id = $1 AND path LIKE 'episodes/%' AND created_at < $2",
+            &[&flood, &at],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        before <= 1,
+        "{before} of the flooding tenant's episodes were written before the other tenant's one"
+    );
+    // The flood is still served, all of it.
+    let all = poll(300, || {
+        let left: i64 = c
+            .query_one(
+                "SELECT count(*) FROM memory.run_ends WHERE user_id = $1",
+                &[&flood],
+            )
+            .ok()?
+            .get(0);
+        (left == 0).then_some(())
+    });
+    assert!(all.is_some(), "the flood's runs were not all ended");
+    reset(&mut c, &[]);
+}
