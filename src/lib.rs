@@ -44,6 +44,7 @@ pub extern "C-unwind" fn _PG_init() {
     error::no_backtraces();
     gucs::init();
     worker::register();
+    embed::preload::in_postmaster();
 }
 
 /// Required by `cargo pgrx test`.

@@ -8,6 +8,7 @@
 //! `openai:<model>` or `ollama:<model>`. Retrieval compares only vectors of the active model, and
 //! the backfill re-embeds rows of any other model, so a switch loses nothing and needs no downtime.
 
+pub mod preload;
 pub mod reembed;
 pub mod write;
 
@@ -21,7 +22,7 @@ use pgrx::pg_sys;
 use std::cell::RefCell;
 use std::ffi::CStr;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Longest input passed to a provider, in characters. The built-in model reads 256 tokens
 /// (~1,000-1,500 characters) and OpenAI's models 8,191 tokens; tokenising a 1 MB message only
@@ -188,11 +189,13 @@ pub fn models_dir() -> PathBuf {
 }
 
 thread_local! {
-    /// One model per backend, loaded on first use (0.1-0.35 s, ~100 MB) and kept.
-    static BUILTIN: RefCell<Option<Rc<Encoder>>> = const { RefCell::new(None) };
+    /// The model this backend uses: the one the postmaster loaded before forking it, shared
+    /// with every other backend (src/embed/preload.rs), or, when that is not the one the
+    /// settings name, one loaded on first use (0.1-0.35 s, ~100 MB) and kept.
+    static BUILTIN: RefCell<Option<Arc<Encoder>>> = const { RefCell::new(None) };
 }
 
-fn builtin_model() -> Result<Rc<Encoder>, EmbedError> {
+fn builtin_model() -> Result<Arc<Encoder>, EmbedError> {
     let dir = model_dir();
     let spec = builtin_spec();
     BUILTIN.with(|slot| {
@@ -204,7 +207,11 @@ fn builtin_model() -> Result<Rc<Encoder>, EmbedError> {
             return Ok(m.clone());
         }
         set_builtin_threads();
-        let m = Rc::new(with_signals_blocked(|| Encoder::load(&dir, spec))?);
+        if let Some(m) = preload::encoder().filter(|m| m.path() == dir && m.spec() == spec) {
+            *slot.borrow_mut() = Some(m.clone());
+            return Ok(m);
+        }
+        let m = Arc::new(with_signals_blocked(|| Encoder::load(&dir, spec))?);
         *slot.borrow_mut() = Some(m.clone());
         Ok(m)
     })

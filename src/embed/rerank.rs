@@ -6,20 +6,26 @@ use super::{models_dir, set_builtin_threads, with_signals_blocked};
 use memory_providers::embed::EmbedError;
 use memory_providers::rerank::{CrossEncoder, MODEL_NAME};
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 thread_local! {
-    static RERANKER: RefCell<Option<Rc<CrossEncoder>>> = const { RefCell::new(None) };
+    /// The postmaster's reranker when it preloaded one (src/embed/preload.rs), else this
+    /// backend's, loaded on first use.
+    static RERANKER: RefCell<Option<Arc<CrossEncoder>>> = const { RefCell::new(None) };
 }
 
-fn model() -> Result<Rc<CrossEncoder>, EmbedError> {
+fn model() -> Result<Arc<CrossEncoder>, EmbedError> {
     RERANKER.with(|slot| {
         if let Some(m) = slot.borrow().as_ref() {
             return Ok(m.clone());
         }
         set_builtin_threads();
+        if let Some(m) = super::preload::reranker() {
+            *slot.borrow_mut() = Some(m.clone());
+            return Ok(m);
+        }
         let dir = models_dir().join(MODEL_NAME);
-        let m = Rc::new(with_signals_blocked(|| CrossEncoder::load(&dir))?);
+        let m = Arc::new(with_signals_blocked(|| CrossEncoder::load(&dir))?);
         *slot.borrow_mut() = Some(m.clone());
         Ok(m)
     })

@@ -10,7 +10,9 @@
 #      in a new database; write data through that release's API (tests/data/rows.sql);
 #   3. install this tree's build, restart, ALTER EXTENSION memory_ext UPDATE;
 #   4. every row of every table that existed before is unchanged (a hash per table over the
-#      columns it had), and the API works on it (tests/upgrade/after.sql);
+#      columns it had), and the API works on it (tests/upgrade/after.sql); what an upgrade is
+#      meant to change, written after the hashes by tests/upgrade/changes_before.sql under a
+#      tenant of its own, has changed as tests/upgrade/changes_after.sql says;
 #   5. an empty database created at that version and updated has the catalog of a fresh
 #      install (tests/upgrade/catalog.sql, compared with diff), and the whole regress suite passes
 #      on it.
@@ -44,8 +46,11 @@ table_hashes() {
   fi
   while read -r table columns; do
     printf '%s ' "$table"
+    # The tenant of tests/upgrade/changes_before.sql holds what the upgrade is meant to change.
+    local only=""
+    [[ ",$columns," == *,user_id,* ]] && only="WHERE user_id IS DISTINCT FROM 'upgrade-changes'"
     psql_t -d "$db" -At -c "SELECT count(*) || ' ' || coalesce(md5(string_agg(r, E'\n' ORDER BY r)), '-')
-        FROM (SELECT ROW($columns)::text AS r FROM memory.$table) t"
+        FROM (SELECT ROW($columns)::text AS r FROM memory.$table $only) t"
   done < "$cols"
 }
 
@@ -85,6 +90,7 @@ for release in "${RELEASES[@]}"; do
   psql_t -d "$db" -f tests/data/rows.sql > "$OUT/data-$version.out"
   rm -f "$OUT/columns-$version"
   table_hashes "$db" "$OUT/columns-$version" > "$OUT/before-$version"
+  psql_t -d "$db" -f tests/upgrade/changes_before.sql > "$OUT/changes-$version.out"
 
   scripts/install.sh >/dev/null
   restart
@@ -101,6 +107,12 @@ for release in "${RELEASES[@]}"; do
     echo "upgrade: an API check failed on the upgraded database:" >&2; cat "$OUT/after-api-$version.out" >&2; exit 1
   fi
   echo "API checks on the upgraded data: $(grep -c '' "$OUT/after-api-$version.out") answers, none false"
+  psql_t -d "$db" -At -f tests/upgrade/changes_after.sql > "$OUT/changes-after-$version.out"
+  if grep -qvx 't' "$OUT/changes-after-$version.out"; then
+    echo "upgrade: what the upgrade is meant to change did not change as meant:" >&2
+    cat "$OUT/changes-after-$version.out" >&2; exit 1
+  fi
+  echo "changes the upgrade makes: $(grep -c '' "$OUT/changes-after-$version.out") checks, all true"
 
   # Same schema as a fresh install.
   psql_t -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fresh" -c "CREATE DATABASE memory_ext_fresh" \

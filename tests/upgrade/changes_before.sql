@@ -1,0 +1,10 @@
+-- What an upgrade is meant to change, written on the release upgraded from, after the rows the
+-- upgrade must leave alone have been hashed (tests/upgrade/run.sh leaves this tenant out of the
+-- hashes); tests/upgrade/changes_after.sql checks it after the upgrade. Only functions every
+-- release has.
+\set ON_ERROR_STOP on
+SET memory_ext.user_id = 'upgrade-changes';
+-- 0.9.0: categories are normalised; memories and configurations written before are too.
+SELECT memory_configure('{"categories": [{"name": "Travel Plans"}, {"name": "health"}], "allowlists": {"ch-agent": ["Travel Plans", "health"]}}') IS NOT NULL;
+SELECT memory_write('{"text": "Ana booked the night train to Vienna.", "category": "Travel Plans"}') IS NOT NULL;
+SELECT memory_write('{"text": "Ana swims on Mondays.", "category": " Health"}') IS NOT NULL;
