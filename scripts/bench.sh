@@ -3,7 +3,7 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          citus (default: all but citus)
+#                                          agents, citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -24,7 +24,7 @@ BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-55470}
 BENCH_CITUS_DIR=/var/tmp/memory_ext/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents}
 psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
 
 echo "==> release build + install (benchmarks measure optimised code)"
@@ -136,6 +136,14 @@ for s in $suites; do
       target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
         --dsn "${dsn/memory_bench/memory_bench_ct}" --out bench/results/citus/one-node
     fi
+  elif [ "$s" = agents ]; then
+    # Gateway fairness under one tenant's flood, worker fairness under one tenant's run ends, and
+    # a new backend's first call and memory (bench/agents.py), in a database of its own made afresh.
+    echo "==> bench: agents"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ag" -c "CREATE DATABASE memory_bench_ag"
+    psql_b -d memory_bench_ag -c "CREATE EXTENSION memory_ext CASCADE"
+    MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
+      python3 bench/agents.py --dsn "${dsn/memory_bench/memory_bench_ag}" --out bench/results
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.

@@ -45,7 +45,21 @@ CITUS_DIR=/var/tmp/memory_ext/citus-$CITUS_PORT
 layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker citus}
 
 step() { printf '\n==> %s\n' "$*"; }
-want() { [[ " $layers " == *" $1 "* ]]; }
+# Each layer's wall time, printed as it ends and together at the end (a new layer pays for
+# itself: docs/testing.md keeps the figures).
+timings=() layer_name= layer_began=$SECONDS
+want() {
+  [[ " $layers " == *" $1 "* ]] || return 1
+  [ "$layer_name" = "$1" ] && return 0
+  end_layer
+  layer_name=$1 layer_began=$SECONDS
+}
+end_layer() {
+  [ -n "$layer_name" ] || return 0
+  timings+=("$layer_name $((SECONDS - layer_began))s")
+  printf '==> layer %s: %d s\n' "$layer_name" $((SECONDS - layer_began))
+  layer_name=
+}
 psql_test() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
 # What the layers start, removed on exit: each is named here once it has been started.
 standin_pid= test_dir= run_dir= run_port= citus_dir=
@@ -190,7 +204,9 @@ if want fuzz; then
   step "fuzz: hostile calls to every API function (tests/python/test_fuzz.py, fixed seed)"
   psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fuzz" -c "CREATE DATABASE memory_ext_fuzz"
   psql_test -d memory_ext_fuzz -c "CREATE EXTENSION memory_ext CASCADE"
+  cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
+  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" \
     python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-10000}" "${FUZZ_SEED:-15}"
 fi
 
@@ -251,4 +267,6 @@ elif want citus; then
   scripts/citus.sh destroy "$CITUS_DIR"
 fi
 
+end_layer
 step "all requested layers passed: $layers"
+echo "wall time per layer: ${timings[*]}; total $SECONDS s"

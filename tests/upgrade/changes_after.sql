@@ -1,13 +1,16 @@
 -- After the upgrade, what tests/upgrade/changes_before.sql wrote has changed as meant: one
--- boolean per line, every one true.
+-- boolean per line, every one true. (psql runs as a superuser: each check names the tenant.)
 \set ON_ERROR_STOP on
 SET memory_ext.user_id = 'upgrade-changes';
 -- 0.9.0: categories normalised, found by any spelling, with no new history, no new
 -- updated_at and no revision for the memories.
-SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS memories_normalised FROM memory.items;
-SELECT array_agg(name ORDER BY name) = ARRAY['health', 'travel_plans'] AS categories_normalised FROM memory.categories;
-SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS allowlist_normalised FROM memory.allowlists;
+SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS memories_normalised
+FROM memory.items WHERE user_id = 'upgrade-changes';
+SELECT array_agg(name ORDER BY name) = ARRAY['health', 'travel_plans'] AS categories_normalised
+FROM memory.categories WHERE user_id = 'upgrade-changes';
+SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS allowlist_normalised
+FROM memory.allowlists WHERE user_id = 'upgrade-changes';
 SELECT count(*) = 1 AS found_by_old_spelling FROM memory_search('night train', filters => '{"category": "Travel Plans"}');
 SELECT count(*) = 1 AS found_by_new_spelling FROM memory_search('night train', filters => '{"category": "travel_plans"}');
-SELECT bool_and(updated_at = created_at) AS updated_at_kept FROM memory.items;
-SELECT count(*) = 2 AS no_history_added FROM memory.history WHERE entity = 'item';
+SELECT bool_and(updated_at = created_at) AS updated_at_kept FROM memory.items WHERE user_id = 'upgrade-changes';
+SELECT count(*) = 2 AS no_history_added FROM memory.history WHERE user_id = 'upgrade-changes' AND entity = 'item';

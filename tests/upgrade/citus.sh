@@ -38,6 +38,8 @@ scripts/citus.sh start "$dir" "$port"
 q 0 -c "CREATE EXTENSION vector" -c "CREATE EXTENSION memory_ext VERSION '$version'" \
   -c "SELECT memory_citus_distribute() IS NOT NULL" >/dev/null
 q 0 -f tests/data/citus_before.sql >/dev/null
+# 0.9.0 normalises stored categories; on a cluster, by the statement docs/citus.md gives.
+q 0 -c "SET memory_ext.user_id = '$tenant'" -c "SELECT memory_write('{\"text\": \"Ana booked the night train to Vienna.\", \"category\": \"Travel Plans\"}')" >/dev/null
 before=$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant'")
 
 echo "--- this build installed, every node restarted, ALTER EXTENSION memory_ext UPDATE on the coordinator"
@@ -64,6 +66,22 @@ for i in 1 2; do
                         WHERE i.indrelid = t.oid AND am.amname = 'hnsw' AND x.relname LIKE 'items_emb_' || left(md5('$model'), 12) || '%')")
   [ "$missing" = 0 ] || fail "node on port $((port + i)): $missing shard partitions of memory.items without the HNSW index of $model"
 done
+
+if [ "$(printf "%s\n" "$version" 0.9.0 | sort -V | head -1)" != 0.9.0 ]; then  # from a release before 0.9.0
+  echo "--- categories normalised on the cluster by docs/citus.md's statement"
+  sed -n '/^BEGIN;$/,/^COMMIT;$/p' docs/citus.md > "$dir.categories.sql"
+  grep -q "UPDATE memory.items" "$dir.categories.sql" || fail "docs/citus.md has no category statement"
+  q 0 -f "$dir.categories.sql" >/dev/null
+  rm -f "$dir.categories.sql"
+  got=$(q 0 -c "SELECT category || ' ' || (updated_at = created_at) FROM memory.items WHERE user_id = '$tenant' AND text LIKE '%night train%'")
+  [ "$got" = "travel_plans t" ] || fail "the memory's category after the statement: $got"
+  n=$(q 0 -c "SET memory_ext.user_id = '$tenant'" -c "SELECT count(*) FROM memory_search('night train', filters => '{\"category\": \"Travel Plans\"}')")
+  [ "$n" = 1 ] || fail "a filter by the old spelling finds $n memories"
+  for i in 0 1 2; do
+    off=$(q "$i" -c "SELECT count(*) FROM pg_trigger WHERE tgname IN ('items_touch', 'items_audit_update') AND tgenabled = 'D'")
+    [ "$off" = 0 ] || fail "node on port $((port + i)): $off triggers left disabled"
+  done
+fi
 
 echo "--- the tenant's rows through the coordinator"
 after=$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant'")

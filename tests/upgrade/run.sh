@@ -28,6 +28,7 @@ OUT=$PWD/.run/upgrade; mkdir -p "$OUT"
 # version=commit of every release; the current version is Cargo.toml's.
 RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca" "0.8.0=a82101e")
 current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+RELEASE_CACHE=${MEMORY_EXT_RELEASE_CACHE:-/var/tmp/memory_ext/releases}
 
 clean_ours() { cargo clean -q -p memory_ext -p memory_core -p memory_providers; }
 psql_t() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
@@ -65,19 +66,27 @@ for release in "${RELEASES[@]}"; do
     echo "upgrade from $version: its commit ${release#*=} is not in this repository" >&2; exit 1
   fi
   echo "--- upgrade from $version ($commit) to $current"
-  tree=target/release-trees/$version
-  if [ ! -d "$tree" ]; then
-    git worktree prune
-    git worktree add --detach "$tree" "$commit" >/dev/null
+  # A release's build depends only on its commit, the Postgres it is built for and the compiler:
+  # kept outside the checkout under those, a machine builds each release once, and a later run
+  # (a fresh clone included) installs it from there.
+  stage=$RELEASE_CACHE/$version-${commit:0:12}-pg$("$PG_CONFIG" --version | awk '{print $2}')-$(rustc -V | md5sum | cut -c1-8)
+  if [ -f "$stage/.built" ]; then
+    echo "release $version: its build from $stage"
+  else
+    tree=target/release-trees/$version
+    if [ ! -d "$tree" ]; then
+      git worktree prune
+      git worktree add --detach "$tree" "$commit" >/dev/null
+    fi
+    rm -rf "$stage"
+    # The release tree shares this tree's target directory, so only our own crates recompile. Their
+    # artifacts must go before each build: cargo's dep-info names source files by absolute path,
+    # so the other tree's artifacts would otherwise pass for up to date.
+    clean_ours
+    (cd "$tree" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$OLDPWD/target} cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
+    clean_ours
+    touch "$stage/.built"
   fi
-  stage=$PWD/target/install-stage-$version
-  rm -rf "$stage"
-  # The release tree shares this tree's target directory, so only our own crates recompile. Their
-  # artifacts must go before each build: cargo's dep-info names source files by absolute path,
-  # so the other tree's artifacts would otherwise pass for up to date.
-  clean_ours
-  (cd "$tree" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$OLDPWD/target} cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null)
-  clean_ours
   libdir=$("$PG_CONFIG" --pkglibdir); extdir=$("$PG_CONFIG" --sharedir)/extension
   tmp="$libdir/.memory_ext.so.new.$$"
   as_root install -m 755 "$(find "$stage" -name memory_ext.so -print -quit)" "$tmp" && as_root mv -f "$tmp" "$libdir/memory_ext.so"
@@ -142,10 +151,10 @@ echo "upgrade: every release upgrades to $current"
 # A running Citus cluster upgraded from the last release (tests/upgrade/citus.sh), with the
 # build the loop above staged for it; Citus comes from ../shared/vendor as for the citus layer.
 last=${RELEASES[-1]%%=*}
-if [ ! -d "target/install-stage-$last" ]; then
+if [ ! -f "${stage:-}/.built" ] || [[ "$stage" != "$RELEASE_CACHE/$last-"* ]]; then
   echo "citus upgrade from $last: NOT TESTED, the release was not built (shallow clone)"
 elif [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] || [ -f "${CITUS_VENDOR:-$PWD/../shared/vendor}/citus-13.2.2.tar.gz" ]; then
-  tests/upgrade/citus.sh "$last" "$PWD/target/install-stage-$last"
+  tests/upgrade/citus.sh "$last" "$stage"
 else
   echo "citus upgrade from $last: SKIPPED, Citus is not installed and its source is not in ../shared/vendor"
 fi
