@@ -1,5 +1,6 @@
 -- After the upgrade, what tests/upgrade/changes_before.sql wrote has changed as meant: one
 -- boolean per line, every one true. (psql runs as a superuser: each check names the tenant.)
+-- :items_updated is tests/upgrade/run.sh's record of the memories' updated_at before the upgrade.
 \set ON_ERROR_STOP on
 SET memory_ext.user_id = 'upgrade-changes';
 -- 0.9.0: categories normalised, found by any spelling, with no new history, no new
@@ -12,5 +13,6 @@ SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] A
 FROM memory.allowlists WHERE user_id = 'upgrade-changes';
 SELECT count(*) = 1 AS found_by_old_spelling FROM memory_search('night train', filters => '{"category": "Travel Plans"}');
 SELECT count(*) = 1 AS found_by_new_spelling FROM memory_search('night train', filters => '{"category": "travel_plans"}');
-SELECT bool_and(updated_at = created_at) AS updated_at_kept FROM memory.items WHERE user_id = 'upgrade-changes';
+SELECT coalesce(string_agg(id::text || '=' || updated_at::text, ',' ORDER BY id), '') = :'items_updated' AS updated_at_kept
+FROM memory.items WHERE user_id = 'upgrade-changes';
 SELECT count(*) = 2 AS no_history_added FROM memory.history WHERE user_id = 'upgrade-changes' AND entity = 'item';
