@@ -101,9 +101,7 @@ for release in "${RELEASES[@]}"; do
   table_hashes "$db" "$OUT/columns-$version" > "$OUT/before-$version"
   psql_t -d "$db" -f tests/upgrade/changes_before.sql > "$OUT/changes-$version.out"
 
-  # What changes_after.sql compares with: the changes tenant's memories as the release left them.
-  kept=$(psql_t -d "$db" -At -c "SELECT coalesce(string_agg(id::text || '=' || updated_at::text, ',' ORDER BY id), '')
-                                   FROM memory.items WHERE user_id = 'upgrade-changes'")
+  kept=$(psql_t -d "$db" -At -f tests/upgrade/changes_kept.sql)
   scripts/install.sh >/dev/null
   restart
   psql_t -d "$db" -c "ALTER EXTENSION memory_ext UPDATE"
@@ -119,10 +117,15 @@ for release in "${RELEASES[@]}"; do
     echo "upgrade: an API check failed on the upgraded database:" >&2; cat "$OUT/after-api-$version.out" >&2; exit 1
   fi
   echo "API checks on the upgraded data: $(grep -c '' "$OUT/after-api-$version.out") answers, none false"
-  psql_t -d "$db" -At -v "items_updated=$kept" -f tests/upgrade/changes_after.sql > "$OUT/changes-after-$version.out"
+  psql_t -d "$db" -At -f tests/upgrade/changes_after.sql > "$OUT/changes-after-$version.out"
   if grep -qvx 't' "$OUT/changes-after-$version.out"; then
     echo "upgrade: what the upgrade is meant to change did not change as meant:" >&2
     cat "$OUT/changes-after-$version.out" >&2; exit 1
+  fi
+  after_kept=$(psql_t -d "$db" -At -f tests/upgrade/changes_kept.sql)
+  if [ "$after_kept" != "$kept" ]; then
+    echo "upgrade: it changed what it should have left alone (tests/upgrade/changes_kept.sql):" >&2
+    printf 'before: %s\nafter:  %s\n' "$kept" "$after_kept" >&2; exit 1
   fi
   echo "changes the upgrade makes: $(grep -c '' "$OUT/changes-after-$version.out") checks, all true"
 
