@@ -12,7 +12,9 @@
 -- fairness, preloading).
 --
 -- On Citus, run ALTER EXTENSION on the coordinator: Citus runs it on every node.
-ALTER TABLE memory.events ADD COLUMN sqlstate text;
+-- IF NOT EXISTS: on Citus the coordinator sends this ALTER on to every node, where the script
+-- runs as well (whichever comes second finds the column there).
+ALTER TABLE memory.events ADD COLUMN IF NOT EXISTS sqlstate text;
 
 -- The queue of ended runs is the worker's: a tenant enqueues only through run_end (which writes
 -- it as the owner) and reads its own rows; it can no longer set its own retry times.
