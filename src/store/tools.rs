@@ -152,6 +152,7 @@ fn run(
             category,
             tags,
         } => {
+            // Checked here too (the write path checks `text`) to name the argument the model sent.
             limits::value_bytes("content", content.len());
             // A tool call is the model's inference, not the user's statement
             // (memory_ext.tool_source): a sensitive category waits for consent.
@@ -282,17 +283,9 @@ fn run(
                 None => content,
             }
         }
-        Call::Memory(cmd) => {
-            // The same request limits as the SQL functions: a memory file's content is a value.
-            if let Command::Create { text, .. } | Command::Insert { text, .. } = &cmd {
-                limits::value_bytes("file_text", text.len());
-            }
-            if let Command::StrReplace { old, new, .. } = &cmd {
-                limits::value_bytes("new_str", new.len());
-                limits::value_bytes("old_str", old.len());
-            }
-            anthropic(user, cmd)?
-        }
+        // A file's whole content, after the edit, is held to memory_ext.max_value_bytes by the
+        // store (src/store/files.rs), as for memory_file_write.
+        Call::Memory(cmd) => anthropic(user, cmd)?,
     })
 }
 
@@ -307,8 +300,8 @@ fn minute(at: &TimestampWithTimeZone) -> String {
 }
 
 /// A message as the tools show it: `- [2024-05-08 10:30] user: ...`, with `(thread t1)` after
-/// the time when a search spans threads.
-/// Every field on the line by crate::render's rule: a message cannot add lines to the answer.
+/// the time when a search spans threads. Every field is rendered on the line (memory_core's
+/// render rule): a message cannot add lines to the answer.
 fn message_line(at: &str, thread: Option<&str>, role: &str, content: &str) -> String {
     let (role, content) = (render::inline(role), render::inline(content));
     match thread {
