@@ -25,36 +25,49 @@ REVOKE INSERT, UPDATE, DELETE ON memory.run_ends FROM PUBLIC;
 -- Reads compare what a request names, normalised, with what is stored, so stored categories
 -- are normalised too: "Travel Plans" written on 0.8.0 is found as "travel plans" (or
 -- "travel_plans") on 0.9.0. A name that would become empty is left as it is. The configured
--- categories (two that become one keep the first), their allowlists, and pending proposals:
-INSERT INTO memory.categories (user_id, name, context, rag_length, custom)
-SELECT DISTINCT ON (user_id, key) user_id, key, context, rag_length, custom
-FROM (SELECT c.*, nullif(btrim(regexp_replace(lower(normalize(c.name, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') AS key
-      FROM memory.categories c) x
-WHERE key IS NOT NULL AND key <> name
-ORDER BY user_id, key, name
-ON CONFLICT DO NOTHING;
-INSERT INTO memory.allowlists (user_id, agent, category)
-SELECT user_id, agent, key
-FROM (SELECT l.*, nullif(btrim(regexp_replace(lower(normalize(l.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') AS key
-      FROM memory.allowlists l) x
-WHERE key IS NOT NULL AND key <> category
-ON CONFLICT DO NOTHING;
--- (Their allowlist rows go with them: ON DELETE CASCADE.)
-DELETE FROM memory.categories c
-WHERE nullif(btrim(regexp_replace(lower(normalize(c.name, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') <> c.name;
-UPDATE memory.proposals p
-SET category = nullif(btrim(regexp_replace(lower(normalize(p.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '')
-WHERE p.status = 'pending'
-  AND nullif(btrim(regexp_replace(lower(normalize(p.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') <> p.category;
--- And the memories: their category only, not a change of the memory (no new updated_at, no
--- history row, no revision: the triggers for those are off for this one statement; the BM25
--- statistics follow the new category as for any update). On Citus the memories keep their
--- categories; docs/citus.md "Upgrade a cluster" gives the statement to run there.
+-- categories (two that become one keep the first), their allowlists, pending proposals, and
+-- the memories: their category only, not a change of the memory (no new updated_at, no history
+-- row, no revision: the triggers for those are off for that one statement; the BM25 statistics
+-- follow the new category as for any update).
+--
+-- On Citus the script runs on every node, and a worker may not run statements on distributed
+-- tables from inside it: the rows are changed from the coordinator, the memories' categories by
+-- the statement docs/citus.md "Upgrade a cluster" gives (ALTER TABLE ... DISABLE TRIGGER is not
+-- one an extension script can send across a cluster).
 DO $$
+DECLARE
+    citus boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
+    here  boolean := true;
 BEGIN
-    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+    IF citus THEN
+        EXECUTE 'SELECT citus_is_coordinator()' INTO here;
+    END IF;
+    IF NOT here THEN
+        RETURN;
+    END IF;
+    INSERT INTO memory.categories (user_id, name, context, rag_length, custom)
+    SELECT DISTINCT ON (user_id, key) user_id, key, context, rag_length, custom
+    FROM (SELECT c.*, nullif(btrim(regexp_replace(lower(normalize(c.name, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') AS key
+          FROM memory.categories c) x
+    WHERE key IS NOT NULL AND key <> name
+    ORDER BY user_id, key, name
+    ON CONFLICT DO NOTHING;
+    INSERT INTO memory.allowlists (user_id, agent, category)
+    SELECT user_id, agent, key
+    FROM (SELECT l.*, nullif(btrim(regexp_replace(lower(normalize(l.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') AS key
+          FROM memory.allowlists l) x
+    WHERE key IS NOT NULL AND key <> category
+    ON CONFLICT DO NOTHING;
+    -- (Their old allowlist rows go with them: ON DELETE CASCADE.)
+    DELETE FROM memory.categories c
+    WHERE nullif(btrim(regexp_replace(lower(normalize(c.name, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') <> c.name;
+    UPDATE memory.proposals p
+    SET category = nullif(btrim(regexp_replace(lower(normalize(p.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '')
+    WHERE p.status = 'pending'
+      AND nullif(btrim(regexp_replace(lower(normalize(p.category, NFKC)), '[[:space:]_-]+', '_', 'g'), '_'), '') <> p.category;
+    IF citus THEN
         RAISE NOTICE 'memory_ext 0.9.0: memories'' categories were not normalised on this Citus cluster'
-            USING HINT = 'docs/citus.md "Upgrade a cluster" gives the statement to run';
+            USING HINT = 'docs/citus.md "Upgrade a cluster" gives the statement to run on the coordinator';
         RETURN;
     END IF;
     ALTER TABLE memory.items DISABLE TRIGGER items_touch;

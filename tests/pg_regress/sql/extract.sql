@@ -68,3 +68,13 @@ SELECT count(*) AS others_rows FROM memory.extractions;
 SELECT count(*) AS others_ends FROM memory.run_ends;
 SELECT memory_extract('ext-t');
 RESET ROLE;
+-- 0.9.0: the queue of ended runs is the worker's: a tenant reads its rows and enqueues through
+-- run_end only (42501 for writing the table).
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'ext-sam';
+INSERT INTO memory.run_ends (user_id, thread_id, retry_at) VALUES ('ext-sam', 'ext-t', '-infinity');
+UPDATE memory.run_ends SET retry_at = '-infinity';
+DELETE FROM memory.run_ends;
+SELECT run_end('ext-t', 'run-3') ->> 'run_id' AS through_the_api;
+SELECT thread_id, run_id FROM memory.run_ends;
+RESET ROLE;
