@@ -16,6 +16,38 @@ use pgrx::pgrx_sql_entity_graph::metadata::{
 use pgrx::prelude::*;
 use serde_json::Value;
 
+/// A Rust type that is `jsonb` in SQL, as an argument and a result: the SQL mapping and the
+/// argument ABI, read through the type's FromDatum (which says how it reads a jsonb datum).
+macro_rules! jsonb_type {
+    ($t:ty, $ident:literal) => {
+        // SAFETY: the SQL type is jsonb, which the type's FromDatum reads and IntoDatum produces.
+        unsafe impl SqlTranslatable for $t {
+            const TYPE_IDENT: &'static str = $ident;
+            const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+                pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+            const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> =
+                Ok(SqlMappingRef::literal("jsonb"));
+            const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
+                Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
+        }
+
+        // SAFETY: reads the argument through FromDatum, as pgrx does for its own JsonB.
+        unsafe impl<'fcx> ArgAbi<'fcx> for $t {
+            unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+                let index = arg.index();
+                // SAFETY: the argument is a jsonb datum of this call.
+                unsafe { arg.unbox_arg_using_from_datum() }
+                    .unwrap_or_else(|| panic!("argument {index} must not be null"))
+            }
+
+            unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {
+                // SAFETY: as above.
+                unsafe { arg.unbox_arg_using_from_datum() }.into()
+            }
+        }
+    };
+}
+
 /// A `jsonb` value as `serde_json::Value`.
 #[derive(Debug, Clone)]
 pub struct Json(pub Value);
@@ -52,30 +84,7 @@ impl IntoDatum for Json {
     }
 }
 
-// SAFETY: the SQL type is jsonb, which FromDatum above reads and IntoDatum produces.
-unsafe impl SqlTranslatable for Json {
-    const TYPE_IDENT: &'static str = "memory_ext::pg::json::Json";
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
-        Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
-}
-
-// SAFETY: reads the argument through FromDatum, as pgrx does for its own JsonB.
-unsafe impl<'fcx> ArgAbi<'fcx> for Json {
-    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: the argument is a jsonb datum of this call.
-        unsafe { arg.unbox_arg_using_from_datum() }
-            .unwrap_or_else(|| panic!("argument {index} must not be null"))
-    }
-
-    unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {
-        // SAFETY: as above.
-        unsafe { arg.unbox_arg_using_from_datum() }.into()
-    }
-}
+jsonb_type!(Json, "memory_ext::pg::json::Json");
 
 /// A `jsonb` value as the text jsonb prints, not parsed: passed from a query to the caller
 /// unchanged (IntoDatum reads it back with jsonb's own parser), so a document that serde_json
@@ -140,30 +149,7 @@ impl IntoDatum for JsonText {
     }
 }
 
-// SAFETY: the SQL type is jsonb, which FromDatum above reads and IntoDatum produces.
-unsafe impl SqlTranslatable for JsonText {
-    const TYPE_IDENT: &'static str = "memory_ext::pg::json::JsonText";
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> =
-        Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
-}
-
-// SAFETY: reads the argument through FromDatum, as pgrx does for its own JsonB.
-unsafe impl<'fcx> ArgAbi<'fcx> for JsonText {
-    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: the argument is a jsonb datum of this call.
-        unsafe { arg.unbox_arg_using_from_datum() }
-            .unwrap_or_else(|| panic!("argument {index} must not be null"))
-    }
-
-    unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {
-        // SAFETY: as above.
-        unsafe { arg.unbox_arg_using_from_datum() }.into()
-    }
-}
+jsonb_type!(JsonText, "memory_ext::pg::json::JsonText");
 
 // SAFETY: returns the datum IntoDatum builds (jsonb, palloc'd in the function's context), or
 // NULL, as pgrx does for its own types.

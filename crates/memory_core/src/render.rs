@@ -26,10 +26,6 @@
 use crate::names::visible;
 use std::borrow::Cow;
 
-fn escaped(c: char, out: &mut String) {
-    out.push_str(&format!("\\u{{{:04X}}}", c as u32));
-}
-
 fn is_break(c: char) -> bool {
     matches!(
         c,
@@ -37,39 +33,36 @@ fn is_break(c: char) -> bool {
     )
 }
 
-/// Shown as itself in a value: no tag character, nothing invisible (a tab is a tab).
-fn clean_char(c: char) -> bool {
-    c != '<' && c != '>' && (visible(c) || c == '\t')
-}
-
 /// A multi-line value in a prompt section (module docs).
 pub fn text(s: &str) -> Cow<'_, str> {
-    if s.chars().all(|c| c == '\n' || clean_char(c)) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\r' => {
-                if chars.peek() != Some(&'\n') {
-                    out.push('\n');
-                }
-            }
-            c if is_break(c) => out.push('\n'),
-            '\t' => out.push('\t'),
-            c if !visible(c) => escaped(c, &mut out),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
+    escape(s, Lines::Kept)
 }
 
 /// A field that sits on one line of a prompt (module docs).
 pub fn inline(s: &str) -> Cow<'_, str> {
-    if s.chars().all(|c| c != '\t' && clean_char(c)) {
+    escape(s, Lines::Escaped)
+}
+
+/// What [`escape`] does with line breaks.
+#[derive(Clone, Copy, PartialEq)]
+enum Lines {
+    /// Every kind of line break a `\n` (a value's lines stay lines); tabs kept.
+    Kept,
+    /// Every line break the two characters `\n`, a tab a space: the field stays on its line.
+    Escaped,
+}
+
+/// The rule itself: `<` and `>` as entities, line breaks as `lines` says, and any other
+/// character that does not show as itself as `\u{XXXX}`. Borrowed when nothing changes.
+fn escape(s: &str, lines: Lines) -> Cow<'_, str> {
+    let shows = |c: char| {
+        c != '<'
+            && c != '>'
+            && (visible(c)
+                || (c == '\t' && lines == Lines::Kept)
+                || (c == '\n' && lines == Lines::Kept))
+    };
+    if s.chars().all(shows) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -78,10 +71,14 @@ pub fn inline(s: &str) -> Cow<'_, str> {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            // \r\n is one break.
             '\r' if chars.peek() == Some(&'\n') => {}
-            c if is_break(c) => out.push_str("\\n"),
-            '\t' => out.push(' '),
-            c if !visible(c) => escaped(c, &mut out),
+            c if is_break(c) => out.push_str(match lines {
+                Lines::Kept => "\n",
+                Lines::Escaped => "\\n",
+            }),
+            '\t' => out.push(if lines == Lines::Kept { '\t' } else { ' ' }),
+            c if !visible(c) => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
             c => out.push(c),
         }
     }

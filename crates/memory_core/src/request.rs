@@ -129,7 +129,14 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn strings(&self, k: &str, max: usize) -> Result<Option<Vec<String>>, RequestError> {
+    /// An array of at most `max` strings, each checked (and possibly rewritten) by `each`, whose
+    /// error is the reason shown for the field.
+    fn list(
+        &self,
+        k: &str,
+        max: usize,
+        each: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<Option<Vec<String>>, RequestError> {
         match self.get(k) {
             None => Ok(None),
             Some(Value::Array(a)) => {
@@ -141,14 +148,24 @@ impl<'a> Fields<'a> {
                 }
                 a.iter()
                     .map(|x| match x {
-                        Value::String(s) if !s.trim().is_empty() && s.chars().count() <= MAX_CATEGORY_CHARS => Ok(s.clone()),
-                        _ => Err(err(&self.name(k), format!("must be an array of non-empty strings of at most {MAX_CATEGORY_CHARS} characters"))),
+                        Value::String(s) => each(s).map_err(|why| err(&self.name(k), why)),
+                        _ => Err(err(&self.name(k), "must be an array of strings")),
                     })
                     .collect::<Result<Vec<_>, _>>()
                     .map(Some)
             }
             Some(_) => Err(err(&self.name(k), "must be an array of strings")),
         }
+    }
+
+    fn strings(&self, k: &str, max: usize) -> Result<Option<Vec<String>>, RequestError> {
+        self.list(k, max, |s| {
+            if !s.trim().is_empty() && s.chars().count() <= MAX_CATEGORY_CHARS {
+                Ok(s.to_string())
+            } else {
+                Err(format!("must be an array of non-empty strings of at most {MAX_CATEGORY_CHARS} characters"))
+            }
+        })
     }
 
     fn time(&self, k: &str) -> Result<Option<DateTime<Utc>>, RequestError> {
@@ -199,27 +216,7 @@ impl<'a> Fields<'a> {
 
     /// A list of categories, each normalised (crate::names::category).
     fn categories(&self, k: &str, max: usize) -> Result<Option<Vec<String>>, RequestError> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(Value::Array(a)) => {
-                if a.len() > max {
-                    return Err(err(
-                        &self.name(k),
-                        format!("has {} elements, at most {max} allowed", a.len()),
-                    ));
-                }
-                a.iter()
-                    .map(|x| match x {
-                        Value::String(s) => {
-                            names::category(s).map_err(|e| err(&self.name(k), e.to_string()))
-                        }
-                        _ => Err(err(&self.name(k), "must be an array of category names")),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Some)
-            }
-            Some(_) => Err(err(&self.name(k), "must be an array of strings")),
-        }
+        self.list(k, max, |s| names::category(s).map_err(|e| e.to_string()))
     }
 }
 
