@@ -65,9 +65,9 @@ def gateway(dsn):
         as_tenant(a, user, "SELECT memory_agent(%s, %s, 'I help.', 'Name: X')", f"agent-{user}", user)
         have = as_tenant(a, user, "SELECT count(*) FROM memory.messages WHERE user_id = %s", user)[0][0]
         if have < n:
-            as_tenant(a, user, "SELECT count(message_append(%s, CASE WHEN i % 2 = 0 THEN 'user' ELSE 'assistant' END, "
+            as_tenant(a, user, "SELECT count(message_append(%s, CASE WHEN i %% 2 = 0 THEN 'user' ELSE 'assistant' END, "
                       "'Message ' || i || ': we talked about the garden, the tomatoes, the bees and the weather.', %s)) "
-                      "FROM generate_series(%s, %s) i", f"thread-{user}", user, have + 1, n)
+                      "FROM generate_series(%s::int, %s::int) i", f"thread-{user}", user, have + 1, n)
     results = {}
     for label, limits in (("per-tenant limit (default: 4 of 16)", {}),
                           ("no per-tenant limit (16 of 16, as 0.8.0)", {"tenant_concurrency": 16})):
@@ -168,7 +168,7 @@ def worker(dsn):
     for user, n in ((flood, 200), (other, 1)):
         as_tenant(a, user, "SELECT count(message_append(%s || '-t' || i, 'user', 'We planned the garden, part ' || i || '.', %s)) + "
                   "count(message_append(%s || '-t' || i, 'assistant', 'Noted the garden plan, part ' || i || '.', %s)) "
-                  "FROM generate_series(1, %s) i", user, user, user, user, n)
+                  "FROM generate_series(1, %s::int) i", user, user, user, user, n)
     with a.transaction():
         a.execute("SELECT run_end(%s || '-t' || i) FROM generate_series(1, 200) i ORDER BY i", (flood,))
         a.execute("SELECT run_end(%s || '-t1')", (other,))
