@@ -29,9 +29,9 @@
 //! Extraction (memory_extract and the worker's `extract` job; the user message is the batch as
 //! JSON, `turns` and `known`) answers from markers in the turns, so a test says what the
 //! "model" extracts: `FACT: <text>` (one fact per marker, `;`-separated markers in one turn),
-//! `SUPERSEDES: <known text>` (the fact before it supersedes that known memory), `INSIGHT:
-//! <text>`, `PROCEDURE: <title> | <step> | <step>`. Every answer reports `usage` (tokens = bytes
-//! / 4).
+//! `SUPERSEDES: <known text>` (the fact before it supersedes that known memory), `CATEGORY:
+//! <name>` (last in a fact: the category the model files it under), `INSIGHT: <text>`,
+//! `PROCEDURE: <title> | <step> | <step>`. Every answer reports `usage` (tokens = bytes / 4).
 //!
 //! | model                  | answer                                                  |
 //! |------------------------|---------------------------------------------------------|
@@ -324,6 +324,10 @@ fn extract_answer(mode: &str, req: &Value) -> String {
         for marker in t["text"].as_str().unwrap_or("").split(';') {
             let marker = marker.trim();
             if let Some(f) = marker.strip_prefix("FACT:") {
+                let (f, category) = match f.split_once("CATEGORY:") {
+                    Some((a, b)) => (a, Some(b.trim())),
+                    None => (f, None),
+                };
                 let (text, old) = match f.split_once("SUPERSEDES:") {
                     Some((a, b)) => (a.trim(), Some(b.trim())),
                     None => (f.trim(), None),
@@ -332,6 +336,9 @@ fn extract_answer(mode: &str, req: &Value) -> String {
                     json!({"turn": turn, "text": text, "about": t["speaker"], "importance": 3});
                 if let Some(n) = old.and_then(|o| known.iter().position(|k| k == o)) {
                     fact["supersedes"] = json!(n + 1);
+                }
+                if let Some(c) = category {
+                    fact["category"] = json!(c);
                 }
                 facts.push(fact);
             } else if let Some(i) = marker.strip_prefix("INSIGHT:") {

@@ -194,6 +194,96 @@ fn extraction_writes_what_the_llm_says_and_nothing_else() {
     reset(&mut c, &[]);
 }
 
+/// Consent holds through extraction (issue 33): the model files a move under another category
+/// (`location`) and says it supersedes the user's own `city` memory. That is an inferred change
+/// to a protected memory, so it waits as a proposal; the city memory stays active. On 0.8.0 the
+/// gate judged only the new fact's category, and the city memory was superseded.
+#[test]
+fn extraction_cannot_supersede_a_protected_memory_without_consent() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    let user = unique("ext-consent");
+    c.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+        .unwrap();
+    c.execute(
+        "SELECT memory_write('{\"text\": \"Sam lives in Boston.\", \"category\": \"city\", \"actor_id\": \"Sam\"}')",
+        &[],
+    )
+    .unwrap();
+    let t = "ext-consent-t";
+    append(
+        &mut c,
+        &user,
+        t,
+        "user",
+        "FACT: Sam is allergic to peanuts.",
+    );
+    let last = append(
+        &mut c,
+        &user,
+        t,
+        "user",
+        "FACT: Sam moved to Madrid. SUPERSEDES: Sam lives in Boston. CATEGORY: location",
+    );
+    llm(&mut c, &standin, "extract-script", "extract", &[]);
+    assert!(
+        extracted(&mut c, &user, t, last, 60),
+        "the worker did not extract the thread"
+    );
+    assert_eq!(
+        texts(&mut c, &user, "semantic"),
+        vec!["Sam lives in Boston.", "Sam is allergic to peanuts."],
+        "the city memory stays; the move is not written"
+    );
+    let proposals: Vec<(String, String, String)> = c
+        .query(
+            "SELECT category, text, status FROM memory.proposals WHERE user_id = $1",
+            &[&user],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    // Filed under the protected category it would change (as memory_write does: regress
+    // consent.sql), so the user sees it as a change to their city.
+    assert_eq!(
+        proposals,
+        vec![(
+            "city".to_string(),
+            "Sam moved to Madrid.".to_string(),
+            "pending".to_string()
+        )]
+    );
+    // Approved by the user, the supersede is applied as the model asked.
+    let state: String = c
+        .query_one(
+            "SELECT memory_approve((SELECT id FROM memory.proposals WHERE user_id = $1)) ->> 'status'",
+            &[&user],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "approved");
+    assert_eq!(
+        texts(&mut c, &user, "semantic"),
+        vec!["Sam is allergic to peanuts.", "Sam moved to Madrid."]
+    );
+    let (category, old_state): (Option<String>, String) = {
+        let r = c
+            .query_one(
+                "SELECT (SELECT category FROM memory.items WHERE user_id = $1 AND text = 'Sam moved to Madrid.'),
+                        (SELECT state FROM memory.items WHERE user_id = $1 AND text = 'Sam lives in Boston.')",
+                &[&user],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!(
+        (category.as_deref(), old_state.as_str()),
+        (Some("location"), "superseded")
+    );
+    reset(&mut c, &[]);
+}
+
 #[test]
 fn a_failing_llm_moves_nothing_retries_with_backoff_then_falls_back_to_the_rules() {
     let standin = StandIn::start(0);
