@@ -14,18 +14,15 @@
 # The server keeps its data in $BENCH_PGDATA between runs and is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
-BENCH_PORT=${BENCH_PORT:-55434}
-BENCH_PGDATA=${BENCH_PGDATA:-/var/tmp/memory_ext/bench-$BENCH_PORT}
-STANDIN_PORT=${STANDIN_PORT:-55481}
+. scripts/lib.sh
+BENCH_PGDATA=${BENCH_PGDATA:-$MEMORY_EXT_HOME/bench-$BENCH_PORT}
+STANDIN_PORT=$BENCH_STANDIN_PORT
 BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
-BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-55470}
-BENCH_CITUS_DIR=/var/tmp/memory_ext/bench-citus-$BENCH_CITUS_PORT
+BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
 suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents}
-psql_b() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$BENCH_PORT" -U postgres "$@"; }
+psql_b() { psql_at "$BENCH_PORT" "$@"; }
 
 echo "==> release build + install (benchmarks measure optimised code)"
 scripts/cluster.sh stop "$BENCH_PGDATA"   # its own server restarts onto the new build (the install is by rename)

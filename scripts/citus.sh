@@ -9,8 +9,7 @@
 #   scripts/citus.sh destroy DIR        stop and delete
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
+. scripts/lib.sh
 cmd=${1:?usage: citus.sh start|stop|destroy DIR [PORT]}
 dir=${2:?directory}
 nodes=(coordinator worker1 worker2)

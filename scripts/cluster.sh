@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Postgres 15 cluster of our own, on 127.0.0.1 only, with memory_ext preloaded (its worker
+# A PostgreSQL cluster of our own (the version of PG / PG_CONFIG: scripts/lib.sh), on 127.0.0.1 only, with memory_ext preloaded (its worker
 # registers at server start). Used by `make run` (the demo server) and `make test` (a
 # throwaway server for regress and client tests).
 #
@@ -10,8 +10,7 @@
 # initdb refuses to run as root, so as root everything runs as the `postgres` user.
 set -euo pipefail
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
+. "$(dirname "$0")/lib.sh"
 cmd=${1:?usage: cluster.sh start|stop|destroy DIR [PORT]}
 dir=${2:?data directory}
 

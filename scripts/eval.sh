@@ -5,10 +5,8 @@
 # build (results do not depend on the build profile; release loads faster) on a server of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
-EVAL_PORT=${EVAL_PORT:-55435}
-EVAL_PGDATA=${EVAL_PGDATA:-/var/tmp/memory_ext/eval-$EVAL_PORT}
+. scripts/lib.sh
+EVAL_PGDATA=${EVAL_PGDATA:-$MEMORY_EXT_HOME/eval-$EVAL_PORT}
 DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 # EVAL_ABLATION=0: memory_query, raw vector and BM25 only (~10 min instead of ~40).
 # EVAL_SHAPES="turns facts": those shapes only (default: turns bare facts).

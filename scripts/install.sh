@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+. scripts/lib.sh
 args=(); debug=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,7 +31,6 @@ trap 'rm -rf "$stage"' EXIT
 rm -rf "$stage"
 cargo pgrx package --pg-config "$PG_CONFIG" "${args[@]}" --out-dir "$stage" >/dev/null
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir=$("$PG_CONFIG" --sharedir)/extension
 
@@ -47,4 +46,4 @@ so=$(find "$stage" -name 'memory_ext.so' -print -quit)
 install_atomically "$so" "$pkglibdir/memory_ext.so" 755
 find "$stage" \( -name 'memory_ext.control' -o -name 'memory_ext--*.sql' \) -print0 |
   while IFS= read -r -d '' f; do install_atomically "$f" "$extdir/$(basename "$f")" 644; done
-echo "installed memory_ext $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1) into $pkglibdir and $extdir"
+echo "installed memory_ext $(ext_version) for $("$PG_CONFIG" --version) into $pkglibdir and $extdir"

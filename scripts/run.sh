@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# `make run`: the embedded default. A Postgres 15 of our own on 127.0.0.1:$RUN_PORT with
+# `make run`: the embedded default. A PostgreSQL of our own ($PG, scripts/lib.sh) on 127.0.0.1:$RUN_PORT with
 # memory_ext preloaded, a database `memory_demo` with the extension, and a small demo.
 # Safe to re-run: the cluster and the data are kept; the server restarts to load a freshly
 # installed memory_ext.so; the demo only adds what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
-RUN_PGDATA=${RUN_PGDATA:-/var/tmp/memory_ext/run-${RUN_PORT:-55432}}
-RUN_PORT=${RUN_PORT:-55432}
+. scripts/lib.sh
 DB=memory_demo
-psql_run() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$RUN_PORT" -U postgres "$@"; }
+psql_run() { psql_at "$RUN_PORT" "$@"; }
 
 scripts/cluster.sh start "$RUN_PGDATA" "$RUN_PORT"
 # A demo database made by an earlier release is upgraded in place (ALTER EXTENSION ... UPDATE,
@@ -50,7 +47,6 @@ psql_run -d "$DB" -f scripts/demo.sql
 # only for roles without BYPASSRLS, and the gateway refuses any other.
 cargo build -q -p memory_mcp
 MCP_BIN=$PWD/target/debug/memory-mcp
-MCP_PORT=${MCP_PORT:-55438}
 MCP_DSN="host=127.0.0.1 port=$RUN_PORT user=memory_mcp dbname=$DB"
 psql_run -d "$DB" -c "DO \$\$BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memory_mcp') THEN
@@ -76,10 +72,10 @@ MCP_TOKEN=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" | head -1
 
 cat <<MSG
 
-memory_ext is running: Postgres 15 on 127.0.0.1:$RUN_PORT, data in $RUN_PGDATA,
+memory_ext is running: PostgreSQL $PG on 127.0.0.1:$RUN_PORT, data in $RUN_PGDATA,
 memory_ext preloaded (shared_preload_libraries), database "$DB".
 
-  connect:  psql -h 127.0.0.1 -p $RUN_PORT -U postgres $DB
+  connect:  $PGBIN/psql -h 127.0.0.1 -p $RUN_PORT -U postgres $DB
   try:      SET memory_ext.user_id = 'demo-user';
             SELECT compile_core_blocks('demo-agent');
   worker:   SELECT job, last_finished_at, last_counts, worker_pid FROM memory.worker_status;

@@ -3,7 +3,7 @@
 #   1. cargo fmt --check, clippy -D warnings      (style, lints)
 #   2. cargo test -p memory_core -p memory_providers -p memory_mcp (the pure core; the model;
 #      HTTP clients; the MCP gateway's configuration)
-#   3. cargo pgrx test pg15                        (#[pg_test] units inside a server)
+#   3. cargo pgrx test pg$PG                       (#[pg_test] units inside a server)
 #   4. pg_regress golden files                     (the user-visible SQL contract)
 #   5. client tests through real drivers: Rust postgres (tenancy with real roles, concurrency),
 #      Python psycopg, the MCP gateway through the Python MCP SDK, and psql running the README's tour
@@ -26,22 +26,21 @@
 #      the coordinator; then every node restored from a base backup and its WAL archive to one
 #      citus_create_restore_point (tests/backup/citus_restore.sh)
 # Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
-# Usage: scripts/test.sh [layer ...]
+# PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
+# (scripts/lib.sh), so runs on different versions can go side by side.
+# Usage: [PG=NN] scripts/test.sh [layer ...]
 #   layers: lint core pgrx regress client backup crash fuzz upgrade worker citus (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
-TEST_PORT=${TEST_PORT:-55433}
-# The HTTP stand-in for remote embedding/LLM endpoints (tests/standin), for regress and client tests.
-STANDIN_PORT=${STANDIN_PORT:-55480}
-TEST_DIR=${TEST_PGDATA:-/var/tmp/memory_ext/test-$TEST_PORT}
-OUT=$PWD/.run   # test outputs (README tour) stay in the checkout, ignored by git
+# PG, PG_CONFIG, PGBIN, the ports (TEST_PORT, and STANDIN_PORT for the HTTP stand-in of remote
+# embedding/LLM endpoints, tests/standin) and the helpers.
+. scripts/lib.sh
+TEST_DIR=$TEST_PGDATA
+OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
 # The Citus cluster of layer 11: its own ports and directory, removed on exit.
-CITUS_PORT=${CITUS_PORT:-55460}
-CITUS_DIR=/var/tmp/memory_ext/citus-$CITUS_PORT
+CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
 layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker citus}
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -60,7 +59,7 @@ end_layer() {
   printf '==> layer %s: %d s\n' "$layer_name" $((SECONDS - layer_began))
   layer_name=
 }
-psql_test() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
+psql_test() { psql_at "$TEST_PORT" "$@"; }
 # What the layers start, removed on exit: each is named here once it has been started.
 standin_pid= test_dir= run_dir= run_port= citus_dir=
 # make run's server of the client layer, and the MCP configuration run.sh writes beside it.
@@ -86,12 +85,12 @@ if want core; then
 fi
 
 if want pgrx; then
-  step "cargo pgrx test pg15 (server runs as postgres: initdb refuses root)"
+  step "cargo pgrx test pg$PG (server runs as postgres: initdb refuses root)"
   pgdata=$(mktemp -d)
   [ "$(id -u)" = 0 ] && chown postgres:postgres "$pgdata"
   runas=(); [ "$(id -u)" = 0 ] && runas=(--runas postgres)
   # Its build is installed by rename (scripts/cargo-pgrx), like every other install here.
-  CARGO_PGRX=$PWD/scripts/cargo-pgrx cargo pgrx test pg15 -p memory_ext "${runas[@]}" --pgdata "$pgdata"
+  CARGO_PGRX=$PWD/scripts/cargo-pgrx cargo pgrx test "pg$PG" -p memory_ext "${runas[@]}" --pgdata "$pgdata"
   rm -rf "$pgdata"
 fi
 
@@ -104,6 +103,12 @@ if want regress || want client || want backup || want crash || want fuzz || want
   cargo build -q -p memory_ext_standin
   target/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
   standin_pid=$!
+  sleep 0.3
+  kill -0 "$standin_pid" 2>/dev/null || {
+    cat "$OUT/standin.log" >&2
+    echo "the stand-in could not start on 127.0.0.1:$STANDIN_PORT (is another version's test run using it?)" >&2
+    exit 1
+  }
   test_dir=$TEST_DIR
   # With a Rust backtrace setting in its environment, as a careless service file might give it:
   # the tests check that no backtrace reaches a client anyway.
@@ -124,13 +129,11 @@ fi
 
 if want client; then
   step "client tests: Rust postgres driver against the server"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_client" -c "CREATE DATABASE memory_ext_client"
-  psql_test -d memory_ext_client -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_client
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_client" \
     cargo test -p memory_ext_client_tests -- --test-threads=4
   step "client tests: Python psycopg against the server"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_py" -c "CREATE DATABASE memory_ext_py"
-  psql_test -d memory_ext_py -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_py
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
     python3 tests/python/test_psycopg.py
   step "client tests: agent tools through psycopg (JSON Schema validator, Anthropic memory tool transcript)"
@@ -148,18 +151,17 @@ if want client; then
   MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp_limits.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
-  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" python3 tests/python/test_hardening.py
+  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_hardening.py
   step "client: the README's tour, pasted into psql"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_tour" -c "CREATE DATABASE memory_ext_tour"
-  psql_test -d memory_ext_tour -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_tour
   sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' > "$OUT/tour.sql"
   [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
   psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
   echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"
   step "client: make run's script (scripts/run.sh) on a server of its own, run three times"
   # On its own port and directory, so a `make run` server of the user's is never touched.
-  run_port=$((TEST_PORT + 6)); run_dir=/var/tmp/memory_ext/run-test-$run_port
-  psql_demo() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$run_port" -U postgres -d memory_demo "$@"; }
+  run_port=$((TEST_PORT + 6)); run_dir=$MEMORY_EXT_HOME/run-test-$run_port
+  psql_demo() { psql_at "$run_port" -d memory_demo "$@"; }
   scripts/cluster.sh destroy "$run_dir"
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
   grep -q "memory_ext is running" "$OUT/run.out"
@@ -178,8 +180,7 @@ fi
 
 if want backup; then
   step "backups: pg_dump / pg_restore round trips (tests/python/test_backup.py)"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_backup" -c "CREATE DATABASE memory_ext_backup"
-  psql_test -d memory_ext_backup -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_backup
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_backup" \
   MEMORY_EXT_PGBIN="$PGBIN" python3 tests/python/test_backup.py
   step "backups: the worker runs on a restored database"
@@ -194,16 +195,14 @@ fi
 
 if want crash; then
   step "crashes: kill -9 of backends and of the postmaster under concurrent writers (tests/python/test_crash.py)"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_crash" -c "CREATE DATABASE memory_ext_crash"
-  psql_test -d memory_ext_crash -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_crash
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_crash" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" python3 tests/python/test_crash.py
 fi
 
 if want fuzz; then
   step "fuzz: hostile calls to every API function (tests/python/test_fuzz.py, fixed seed)"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_fuzz" -c "CREATE DATABASE memory_ext_fuzz"
-  psql_test -d memory_ext_fuzz -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_fuzz
   cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
   MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" \
@@ -217,8 +216,7 @@ fi
 
 if want worker; then
   step "worker: restart with memory_ext.database = memory_ext_worker and pg_cron preloaded"
-  psql_test -d postgres -c "DROP DATABASE IF EXISTS memory_ext_worker" -c "CREATE DATABASE memory_ext_worker"
-  psql_test -d memory_ext_worker -c "CREATE EXTENSION memory_ext CASCADE"
+  fresh_db "$TEST_PORT" memory_ext_worker
   # The worker's own schedule without consolidation: that is left to pg_cron and to
   # memory_worker_run(), as docs/operations.md "Scheduling with pg_cron" sets it.
   psql_test -d postgres \

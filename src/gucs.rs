@@ -4,6 +4,7 @@
 //! The `memory_ext` prefix is reserved, so a typo such as `SET memory_ext.usr_id = ...` is an
 //! error instead of a silently ignored placeholder.
 
+use crate::pg::version;
 use memory_core::tokens::Encoding;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_guard;
@@ -749,25 +750,25 @@ unsafe extern "C-unwind" fn secret_check(
     extra: *mut *mut c_void,
     _source: pg_sys::GucSource::Type,
 ) -> bool {
-    // SAFETY: the GUC machinery passes valid pointers; *newval is NULL or a malloc'd C string
-    // it owns (PostgreSQL 15 allocates GUC strings with malloc and frees them with free), which a
-    // check hook may replace with another malloc'd one; extra must be malloc'd too and becomes
-    // the machinery's to free.
+    // SAFETY: the GUC machinery passes valid pointers; *newval is NULL or a C string in GUC
+    // memory that it owns, which a check hook may replace with another in GUC memory; extra
+    // must be in GUC memory too and becomes the machinery's to free (which memory that is
+    // depends on the PostgreSQL version: pg::version::guc_strdup).
     unsafe {
         let v = *newval;
         if v.is_null() || *v == 0 || CStr::from_ptr(v) == SECRET_MASK {
             return true;
         }
-        let secret = libc::strdup(v);
+        let secret = version::guc_strdup(v);
         if secret.is_null() {
             return false;
         }
         *extra = secret as *mut c_void;
-        let mask = libc::strdup(SECRET_MASK.as_ptr());
+        let mask = version::guc_strdup(SECRET_MASK.as_ptr());
         if mask.is_null() {
             return false;
         }
-        libc::free(v as *mut c_void);
+        version::guc_free(v);
         *newval = mask;
     }
     true

@@ -1,6 +1,6 @@
 //! Postgres glue shared by the store, the API and the worker: SPI helpers, tenancy, row
 //! lookups, hints, limits, pgvector's names, tsvector reading, full-text pieces, events and
-//! whether Citus is there.
+//! whether Citus is there; and (`version`) the little that differs between PostgreSQL versions.
 
 pub mod citus;
 pub mod deadline;
@@ -16,3 +16,4 @@ pub mod subxact;
 pub mod tenant;
 pub mod tsvector;
 pub mod vector;
+pub mod version;

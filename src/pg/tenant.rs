@@ -59,8 +59,8 @@ thread_local! {
 /// another role still in setting mode ran `SET memory_ext.user_id = 'ra'` and read and wrote
 /// everything of `ra`: the role's own setting protected only that role's sessions.
 fn check_claim(tenant: &str) {
-    // SAFETY: GetUserId and MyProc are the backend's own state, valid inside a transaction.
-    let (me, lxid) = unsafe { (pg_sys::GetUserId(), (*pg_sys::MyProc).lxid) };
+    // SAFETY: GetUserId reads the backend's own state, valid inside a transaction.
+    let (me, lxid) = (unsafe { pg_sys::GetUserId() }, super::version::local_xid());
     let cached = ALLOWED.with_borrow(|a| {
         a.as_ref()
             .is_some_and(|(t, u, x)| t == tenant && *u == me && *x == lxid)

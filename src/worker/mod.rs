@@ -65,8 +65,8 @@ pub extern "C-unwind" fn memory_ext_worker_main(_arg: pg_sys::Datum) {
     // SAFETY: installing handlers in the worker's main thread before signals are unblocked, as
     // every background worker does.
     unsafe {
-        pg_sys::pqsignal(pg_sys::SIGHUP as i32, Some(on_sighup));
-        pg_sys::pqsignal(pg_sys::SIGTERM as i32, Some(on_sigterm));
+        crate::pg::version::set_signal_handler(pg_sys::SIGHUP, Some(on_sighup));
+        crate::pg::version::set_signal_handler(pg_sys::SIGTERM, Some(on_sigterm));
         pg_sys::BackgroundWorkerUnblockSignals();
     }
     let database = gucs::database().unwrap_or_else(|| "postgres".into());

@@ -10,8 +10,7 @@
 #   tests/backup/citus_restore.sh DIR PORT    the cluster of scripts/citus.sh start DIR PORT
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
+. scripts/lib.sh
 dir=${1:?citus cluster directory}
 port=${2:?coordinator port}
 # Every node of the cluster (the citus layer has added a third worker by now): the coordinator on

@@ -6,10 +6,9 @@
 # sessions do too, the worker is the same process, and the server log shows no crash.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
-port=${LIVE_PORT:-55437}   # its own: 55434 is make bench's server
-dir=/var/tmp/memory_ext/live-$port
+. scripts/lib.sh
+port=$LIVE_PORT
+dir=$MEMORY_EXT_HOME/live-$port
 q() { "$PGBIN/psql" -X -q -At -h 127.0.0.1 -p "$port" -U postgres -d memory_ext_live "$@"; }
 
 scripts/cluster.sh destroy "$dir"

@@ -3,8 +3,8 @@
 # the server was restarted with memory_ext.database = memory_ext_backup_restored_custom). A
 # requested TTL sweep must run there and be recorded in the restored worker bookkeeping.
 set -euo pipefail
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-q() { "$("$PG_CONFIG" --bindir)/psql" -X -At -h 127.0.0.1 -p "$TEST_PORT" -U postgres -d memory_ext_backup_restored_custom -c "$1"; }
+. "$(dirname "$0")/../../scripts/lib.sh"
+q() { "$PGBIN/psql" -X -At -h 127.0.0.1 -p "$TEST_PORT" -U postgres -d memory_ext_backup_restored_custom -c "$1"; }
 before=$(q "SELECT runs FROM memory.worker_status WHERE job = 'ttl_sweep'")
 q "SELECT memory_worker_run('ttl_sweep')" >/dev/null
 for _ in $(seq 1 30); do

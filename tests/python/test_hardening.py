@@ -22,6 +22,7 @@ from psycopg import errors
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
 PGDATA = os.environ.get("MEMORY_EXT_TEST_PGDATA")
+STANDIN = os.environ.get("MEMORY_EXT_STANDIN", "http://127.0.0.1:55480")
 ROLE = "me_hardening"
 
 
@@ -72,7 +73,7 @@ def test_api_keys_stay_out_of_the_server_log():
         settings = c.execute(
             "SELECT string_agg(setting, ',') FROM pg_settings WHERE name LIKE 'memory_ext.%api_key'").fetchone()[0]
         c.execute("SET memory_ext.embedding_provider = 'openai'")
-        c.execute("SET memory_ext.embedding_url = 'http://127.0.0.1:55480/v1'")
+        c.execute(f"SET memory_ext.embedding_url = '{STANDIN}/v1'")
         c.execute("SET memory_ext.embedding_model = 'echo-auth'")
         try:
             c.execute("SELECT memory_embed('x')")

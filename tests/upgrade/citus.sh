@@ -11,16 +11,14 @@
 #   tests/upgrade/citus.sh VERSION STAGE    STAGE: `cargo pgrx package --out-dir` of VERSION
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
+. scripts/lib.sh
 version=${1:?release version}
 stage=${2:?its staged build}
-port=${CITUS_UPGRADE_PORT:-55465}
-dir=/var/tmp/memory_ext/citus-upgrade-$port
-current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+port=$CITUS_UPGRADE_PORT
+dir=$MEMORY_EXT_HOME/citus-upgrade-$port
+current=$(ext_version)
 tenant=citus-before   # tests/data/citus_before.sql's
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 q() { local n=$1; shift; "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((port + n)) -U postgres -d postgres "$@"; }
 fail() { echo "citus upgrade from $version: $*" >&2; exit 1; }
 

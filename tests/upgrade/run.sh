@@ -21,19 +21,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-PGBIN=$("$PG_CONFIG" --bindir)
+. scripts/lib.sh
 : "${TEST_DIR:?}" "${TEST_PORT:?}"
 OUT=$PWD/.run/upgrade; mkdir -p "$OUT"
 # version=commit of every release; the current version is Cargo.toml's.
 RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca" "0.8.0=a82101e")
-current=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-RELEASE_CACHE=${MEMORY_EXT_RELEASE_CACHE:-/var/tmp/memory_ext/releases}
+current=$(ext_version)
+RELEASE_CACHE=${MEMORY_EXT_RELEASE_CACHE:-$MEMORY_EXT_HOME/releases}
 
 clean_ours() { cargo clean -q -p memory_ext -p memory_core -p memory_providers; }
-psql_t() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$TEST_PORT" -U postgres "$@"; }
+psql_t() { psql_at "$TEST_PORT" "$@"; }
 restart() { scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Hash per table (columns it has now, in name order) of database $1 -> stdout. $2: column list
 # file to use (the old release's columns), written when absent.

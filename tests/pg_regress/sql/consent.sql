@@ -101,8 +101,9 @@ SELECT pg_temp.try(format('SELECT memory_write(%L)', format('{"text": "Dee moved
 SELECT c AS given, memory_write(jsonb_build_object('text', 'Dee lives in Oslo ' || n || '.', 'category', c, 'source', 'inferred')) ->> 'event' AS event
 FROM (VALUES (1, ' city'), (2, 'city '), (3, E'city\t'), (4, 'City'), (5, 'ｃｉｔｙ')) v(n, c);
 SELECT DISTINCT category FROM memory_proposals();
-SELECT c AS given, pg_temp.try(format('SELECT memory_write(%L)', jsonb_build_object('text', 'Dee lives in Rome.', 'category', c, 'source', 'inferred'))) AS refused
-FROM unnest(ARRAY[E'city\u200b', 'cıty', 'сity', E'ci\u2028ty']) c;
+-- (Numbered, not shown: psql's width of an invisible character differs between versions.)
+SELECT n, pg_temp.try(format('SELECT memory_write(%L)', jsonb_build_object('text', 'Dee lives in Rome.', 'category', c, 'source', 'inferred'))) AS refused
+FROM unnest(ARRAY[E'city\u200b', 'cıty', 'сity', E'ci\u2028ty']) WITH ORDINALITY AS t(c, n);
 SELECT memory_write('{"text": "Dee is called Dee.", "category": "preferred name", "source": "inferred"}') ->> 'event' AS preferred_name,
        memory_write('{"text": "Dee speaks Norwegian.", "category": "language\u00a0", "source": "inferred"}') ->> 'event' AS language;
 SELECT count(*) AS memories_written FROM memory.items WHERE user_id = 'con-dee';

@@ -63,7 +63,10 @@ SELECT memory_embed('x');
 
 -- Ordinary roles cannot read the key, nor point the server (and the key) elsewhere.
 SET ROLE regress_memory_user;
+-- (The SQLSTATE only: PostgreSQL 16 reworded this message.)
+\set VERBOSITY sqlstate
 SHOW memory_ext.embedding_api_key;
+\set VERBOSITY default
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS key_rows_visible FROM pg_settings WHERE name = 'memory_ext.embedding_api_key';
 SET memory_ext.embedding_url = 'http://attacker.example/v1';

@@ -1,0 +1,67 @@
+# What every script under scripts/ and tests/ shares: which PostgreSQL, its ports and
+# directories, and the small helpers each script used to define for itself. Sourced, never run:
+#   . "$(dirname "$0")/lib.sh"          (from scripts/)
+#
+# PG picks the PostgreSQL major version everywhere (`make run PG=17`, `make test PG=18`):
+#   15  Debian 12's own packages (the default: apt installs them in seconds, nothing to build);
+#   17  Debian 13 (trixie)'s packages, 18 Debian sid's: a Debian root each, made by
+#       `scripts/deps.sh` under $MEMORY_EXT_HOME/roots/pgNN, whose server binaries are pointed at
+#       the root's own C library (patchelf) so that they run here unchanged
+#       (docs/operations.md "PostgreSQL versions").
+# PG_CONFIG, when set, wins and PG follows it.
+
+MEMORY_EXT_HOME=${MEMORY_EXT_HOME:-/var/tmp/memory_ext}
+SUPPORTED_PG="15 17 18"
+
+# The Debian root holding PostgreSQL $1's packages ("" for the machine's own 15).
+pg_root() { [ "$1" = 15 ] || echo "$MEMORY_EXT_HOME/roots/pg$1"; }
+# pg_config of PostgreSQL $1.
+pg_config_of() { echo "$(pg_root "$1")/usr/lib/postgresql/$1/bin/pg_config"; }
+
+if [ -n "${PG_CONFIG:-}" ] && [ -x "$PG_CONFIG" ]; then
+  PG=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+else
+  PG=${PG:-15}
+  case " $SUPPORTED_PG " in
+    *" $PG "*) ;;
+    *) echo "PG=$PG: the supported versions are $SUPPORTED_PG" >&2; exit 2 ;;
+  esac
+  PG_CONFIG=$(pg_config_of "$PG")
+fi
+# Debian keeps every program of a version next to its pg_config.
+PGBIN=$(dirname "$PG_CONFIG")
+export PG PG_CONFIG MEMORY_EXT_HOME
+
+# Ports: one block of 100 per version, so servers of different versions run side by side;
+# 15 keeps the numbers it always had. Offsets within a block are fixed by use.
+PORT_BASE=$((55432 + (PG - 15) * 100))
+RUN_PORT=${RUN_PORT:-$PORT_BASE}                       # make run
+TEST_PORT=${TEST_PORT:-$((PORT_BASE + 1))}             # make test's throwaway server
+BENCH_PORT=${BENCH_PORT:-$((PORT_BASE + 2))}           # make bench
+EVAL_PORT=${EVAL_PORT:-$((PORT_BASE + 3))}             # make eval
+LIVE_PORT=${LIVE_PORT:-$((PORT_BASE + 5))}             # test's live-install server
+MCP_PORT=${MCP_PORT:-$((PORT_BASE + 6))}               # make run's gateway
+CITUS_PORT=${CITUS_PORT:-$((PORT_BASE + 28))}          # test's Citus cluster (3 ports)
+CITUS_UPGRADE_PORT=${CITUS_UPGRADE_PORT:-$((PORT_BASE + 33))}
+BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-$((PORT_BASE + 38))}
+# The tests' HTTP stand-in keeps one port for every version: the regress suite's expected
+# output names it (tests/pg_regress/expected/embeddings.out), so two versions' test runs take
+# turns rather than run at once.
+STANDIN_PORT=${STANDIN_PORT:-55480}
+BENCH_STANDIN_PORT=${BENCH_STANDIN_PORT:-$((PORT_BASE + 49))}
+# Cluster data lives outside the checkout: the server runs as the postgres user, which may not
+# be able to enter the directory a checkout is in (e.g. under /root).
+RUN_PGDATA=${RUN_PGDATA:-$MEMORY_EXT_HOME/run-$RUN_PORT}
+TEST_PGDATA=${TEST_PGDATA:-$MEMORY_EXT_HOME/test-$TEST_PORT}
+
+log() { printf '==> %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# psql as postgres on 127.0.0.1:$1, stopping at the first error.
+psql_at() { local port=$1; shift; "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres "$@"; }
+# A new database $2 on the server at port $1, with memory_ext (and pgvector) created in it.
+fresh_db() {
+  psql_at "$1" -d postgres -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2"
+  psql_at "$1" -d "$2" -c "CREATE EXTENSION memory_ext CASCADE"
+}
+# The extension's version, from Cargo.toml (run from the checkout's top).
+ext_version() { sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1; }
