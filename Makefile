@@ -5,7 +5,7 @@
 PG ?= 15
 export PG
 
-.PHONY: all deps build install run stop test bench eval test-core lint clean-run help
+.PHONY: all deps build install run stop test bench eval package test-core lint clean-run help
 
 all: build
 
@@ -16,6 +16,7 @@ help:
 	@echo "make run      start a local PostgreSQL $(PG) server on 127.0.0.1 with the extension and a demo"
 	@echo "make stop     stop that server"
 	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, citus)"
+	@echo "make package  Debian packages for PostgreSQL $(PG) into target/debian/"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
 	@echo "make clean-run  stop the local server and delete its data"
@@ -38,11 +39,16 @@ stop:
 clean-run:
 	. scripts/lib.sh && scripts/cluster.sh destroy "$$RUN_PGDATA"
 
+# LAYERS="pgrx regress" runs those layers only (scripts/test.sh lists them).
 test: deps
-	scripts/test.sh
+	scripts/test.sh $(LAYERS)
 
 bench: deps
 	scripts/bench.sh
+
+# Debian packages for PostgreSQL $(PG) into target/debian/pg$(PG) (docs/operations.md).
+package: deps
+	scripts/package.sh
 
 # DATA=path/to/locomo.json scores any LoCoMo-format file (default: the dev split).
 eval: deps

@@ -12,12 +12,21 @@
 #   memory-mcp_<v>-1_amd64.deb                the MCP gateway (/usr/bin/memory-mcp), a systemd unit
 #       and a sample configuration (docs/mcp.md).
 #
-# Usage: scripts/package.sh [OUT_DIR]
+# Usage: scripts/package.sh [--stage DIR --version V] [OUT_DIR]
+#   --stage DIR --version V   package release V from its staged build instead (`cargo pgrx package
+#                             --out-dir DIR`; tests/package/release.sh): the extension only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-version=$(ext_version)
+version=$(ext_version) stage=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --stage) stage=$2; shift 2 ;;
+    --version) version=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 debver=$version-1
 out=${1:-$PWD/target/debian/pg$PG}
 work=$(mktemp -d)
@@ -54,7 +63,8 @@ control() {
   } > "$dir/DEBIAN/control"
   (cd "$dir" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$dir/DEBIAN/md5sums"
   find "$dir" -type d -exec chmod 755 {} +
-  dpkg-deb --root-owner-group -Zxz --build "$dir" "$out/${name}_${debver}_$arch.deb" >/dev/null
+  # zstd: the models do not compress much, and xz spent a minute finding that out.
+  dpkg-deb --root-owner-group -Zzstd -z9 --build "$dir" "$out/${name}_${debver}_$arch.deb" >/dev/null
   echo "$out/${name}_${debver}_$arch.deb"
 }
 
@@ -66,10 +76,15 @@ shlibs() {
   (cd "$work/shlibs" && dpkg-shlibdeps -O "$@" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 }
 
-echo "==> release build of memory_ext for $("$PG_CONFIG" --version)"
-stage=$work/stage
-cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null
-cargo build -q --release -p memory_mcp
+if [ -z "$stage" ]; then
+  echo "==> release build of memory_ext $version for $("$PG_CONFIG" --version)" >&2
+  stage=$work/stage
+  cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null
+  cargo build -q --release -p memory_mcp
+  whole=1
+else
+  whole=0
+fi
 
 # postgresql-NN-memory-ext
 ext=$work/ext
@@ -82,15 +97,18 @@ find "$stage" \( -name 'memory_ext.control' -o -name 'memory_ext--*.sql' \) -exe
 ln -s ../../../../memory-ext/models "$share/memory_ext/models"
 deps=$(shlibs "$lib/memory_ext.so")
 control "$ext" "postgresql-$PG-memory-ext" amd64 \
-  "postgresql-$PG, postgresql-$PG-pgvector, memory-ext-models (= $debver), $deps" \
+  "postgresql-$PG, postgresql-$PG-pgvector, memory-ext-models (>= $debver), $deps" \
   "long-term memory for AI agents inside PostgreSQL $PG" \
   "memory_ext gives AI agents long-term memory in the database they already use: core blocks, recall of conversations, archival memories with hybrid ranking, extraction, consent and a background worker, all through plain SQL (SELECT memory_query(...)). This package is the extension for PostgreSQL $PG; CREATE EXTENSION memory_ext CASCADE installs it with pgvector."
+
+[ "$whole" = 1 ] || exit 0
 
 # memory-ext-models: the files deps.sh installed for this version (a link for versions that
 # share another's copy).
 models=$work/models
 mkdir -p "$models/usr/share/memory-ext"
 cp -rL "$("$PG_CONFIG" --sharedir)/extension/memory_ext/models" "$models/usr/share/memory-ext/models"
+find "$models/usr/share/memory-ext" -name '.git*' -delete
 find "$models/usr/share/memory-ext" -type f -exec chmod 644 {} +
 control "$models" memory-ext-models all "" \
   "built-in embedding and reranking models for memory_ext" \

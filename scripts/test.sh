@@ -19,7 +19,10 @@
 #      suite pass on the upgraded database, its catalog equals a fresh install's
 #  10. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
-#  11. Citus (docs/citus.md): Citus built from ../shared/vendor when missing, a coordinator and
+#  11. Debian packages (scripts/package.sh, tests/package/run.sh): built, linted with lintian,
+#      installed by apt into a clean Debian root of the version with Debian's postgresql-NN and
+#      pgvector, upgraded from the last release's packages, the README tour run, removed
+#  12. Citus (docs/citus.md): Citus built from ../shared/vendor when missing, a coordinator and
 #      two workers on 127.0.0.1:$CITUS_PORT.., every table distributed; the psycopg client suite
 #      and tests/python/test_citus.py (every API function, tenants apart with real roles, one
 #      worker and shard group per single-tenant call, a worker killed under a writer) through
@@ -29,7 +32,8 @@
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
 # (scripts/lib.sh), so runs on different versions can go side by side.
 # Usage: [PG=NN] scripts/test.sh [layer ...]
-#   layers: lint core pgrx regress client backup crash fuzz upgrade worker citus (default: all)
+#   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus
+#   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +45,7 @@ OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored
 mkdir -p "$OUT"
 # The Citus cluster of layer 11: its own ports and directory, removed on exit.
 CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
-layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker citus}
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus}
 
 step() { printf '\n==> %s\n' "$*"; }
 # Each layer's wall time, printed as it ends and together at the end (a new layer pays for
@@ -77,6 +81,10 @@ if want lint; then
   cargo fmt --all -- --check
   step "cargo clippy -D warnings"
   cargo clippy --workspace --all-targets -- -D warnings
+  if [ "$PG" != 15 ]; then
+    step "cargo clippy -D warnings, memory_ext for PostgreSQL $PG"
+    cargo clippy -p memory_ext --all-targets --no-default-features --features "pg$PG" -- -D warnings
+  fi
 fi
 
 if want core; then
@@ -234,6 +242,23 @@ if want worker; then
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_worker" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" \
     cargo test -p memory_ext_worker_tests -- --test-threads=1
+fi
+
+if want package; then
+  step "Debian packages for PostgreSQL $PG (scripts/package.sh), linted"
+  debs=$PWD/target/debian/pg$PG
+  rm -rf "$debs"
+  scripts/package.sh "$debs"
+  ls -l "$debs" | awk 'NR > 1 {print "  " $5 " bytes  " $9}'
+  # lintian's errors fail the layer; its warnings are printed.
+  lintian --fail-on error "$debs"/*.deb
+  step "the packages as a DBA meets them, in a clean Debian root (tests/package/run.sh)"
+  prev=
+  if [ "$PG" != 15 ]; then
+    # The last release's packages, from its build (cached by tests/upgrade/run.sh, or built here).
+    prev=$(tests/package/release.sh)
+  fi
+  tests/package/run.sh "$debs" $prev
 fi
 
 citus_available() {
