@@ -33,10 +33,11 @@ step=${1:-all}
 apt_step() {
   # libssl-dev: the MCP gateway's TLS to Postgres (native-tls); openssl: its test's certificates.
   # PostgreSQL 15's packages are the machine's own; other versions need debootstrap and patchelf
-  # to make their root (postgres_step).
-  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl)
+  # to make their root (postgres_step). debootstrap and lintian: the package layer's roots and
+  # checks (tests/package).
+  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl debootstrap lintian)
   if [ "$PG" = 15 ]; then want+=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron)
-  else want+=(debootstrap patchelf); fi
+  else want+=(patchelf); fi
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

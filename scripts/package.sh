@@ -63,8 +63,9 @@ control() {
   } > "$dir/DEBIAN/control"
   (cd "$dir" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$dir/DEBIAN/md5sums"
   find "$dir" -type d -exec chmod 755 {} +
-  # zstd: the models do not compress much, and xz spent a minute finding that out.
-  dpkg-deb --root-owner-group -Zzstd -z9 --build "$dir" "$out/${name}_${debver}_$arch.deb" >/dev/null
+  # xz, as Debian's archive takes it, at its fastest level: the models hardly compress, and
+  # the default level spent a minute finding that out.
+  dpkg-deb --root-owner-group -Zxz -z1 --build "$dir" "$out/${name}_${debver}_$arch.deb" >/dev/null
   echo "$out/${name}_${debver}_$arch.deb"
 }
 
