@@ -16,7 +16,8 @@
 #   8. fuzz: a few thousand hostile calls to every API function from a fixed seed
 #      (tests/python/test_fuzz.py): no crash, no internal error, nothing half-written
 #   9. upgrades from every release (tests/upgrade/run.sh): data intact, the API and the regress
-#      suite pass on the upgraded database, its catalog equals a fresh install's
+#      suite pass on the upgraded database, its catalog equals a fresh install's; on 17 and 18
+#      also pg_upgrade from a 15 cluster with memory_ext data (tests/upgrade/pg_upgrade.sh)
 #  10. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
 #  11. Debian packages (scripts/package.sh, tests/package/run.sh): built, linted with lintian,
@@ -220,6 +221,10 @@ fi
 if want upgrade; then
   step "upgrades from every release (tests/upgrade/run.sh)"
   TEST_DIR="$TEST_DIR" TEST_PORT="$TEST_PORT" tests/upgrade/run.sh
+  if [ "$PG" != 15 ]; then
+    step "pg_upgrade from a PostgreSQL 15 cluster with memory_ext data to $PG (tests/upgrade/pg_upgrade.sh)"
+    tests/upgrade/pg_upgrade.sh
+  fi
 fi
 
 if want worker; then

@@ -18,8 +18,15 @@ COMMENT ON SCHEMA memory IS 'memory_ext: tables, views and internal helpers (API
 -- and filtering them by user_id (GIN cannot lead with user_id without btree_gin).
 CREATE FUNCTION memory.tenant_lexeme(user_id text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 't' || md5(user_id) $$;
+-- A standard SQL body (BEGIN ATOMIC), not a string: Postgres then records that it calls
+-- tenant_lexeme, and pg_dump --binary-upgrade (pg_upgrade) creates the two in that order before
+-- the tables whose generated columns use it. With a string body pg_upgrade from 15 to 17 failed
+-- ("function memory.tenant_lexeme(text) does not exist"; tests/upgrade/pg_upgrade.sh).
 CREATE FUNCTION memory.tenant_tsvector(user_id text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT memory.tenant_lexeme(user_id)::tsvector $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT memory.tenant_lexeme(user_id)::tsvector;
+END;
 
 -- memory.items is hash-partitioned by user_id into this many partitions (see memory.items).
 CREATE FUNCTION memory._item_partitions() RETURNS integer

@@ -48,6 +48,13 @@ pub fn register() {
     if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
+    // Not under pg_upgrade (the server started with -b): the worker's session in its database
+    // made pg_upgrade's restore fail ("database ... is being accessed by other users"), and
+    // nothing may write while the upgrade moves the catalog (tests/upgrade/pg_upgrade.sh).
+    // SAFETY: a plain global the postmaster sets from its options before loading libraries.
+    if unsafe { pg_sys::IsBinaryUpgrade } {
+        return;
+    }
     BackgroundWorkerBuilder::new(WORKER_TYPE)
         .set_type(WORKER_TYPE)
         .set_library("memory_ext")

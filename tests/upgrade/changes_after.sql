@@ -12,3 +12,7 @@ SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] A
 FROM memory.allowlists WHERE user_id = 'upgrade-changes';
 SELECT count(*) = 1 AS found_by_old_spelling FROM memory_search('night train', filters => '{"category": "Travel Plans"}');
 SELECT count(*) = 1 AS found_by_new_spelling FROM memory_search('night train', filters => '{"category": "travel_plans"}');
+-- 0.10.0: tenant_tsvector records that it calls tenant_lexeme (pg_upgrade's dump order needs it).
+SELECT EXISTS (SELECT 1 FROM pg_depend
+               WHERE classid = 'pg_proc'::regclass AND objid = 'memory.tenant_tsvector(text)'::regprocedure
+                 AND refobjid = 'memory.tenant_lexeme(text)'::regprocedure) AS tenant_tsvector_depends_on_lexeme;
