@@ -532,7 +532,7 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
                         .ok_or_else(|| format!("\"{k}\" must be a list of strings"))
                 })
                 .collect(),
-            // Seed 004 passes tags as one comma-separated string.
+            // The memory-file tools of docs/design.md "Memory files" pass tags as one comma-separated string.
             Some(Value::String(s)) => Ok(s
                 .split(',')
                 .map(|t| t.trim().to_string())
