@@ -13,5 +13,5 @@ FROM memory.events
 GROUP BY user_id, date_trunc('hour', ts), node, op, status;
 
 COMMENT ON VIEW memory.event_counts IS
-    'memory_ext: operational events per tenant, hour, node, op and status (seed 003 §14)';
+    'memory_ext: operational events per tenant, hour, node, op and status (docs/design.md, Operational events)';
 GRANT SELECT ON memory.event_counts TO PUBLIC;

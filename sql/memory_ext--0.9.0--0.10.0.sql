@@ -11,3 +11,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 BEGIN ATOMIC
     SELECT memory.tenant_lexeme(user_id)::tsvector;
 END;
+
+-- The view's description names the repository's own document, as a fresh install's does.
+COMMENT ON VIEW memory.event_counts IS
+    'memory_ext: operational events per tenant, hour, node, op and status (docs/design.md, Operational events)';

@@ -196,7 +196,7 @@ static CONSOLIDATION_MAX_PAIRS: GucSetting<i32> = GucSetting::<i32>::new(50);
 /// locks are held only that long.
 static BACKFILL_BATCH: GucSetting<i32> = GucSetting::<i32>::new(32);
 /// Consent (docs/api.md "Consent"): categories whose inferred changes wait for the user's
-/// approval, and those written once corroborated (seed 003 §10's defaults).
+/// approval, and those written once corroborated (the defaults of docs/design.md "Consent").
 static CONSENT_CATEGORIES: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"preferred_name,pronouns,city,language"));
 static CORROBORATE_CATEGORIES: GucSetting<Option<CString>> =
@@ -204,7 +204,7 @@ static CORROBORATE_CATEGORIES: GucSetting<Option<CString>> =
 /// Extraction (docs/design.md "Extraction"): messages read per batch (one LLM call). 20 turns
 /// fit a small model's context with room for the known facts and the answer.
 static EXTRACT_BATCH: GucSetting<i32> = GucSetting::<i32>::new(20);
-/// Memories extraction may write per tenant per day (seed 003 §13: "global per-user/day cap").
+/// Memories extraction may write per tenant per day (docs/design.md "Procedures and extraction": a per-tenant daily cap).
 static EXTRACT_DAILY_CAP: GucSetting<i32> = GucSetting::<i32>::new(100);
 /// A thread whose last change is this old has ended its run: the worker writes its episode.
 /// 30 minutes; 0 turns idle run ends off (run_end still works).

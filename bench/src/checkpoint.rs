@@ -1,5 +1,5 @@
 //! `memory_ext_bench checkpoint`: checkpoint_save / checkpoint_load latency for states of 1 KB,
-//! 100 KB and 10 MB (issue 6: "sub-millisecond for typical states"; docs/design.md "Checkpoints": < 100 ms), one
+//! 100 KB and 10 MB (docs/design.md "Checkpoints": < 100 ms), one
 //! thread per size, saved over and over (each save replaces the row), through a real driver.
 
 use crate::query::pct;

@@ -1,4 +1,4 @@
-//! `memory_ext_bench detail`: Layer-2 detail memory and memory files (issue 6): memory_ref_store
+//! `memory_ext_bench detail`: Layer-2 detail memory and memory files: memory_ref_store
 //! and memory_ref_get of a 10 MB output, memory_capture of it, and memory_file_grep / _ls /
 //! _search over 10,000 files of one tenant, through a real driver.
 

@@ -1,5 +1,5 @@
 //! `memory_ext_bench tools`: what memory_tool_call adds over the SQL function a tool stands
-//! for (issue 18's goal: at most 1 ms at p50). Each pair runs the same work both ways, in
+//! for (the goal: at most 1 ms at p50). Each pair runs the same work both ways, in
 //! alternation, on one connection: a core-block append (memory_append vs block_append), a
 //! long-term memory search (archival_search vs memory_query asking for the 50 it pages over, as
 //! bullets) and a conversation search (conversation_search vs the SQL function). Supplied-vector-free:

@@ -1,4 +1,4 @@
--- Weekly roll-ups (seed 001 §10): projects whose episodes (files under episodes/ whose metadata
+-- Weekly roll-ups (docs/design.md "Episodes"): projects whose episodes (files under episodes/ whose metadata
 -- names a project: the thread's metadata "project") need their summary rewritten: no summary
 -- yet, or one a week old with episodes since. $1 tenant (NULL: all the caller sees), $2 one
 -- project (NULL: all), $3 now regardless of the week (memory_rollup), still only with new

@@ -1,5 +1,5 @@
--- memory_context: the memories of the categories whose context is 'all' (memory_configure; seed
--- 003 §5), in the prompt every time, whatever the query: per category at most its rag_length
+-- memory_context: the memories of the categories whose context is 'all' (memory_configure;
+-- docs/design.md "Categories and allowlists"), in the prompt every time, whatever the query: per category at most its rag_length
 -- (20 when unset), pinned and important first, then the newest. Active, not procedural, and only
 -- categories the agent may read. Returns id, day (YYYY-MM-DD), category and text; the caller
 -- renders them as memory_query's bullets (crates/memory_core/src/render.rs).

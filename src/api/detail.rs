@@ -85,7 +85,7 @@ fn memory_ref_get(
     JsonB(store::get(key, offset, limit))
 }
 
-/// Seed 002's capture step: the output itself when it has at most `threshold_tokens` tokens,
+/// The capture step (docs/design.md "Detail memory"): the output itself when it has at most `threshold_tokens` tokens,
 /// else the output goes to detail memory and the answer is one line with its placeholder,
 /// status and key lines.
 #[pg_extern(volatile, parallel_unsafe)]

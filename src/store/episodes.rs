@@ -256,7 +256,7 @@ pub fn end_run(thread: &str, run: Option<&str>, context_window: Option<i32>) -> 
 
 /// Compaction after a run keeps this many of the newest messages in context.
 const KEEP_AFTER_RUN: usize = 10;
-/// Seed 001: compact once the context reaches 80% of the window.
+/// docs/design.md "Episodes": compact once the context reaches 80% of the window.
 const COMPACT_AT: &str = "0.8";
 
 /// The worker's part of an ended run, in its transaction, with `user` as the session's tenant:
@@ -329,7 +329,7 @@ pub fn end_failed(user: &str, thread: &str, error: &str) {
     );
 }
 
-/// Weekly project roll-ups (seed 001 §10): for each project of `user` (all tenants when
+/// Weekly project roll-ups (docs/design.md "Episodes"): for each project of `user` (all tenants when
 /// `None`) whose summary is missing or a week old with episodes since (`now`: regardless of
 /// the week), `projects/<project>/summary.md` lists the new episodes and keeps what earlier
 /// roll-ups said. One project at a time, each in the caller's transaction.

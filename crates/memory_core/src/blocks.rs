@@ -16,7 +16,7 @@ pub const MAX_CHAR_LIMIT: i32 = 1_000_000;
 /// Longest label, in characters (Letta's `label VARCHAR(100)`, docs/design.md "Core memory blocks").
 pub const MAX_LABEL_CHARS: usize = 100;
 
-/// Seed 004's descriptions of the two default blocks, as its XML example shows them.
+/// The descriptions of the two default blocks (docs/design.md "Core memory blocks").
 pub const PERSONA_DESCRIPTION: &str =
     "Stores details about your current persona, guiding how you behave and respond.";
 pub const HUMAN_DESCRIPTION: &str = "Stores key details about the person you are conversing with.";
@@ -86,7 +86,7 @@ impl SqlError for BlockError {
     }
 }
 
-/// Tag names of the compiled prompt's own structure (seed 004's layout, and the system prompt
+/// Tag names of the compiled prompt's own structure (the layout of docs/design.md "Core memory blocks", and the system prompt
 /// around it): a block labelled one of these would nest `<memory_blocks>` inside itself or
 /// open a `<system>` section, so no block may be (22023).
 pub const RESERVED_LABELS: [&str; 6] = [
@@ -251,7 +251,7 @@ pub struct Metadata {
     pub archival_memories: i64,
 }
 
-/// Seed 004's layout, which is Letta's `Memory.compile()`: a header line, then per block its
+/// The layout of docs/design.md "Core memory blocks", which is Letta's `Memory.compile()`: a header line, then per block its
 /// description, metadata (`read_only=true` first when set, then `chars_current` and
 /// `chars_limit`) and value, blocks separated by a blank line.
 pub fn compile_blocks(blocks: &[BlockView]) -> String {

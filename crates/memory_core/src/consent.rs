@@ -1,4 +1,4 @@
-//! Consent (docs/api.md "Consent"; seed 003 §10): which inferred changes wait for the user.
+//! Consent (docs/api.md and docs/design.md "Consent"): which inferred changes wait for the user.
 //!
 //! A memory's "field" is its category. A change to a sensitive field (name, pronouns, city,
 //! language by default) that was inferred — by extraction, or by an agent writing with
@@ -6,9 +6,9 @@
 //! (tone, goals) is written once a second inferred signal says the same. What the user states
 //! (`"source": "user"`, or no source) is written as it always was.
 
-/// Seed 003 §10: "preferred_name, pronouns, city, language → require consent".
+/// docs/design.md "Consent": "preferred_name, pronouns, city, language → require consent".
 pub const DEFAULT_CONSENT: &str = "preferred_name,pronouns,city,language";
-/// Seed 003 §10: "tone, goals_add → auto-apply if corroborated by ≥ 2 signals".
+/// docs/design.md "Consent": "tone, goals_add → auto-apply if corroborated by ≥ 2 signals".
 pub const DEFAULT_CORROBORATE: &str = "tone,goals";
 /// Signals a benign field needs before it is written.
 pub const CORROBORATING_SIGNALS: i32 = 2;

@@ -15,7 +15,7 @@ pub struct Change {
     pub importance: Option<i64>,
 }
 
-/// Seed 003 §1: "max 3 bullets".
+/// docs/design.md "Delta header": "max 3 bullets".
 pub const MAX_BULLETS: usize = 3;
 
 /// The change events that are about memories (message events bump revisions but are not news).

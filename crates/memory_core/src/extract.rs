@@ -5,7 +5,7 @@
 //!
 //! # Why it is shaped this way
 //! - One structured call per batch of turns: the turns are numbered, the answer names the turn
-//!   each fact comes from, so the per-turn cap of seed 003 §13 (≤ 3 writes per turn) can be
+//!   each fact comes from, so the per-turn cap of docs/design.md "Procedures and extraction" (≤ 3 writes per turn) can be
 //!   enforced on what the model returns, not trusted to it.
 //! - Nothing the model says is written unchecked: a fact must come from a turn of the batch,
 //!   fit the writing rules (one or two sentences, ≤ 280 characters) and supersede only a memory
@@ -21,15 +21,15 @@ use serde_json::{json, Map, Value};
 /// The system prompt of the extraction call.
 pub const PROMPT: &str = include_str!("../prompts/extract.txt");
 
-/// Seed 003 §13: at most 3 final writes per turn.
+/// docs/design.md "Procedures and extraction": at most 3 final writes per turn.
 pub const MAX_PER_TURN: usize = 3;
-/// Seed 003 §3: 1-3 insights per call.
+/// docs/design.md "Insights": 1-3 insights per call.
 pub const MAX_INSIGHTS: usize = 3;
 pub const MAX_STEPS: usize = 20;
 const MAX_TITLE_CHARS: usize = 120;
 const MAX_ABOUT_CHARS: usize = 100;
 const MAX_CATEGORY_CHARS: usize = 40;
-/// Seed 003 §3: insights are stored in this category with importance 2.
+/// docs/design.md "Insights": insights are stored in this category with importance 2.
 pub const INSIGHT_CATEGORY: &str = "relationship_dynamic";
 
 /// One message of the thread, as extraction sees it.
@@ -223,7 +223,7 @@ pub fn parse_answer(
     Ok(out)
 }
 
-/// A procedure's memory text: its title, then its numbered steps (seed 003 §12).
+/// A procedure's memory text: its title, then its numbered steps (docs/design.md "Procedures and extraction").
 pub fn procedure_text(title: &str, steps: &[String]) -> String {
     let numbered: Vec<String> = steps
         .iter()

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Seed 004: "Keep summary under 100 words".
+/// docs/design.md "Compaction": "Keep summary under 100 words".
 pub const SUMMARY_WORDS: usize = 100;
 
 const EXTRA_STOP: &[&str] = &[
@@ -355,7 +355,7 @@ pub fn episode_extract(turns: &[Turn], date: &str, refs: &str) -> Episode {
     }
 }
 
-/// Seed 001 §8's markdown block.
+/// The episode's markdown block (docs/design.md "Episodes").
 pub fn render_episode(e: &Episode) -> String {
     let tags = serde_json::to_string(&e.tags).unwrap_or_else(|_| "[]".into());
     let tags = tags.replace("\",\"", "\", \"");
@@ -400,7 +400,7 @@ pub fn episode_title(content: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// `projects/<p>/summary.md` (seed 001 §10): the week's episodes, newest first, each with its
+/// `projects/<p>/summary.md` (docs/design.md "Episodes"): the week's episodes, newest first, each with its
 /// outcome and file, then what earlier roll-ups said (the previous summary's entries, at most
 /// [`ROLLUP_EARLIER_LINES`] lines).
 pub fn render_rollup(

@@ -6,7 +6,7 @@
 
 use crate::error::{SqlError, SqlState};
 
-/// Seed 003 §9: "1-2 sentences; <= 280 chars" for semantic and episodic memories.
+/// docs/design.md "Writing rules": "1-2 sentences; <= 280 chars" for semantic and episodic memories.
 pub const MAX_SHORT_CHARS: usize = 280;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

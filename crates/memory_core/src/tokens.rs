@@ -184,7 +184,7 @@ pub fn usage(
     })
 }
 
-/// Seed 004: compact at 80% of the window by default. True when
+/// docs/design.md "Compaction": compact at 80% of the window by default. True when
 /// `total_tokens >= threshold * context_window` (docs/api.md).
 ///
 /// # Why decimal

@@ -1,5 +1,5 @@
 -- Core memory blocks: creation, the three agent edits, errors (nothing changed on error),
--- and the compiled prompt section of seed 004.
+-- and the compiled prompt section (docs/design.md "Core memory blocks").
 \set SHOW_CONTEXT never
 -- An ordinary role (pg_regress --create-role): row-level security scopes every query below.
 SET ROLE regress_memory_user;

@@ -1,4 +1,4 @@
--- Checkpoints (seed 003 §15): save replaces the thread's state, load returns it, tenants never
+-- Checkpoints (docs/design.md "Checkpoints"): save replaces the thread's state, load returns it, tenants never
 -- see each other's, bad arguments fail with their SQLSTATE and change nothing.
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;

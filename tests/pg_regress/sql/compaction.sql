@@ -1,4 +1,4 @@
--- Compaction (seed 004) and write-after-run episodes (seed 001 §7-§8), without an LLM: the
+-- Compaction and write-after-run episodes (docs/design.md "Compaction", "Episodes"), without an LLM: the
 -- deterministic fallbacks. A thread never loses a message.
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;

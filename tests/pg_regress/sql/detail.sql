@@ -1,4 +1,4 @@
--- Layer-2 detail memory (seed 002): store, page through, capture; the Layer-1 line is a
+-- Layer-2 detail memory (docs/design.md "Detail memory"): store, page through, capture; the Layer-1 line is a
 -- memory that memory_query finds, the content stays out of retrieval; bad input fails cleanly.
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;

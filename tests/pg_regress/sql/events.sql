@@ -1,4 +1,4 @@
--- Operational events (seed 003 §14): written where the data exists, counted by the view,
+-- Operational events (docs/design.md "Operational events"): written where the data exists, counted by the view,
 -- scoped to the tenant.
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;

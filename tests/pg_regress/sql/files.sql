@@ -1,4 +1,4 @@
--- Memory files (seed 001 §5-§8): write, read, list, edit, grep, search, delete; paths unique
+-- Memory files (docs/design.md "Memory files"): write, read, list, edit, grep, search, delete; paths unique
 -- per user; bad paths 22023; nothing half-written.
 \set SHOW_CONTEXT never
 SET ROLE regress_memory_user;

@@ -86,7 +86,7 @@ SELECT memory_query('{"query": "x", "filters": {"updated_after": "last week"}}')
 SELECT memory_query('{"query": "x", "filters": {"user_id": "someone-else"}}');
 \echo :LAST_ERROR_SQLSTATE
 
--- Categories and allowlists (seed 003 §5): enforced whatever the filters say.
+-- Categories and allowlists (docs/design.md "Categories and allowlists"): enforced whatever the filters say.
 SELECT memory_configure('{"categories": {"system": [{"name": "preferences", "context": "all"}, {"name": "tasks", "context": "rag", "rag_length": 30}],
                                         "custom": [{"name": "habits"}]},
                           "allowlists": {"planner": ["tasks"], "stylist": ["preferences", "habits"]}}');

@@ -194,7 +194,7 @@ fn extraction_writes_what_the_llm_says_and_nothing_else() {
     reset(&mut c, &[]);
 }
 
-/// Consent holds through extraction (issue 33): the model files a move under another category
+/// Consent holds through extraction: the model files a move under another category
 /// (`location`) and says it supersedes the user's own `city` memory. That is an inferred change
 /// to a protected memory, so it waits as a proposal; the city memory stays active. On 0.8.0 the
 /// gate judged only the new fact's category, and the city memory was superseded.

@@ -7,7 +7,7 @@
 //! among many similar tools. So an agent gets six tools unless it asks for more by name: edit
 //! a core block (replace, append), store and search long-term memory, search the conversation,
 //! and open a stored detail (a `[MemoryRef: ...]` placeholder). The rest (line inserts, the
-//! seed-003 `memory_query`, listing a conversation by date, MemGPT's names) are offered by name.
+//! bulleted `memory_query`, listing a conversation by date, MemGPT's names) are offered by name.
 //!
 //! # Why the definitions depend on the agent
 //! A model should never be offered what it may not do: read-only blocks are not edit targets
@@ -68,7 +68,7 @@ impl FromStr for Format {
 pub struct Agent {
     /// Labels of the core blocks it may edit (read-only ones left out), sorted.
     pub writable_blocks: Vec<String>,
-    /// The categories it may write and read (seed-003 allowlist); `None`: any.
+    /// The categories it may write and read (docs/design.md "Categories and allowlists"); `None`: any.
     pub categories: Option<Vec<String>>,
     /// The tools it may use at all (an agent-level allowlist); `None`: any.
     pub tools: Option<Vec<String>>,
@@ -532,7 +532,7 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
                         .ok_or_else(|| format!("\"{k}\" must be a list of strings"))
                 })
                 .collect(),
-            // Seed 004 passes tags as one comma-separated string.
+            // The memory-file tools of docs/design.md "Memory files" pass tags as one comma-separated string.
             Some(Value::String(s)) => Ok(s
                 .split(',')
                 .map(|t| t.trim().to_string())
