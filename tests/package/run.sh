@@ -35,18 +35,7 @@ began=$SECONDS
 if [ ! -f "$base" ]; then
   log "a Debian $suite root with postgresql-$PG and postgresql-$PG-pgvector from Debian ($base)"
   new=$(mktemp -d "$MEMORY_EXT_HOME/roots/package-new.XXXXXX")
-  as_root debootstrap --variant=minbase "$suite" "$new" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >/dev/null
-  printf '#!/bin/sh\nexit 101\n' | as_root tee "$new/usr/sbin/policy-rc.d" >/dev/null
-  as_root chmod 755 "$new/usr/sbin/policy-rc.d"
-  as_root mount -t proc proc "$new/proc"
-  rc=0
-  { as_root chroot "$new" apt-get -qq -o Acquire::Check-Valid-Until=false update &&
-    DEBIAN_FRONTEND=noninteractive as_root chroot "$new" apt-get install -y -qq --no-install-recommends \
-      "postgresql-$PG" "postgresql-$PG-pgvector" &&
-    as_root chroot "$new" apt-get clean
-  } > "$OUT/base.log" 2>&1 || rc=$?
-  as_root umount "$new/proc"
-  [ $rc = 0 ] || { tail "$OUT/base.log"; fail "could not make the root"; }
+  debian_root "$new" "$suite" "postgresql-$PG" "postgresql-$PG-pgvector" || fail "could not make the root"
   as_root tar -C "$new" -cf "$base.new" .
   as_root mv "$base.new" "$base"
   as_root rm -rf "$new"
@@ -85,7 +74,7 @@ stage_debs() {
 first=$debs; [ -n "$prev" ] && first=$prev
 apt_install $(stage_debs $(pkgs "$first"))
 in_root pg_createcluster "$PG" main -p "$port" -- --auth-local=trust > "$OUT/createcluster.log" 2>&1
-echo "shared_preload_libraries = 'memory_ext'" | as_root tee "$root/etc/postgresql/$PG/main/conf.d/memory_ext.conf" >/dev/null
+in_root pg_conftool "$PG" main set shared_preload_libraries memory_ext
 in_root pg_ctlcluster "$PG" main start
 in_root runuser -u postgres -- createdb -p "$port" app
 sql -c "CREATE EXTENSION memory_ext CASCADE" 2>/dev/null
@@ -122,7 +111,7 @@ done
 # Removal: what apt installed is gone.
 sql -c "DROP EXTENSION memory_ext" -d app
 in_root runuser -u postgres -- dropdb -p "$port" tour
-as_root rm "$root/etc/postgresql/$PG/main/conf.d/memory_ext.conf"
+in_root pg_conftool "$PG" main remove shared_preload_libraries
 in_root pg_ctlcluster "$PG" main restart
 files=$(in_root dpkg -L "postgresql-$PG-memory-ext" memory-ext-models memory-mcp | sort -u)
 DEBIAN_FRONTEND=noninteractive in_root apt-get remove --purge -y -qq "postgresql-$PG-memory-ext" memory-ext-models memory-mcp > "$OUT/remove.log" 2>&1 ||
