@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: a release build of memory_ext on a server of its own (127.0.0.1:$BENCH_PORT),
-# the HTTP stand-in, and the benchmark suites; figures go to bench/results/.
+# the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
 #                                          agents, citus (default: all but citus)
@@ -22,6 +22,9 @@ BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
 suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents}
+# PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
+RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
+mkdir -p "$RESULTS"
 psql_b() { psql_at "$BENCH_PORT" "$@"; }
 
 echo "==> release build + install (benchmarks measure optimised code)"
@@ -58,7 +61,7 @@ for s in $suites; do
   if [ "$s" = query ]; then
     for n in $BENCH_ITEMS; do
       echo "==> bench: query at $n memories"
-      target/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out bench/results
+      target/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out "$RESULTS"
     done
   elif [ "$s" = lifecycle ]; then
     # Consolidation in a database of its own, made afresh (its tenants are merged by the run);
@@ -67,26 +70,26 @@ for s in $suites; do
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_lc" -c "CREATE DATABASE memory_bench_lc"
     psql_b -d memory_bench_lc -c "CREATE EXTENSION memory_ext CASCADE"
     target/release/memory_ext_bench lifecycle --dsn "$dsn" --lc-dsn "${dsn/memory_bench/memory_bench_lc}" \
-      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   elif [ "$s" = checkpoint ]; then
     # A database of its own, made afresh: the figures do not depend on the query suite's data.
     echo "==> bench: checkpoint"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_cp" -c "CREATE DATABASE memory_bench_cp"
     psql_b -d memory_bench_cp -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench checkpoint --dsn "${dsn/memory_bench/memory_bench_cp}" --out bench/results
+    target/release/memory_ext_bench checkpoint --dsn "${dsn/memory_bench/memory_bench_cp}" --out "$RESULTS"
   elif [ "$s" = tools ]; then
     # The agent tools against the functions they stand for, in a database of its own made afresh.
     echo "==> bench: tools"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_tl" -c "CREATE DATABASE memory_bench_tl"
     psql_b -d memory_bench_tl -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out bench/results
+    target/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out "$RESULTS"
   elif [ "$s" = mcp ]; then
     # The MCP gateway against the statements it runs, in a database of its own made afresh.
     echo "==> bench: mcp"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_mcp" -c "CREATE DATABASE memory_bench_mcp"
     psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
-      target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out bench/results
+      target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out "$RESULTS"
   elif [ "$s" = citus ]; then
     # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),
     # then on one node at the same size: the cost of the extra hop, side by side. The one-node run
@@ -123,7 +126,7 @@ for s in $suites; do
         -c "ALTER SYSTEM SET enable_seqscan = off" -c "SELECT pg_reload_conf()" >/dev/null
     done
     target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
-      --partitions --dsn "$cdsn" --out bench/results/citus
+      --partitions --dsn "$cdsn" --out "$RESULTS/citus"
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     # BENCH_CITUS_ONE_NODE=0: the cluster only (a rerun; compare with the one-node figures of an
     # earlier run, bench/results/citus/one-node).
@@ -131,7 +134,7 @@ for s in $suites; do
       psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
       psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
       target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
-        --dsn "${dsn/memory_bench/memory_bench_ct}" --out bench/results/citus/one-node
+        --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
     fi
   elif [ "$s" = agents ]; then
     # Gateway fairness under one tenant's flood, worker fairness under one tenant's run ends, and
@@ -140,7 +143,7 @@ for s in $suites; do
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ag" -c "CREATE DATABASE memory_bench_ag"
     psql_b -d memory_bench_ag -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
-      python3 bench/agents.py --dsn "${dsn/memory_bench/memory_bench_ag}" --out bench/results
+      python3 bench/agents.py --dsn "${dsn/memory_bench/memory_bench_ag}" --out "$RESULTS"
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.
@@ -148,17 +151,17 @@ for s in $suites; do
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_fm" -c "CREATE DATABASE memory_bench_fm"
     psql_b -d memory_bench_fm -c "CREATE EXTENSION memory_ext CASCADE"
     target/release/memory_ext_bench formation --dsn "${dsn/memory_bench/memory_bench_fm}" \
-      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   elif [ "$s" = detail ]; then
     # Detail memory and memory files, in a database of its own made afresh.
     echo "==> bench: detail"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_dt" -c "CREATE DATABASE memory_bench_dt"
     psql_b -d memory_bench_dt -c "CREATE EXTENSION memory_ext CASCADE"
     target/release/memory_ext_bench detail --dsn "${dsn/memory_bench/memory_bench_dt}" \
-      --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+      --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   else
     echo "==> bench: $s"
-    target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out bench/results
+    target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   fi
 done
-echo "==> results in bench/results/ ($(hostname), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"
+echo "==> results in $RESULTS/ ($(hostname), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"
