@@ -79,7 +79,7 @@ memory_ext preloaded (shared_preload_libraries), database "$DB".
   try:      SET memory_ext.user_id = 'demo-user';
             SELECT compile_core_blocks('demo-agent');
   worker:   SELECT job, last_finished_at, last_counts, worker_pid FROM memory.worker_status;
-  stop:     make stop
+  stop:     make stop$([ "$PG" = 15 ] || echo " PG=$PG")
 
 MCP (the agent tools for Claude Desktop, Cursor or any MCP host; docs/mcp.md):
   stdio: add to the host's MCP servers (e.g. claude_desktop_config.json):
