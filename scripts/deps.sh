@@ -83,19 +83,32 @@ postgres_step() {
   log "PostgreSQL $PG: $("$PG_CONFIG" --version)"
 }
 
+# pgvector's source for 15, Debian trixie's source package (Debian 12 has no pgvector package),
+# kept in $MEMORY_EXT_HOME/src: the build below and the project's own postgresql-15-pgvector
+# package (scripts/package.sh) use it. A private apt configuration fetches it without touching
+# the machine's own sources. Prints the tarball's path.
+pgvector_source() {
+  local tarball=$MEMORY_EXT_HOME/src/pgvector_$PGVECTOR_VERSION.orig.tar.gz
+  if [ ! -f "$tarball" ]; then
+    local d; d=$(mktemp -d); chmod 755 "$d"; mkdir -p "$d/lists/partial"
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > "$d/trixie.sources"
+    local o=(-oDir::Etc::SourceList=/dev/null -oDir::Etc::SourceParts="$d" -oDir::State::Lists="$d/lists")
+    apt-get "${o[@]}" update -qq >&2
+    (cd "$d" && apt-get "${o[@]}" source --download-only pgvector >/dev/null 2>&1)
+    mkdir -p "$(dirname "$tarball")"
+    mv "$d/pgvector_$PGVECTOR_VERSION.orig.tar.gz" "$tarball"
+    rm -rf "$d"
+  fi
+  echo "$tarball"
+}
+
 pgvector_step() {
   if [ "$PG" != 15 ]; then log "pgvector: Debian's postgresql-$PG-pgvector, in the root"; return; fi
   local sharedir; sharedir=$("$PG_CONFIG" --sharedir)
   if [ -f "$sharedir/extension/vector--$PGVECTOR_VERSION.sql" ]; then log "pgvector $PGVECTOR_VERSION: present"; return; fi
-  # Debian 12 has no pgvector package; Debian 13 has the source package. A private apt
-  # configuration fetches it without touching the machine's own sources.
   log "pgvector $PGVECTOR_VERSION: building from Debian trixie's source package"
-  local d; d=$(mktemp -d); chmod 755 "$d"; mkdir -p "$d/lists/partial"
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' > "$d/trixie.sources"
-  local o=(-oDir::Etc::SourceList=/dev/null -oDir::Etc::SourceParts="$d" -oDir::State::Lists="$d/lists")
-  apt-get "${o[@]}" update -qq
-  (cd "$d" && apt-get "${o[@]}" source --download-only pgvector >/dev/null)
-  tar xzf "$d/pgvector_$PGVECTOR_VERSION.orig.tar.gz" -C "$d"
+  local d; d=$(mktemp -d)
+  tar xzf "$(pgvector_source)" -C "$d"
   make -s -C "$d/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$PG_CONFIG" >/dev/null
   as_root make -s -C "$d/pgvector-$PGVECTOR_VERSION" PG_CONFIG="$PG_CONFIG" install >/dev/null
   rm -rf "$d"
@@ -246,6 +259,7 @@ case "$step" in
   apt) apt_step ;;
   postgres) postgres_step ;;
   pgvector) pgvector_step ;;
+  pgvector-source) pgvector_source ;;
   pgrx) pgrx_step ;;
   model) model_step; extra_models_step ;;
   python) python_step ;;

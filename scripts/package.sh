@@ -41,7 +41,7 @@ control() {
   local dir=$1 name=$2 arch=$3 depends=$4 short=$5 long=$6
   local doc="$dir/usr/share/doc/$name"
   mkdir -p "$dir/DEBIAN" "$doc"
-  cp packaging/copyright "$doc/copyright"
+  cp "${copyright:-packaging/copyright}" "$doc/copyright"
   # Debian's changelog format, one entry for this version; the project's history is in
   # CHANGELOG.md.
   printf '%s (%s) unstable; urgency=medium\n\n  * memory_ext %s, see CHANGELOG.md.\n\n -- %s  %s\n' \
@@ -103,6 +103,25 @@ control "$ext" "postgresql-$PG-memory-ext" amd64 \
   "memory_ext gives AI agents long-term memory in the database they already use: core blocks, recall of conversations, archival memories with hybrid ranking, extraction, consent and a background worker, all through plain SQL (SELECT memory_query(...)). This package is the extension for PostgreSQL $PG; CREATE EXTENSION memory_ext CASCADE installs it with pgvector."
 
 [ "$whole" = 1 ] || exit 0
+
+# postgresql-15-pgvector: Debian 12 has no pgvector package for the extension package to depend
+# on, so for 15 the project builds its own from Debian trixie's source of pgvector (the source
+# scripts/deps.sh builds from), with pgvector's own `make install` into the package's tree.
+if [ "$PG" = 15 ]; then
+  pgv=$work/pgvector
+  src=$(scripts/deps.sh pgvector-source)
+  pv=$(basename "$src" | sed 's/^pgvector_\(.*\)\.orig\.tar\.gz$/\1/')
+  mkdir -p "$pgv" "$work/pgvector-src"
+  tar xzf "$src" -C "$work/pgvector-src"
+  make -s -C "$work/pgvector-src/pgvector-$pv" PG_CONFIG="$PG_CONFIG" >/dev/null
+  make -s -C "$work/pgvector-src/pgvector-$pv" PG_CONFIG="$PG_CONFIG" DESTDIR="$pgv" install >/dev/null
+  strip --strip-unneeded "$pgv/usr/lib/postgresql/15/lib/vector.so"
+  pgv_deps=$(shlibs "$pgv/usr/lib/postgresql/15/lib/vector.so")
+  ( debver=$pv-0memoryext1 version=$pv copyright=packaging/pgvector-copyright
+    control "$pgv" postgresql-15-pgvector amd64 "postgresql-15, $pgv_deps" \
+      "open-source vector similarity search for PostgreSQL 15 (pgvector $pv)" \
+      "pgvector $pv, built by memory_ext's packaging from Debian trixie's source package for Debian 12, which has no pgvector package. Exact and approximate nearest neighbour search (HNSW, IVFFlat) for PostgreSQL 15." )
+fi
 
 # memory-ext-models: the files deps.sh installed for this version (a link for versions that
 # share another's copy).

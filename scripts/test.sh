@@ -258,15 +258,12 @@ if want package; then
   # lintian's errors fail the layer; its warnings are printed.
   lintian --fail-on error "$debs"/*.deb
   step "the packages as a DBA meets them, in a clean Debian root (tests/package/run.sh)"
-  prev=
-  if [ "$PG" != 15 ]; then
-    # The last release's packages, from its build (cached by tests/upgrade/run.sh, or built here).
-    # Only a shallow clone may lack the release's commit: then the upgrade by apt is not tested.
-    if ! prev=$(tests/package/release.sh); then
-      [ "$(git rev-parse --is-shallow-repository)" = true ] || exit 1
-      echo "package upgrade: NOT TESTED, the last release's commit is not in this shallow clone"
-      prev=
-    fi
+  # The last release's packages, from its build (cached by tests/upgrade/run.sh, or built here).
+  # Only a shallow clone may lack the release's commit: then the upgrade by apt is not tested.
+  if ! prev=$(tests/package/release.sh); then
+    [ "$(git rev-parse --is-shallow-repository)" = true ] || exit 1
+    echo "package upgrade: NOT TESTED, the last release's commit is not in this shallow clone"
+    prev=
   fi
   tests/package/run.sh "$debs" $prev
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian packages as a DBA meets them (scripts/test.sh, layer package): in a clean Debian
 # root made by debootstrap from Debian's own packages, with the distribution's postgresql-NN and
-# its pgvector installed by apt and no Rust toolchain or compiler:
+# its pgvector installed by apt (on 15, Debian 12, the project's own pgvector package: Debian 12
+# has none) and no Rust toolchain or compiler:
 #   1. apt installs the previous release's packages (when given), a cluster is made with
 #      pg_createcluster, memory_ext preloaded, CREATE EXTENSION memory_ext CASCADE, a memory written;
 #   2. apt installs this tree's packages over them (or afresh), the cluster restarts,
@@ -25,17 +26,13 @@ port=$((PORT_BASE + 40))
 OUT=$PWD/.run/pg$PG/package; mkdir -p "$OUT"
 fail() { echo "package test (PostgreSQL $PG): $*" >&2; exit 1; }
 
-if [ "$PG" = 15 ]; then
-  # Debian 12 has no pgvector package to depend on (docs/operations.md).
-  echo "package test: PostgreSQL 15 SKIPPED: bookworm has no postgresql-15-pgvector package"
-  exit 0
-fi
-
 began=$SECONDS
 if [ ! -f "$base" ]; then
-  log "a Debian $suite root with postgresql-$PG and postgresql-$PG-pgvector from Debian ($base)"
+  log "a Debian $suite root with Debian's postgresql-$PG$([ "$PG" = 15 ] || echo " and postgresql-$PG-pgvector") ($base)"
   new=$(mktemp -d "$MEMORY_EXT_HOME/roots/package-new.XXXXXX")
-  debian_root "$new" "$suite" "postgresql-$PG" "postgresql-$PG-pgvector" || fail "could not make the root"
+  # Debian 12 has no pgvector package: for 15 the project's own comes with the packages tested.
+  pgvector=("postgresql-$PG-pgvector"); [ "$PG" = 15 ] && pgvector=()
+  debian_root "$new" "$suite" "postgresql-$PG" "${pgvector[@]}" || fail "could not make the root"
   as_root tar -C "$new" -cf "$base.new" .
   as_root mv "$base.new" "$base"
   as_root rm -rf "$new"
@@ -63,8 +60,11 @@ for tool in cargo rustc cc gcc clang; do
   if in_root sh -c "command -v $tool" >/dev/null; then fail "the root has $tool"; fi
 done
 
-# The extension package of directory $1 and this tree's models package.
-pkgs() { ls "$1"/postgresql-"$PG"-memory-ext_*.deb "$debs"/memory-ext-models_*.deb; }
+# The extension package of directory $1 and this tree's models package (and, on 15, its pgvector).
+pkgs() {
+  ls "$1"/postgresql-"$PG"-memory-ext_*.deb "$debs"/memory-ext-models_*.deb
+  [ "$PG" != 15 ] || ls "$debs"/postgresql-15-pgvector_*.deb
+}
 # Copies the given .deb files into the root's /tmp/debs; prints their paths inside the root.
 stage_debs() {
   as_root rm -rf "$root/tmp/debs"; as_root mkdir -p "$root/tmp/debs"; as_root cp "$@" "$root/tmp/debs/"
