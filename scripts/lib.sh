@@ -17,6 +17,8 @@ SUPPORTED_PG="15 17 18"
 pg_root() { [ "$1" = 15 ] || echo "$MEMORY_EXT_HOME/roots/pg$1"; }
 # pg_config of PostgreSQL $1.
 pg_config_of() { echo "$(pg_root "$1")/usr/lib/postgresql/$1/bin/pg_config"; }
+# The Debian release whose packages carry PostgreSQL $1 (15: this machine's own, Debian 12).
+debian_suite() { case $1 in 15) echo bookworm ;; 17) echo trixie ;; 18) echo sid ;; esac; }
 
 if [ -n "${PG_CONFIG:-}" ] && [ -x "$PG_CONFIG" ]; then
   PG=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
@@ -86,6 +88,13 @@ debian_root() {
   as_root umount "$dir/proc"
   [ $rc = 0 ] || { tail -20 "$dir.log" >&2; echo "apt-get install $* in $dir failed" >&2; return 1; }
   rm -f "$dir.log"
+  # Debian's own createcluster.conf back (ucf kept it aside for ours), so that clusters made
+  # later are made as on any Debian machine (conf.d included).
+  local conf=$dir/etc/postgresql-common/createcluster.conf
+  if [ -f "$conf.ucf-dist" ]; then as_root mv "$conf.ucf-dist" "$conf"; fi
 }
+# The README's tour, as SQL (between its tour markers, without the fences): run by the client
+# layer and, in a clean Debian root, by the package test.
+readme_tour() { sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```'; }
 # The extension's version, from Cargo.toml (run from the checkout's top).
 ext_version() { sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1; }

@@ -31,7 +31,7 @@
 #      citus_create_restore_point (tests/backup/citus_restore.sh)
 # Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
-# (scripts/lib.sh), so runs on different versions can go side by side.
+# (scripts/lib.sh); runs on two versions take turns (the HTTP stand-in has one port for all).
 # Usage: [PG=NN] scripts/test.sh [layer ...]
 #   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus
 #   (default: all)
@@ -44,7 +44,7 @@ cd "$(dirname "$0")/.."
 TEST_DIR=$TEST_PGDATA
 OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored by git
 mkdir -p "$OUT"
-# The Citus cluster of layer 11: its own ports and directory, removed on exit.
+# The Citus cluster of layer 12: its own ports and directory, removed on exit.
 CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
 layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus}
 
@@ -163,7 +163,7 @@ if want client; then
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_hardening.py
   step "client: the README's tour, pasted into psql"
   fresh_db "$TEST_PORT" memory_ext_tour
-  sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' > "$OUT/tour.sql"
+  readme_tour > "$OUT/tour.sql"
   [ -s "$OUT/tour.sql" ] || { echo "README tour not found" >&2; exit 1; }
   psql_test -d memory_ext_tour -f "$OUT/tour.sql" > "$OUT/tour.out"
   echo "tour ran: $(grep -c '' "$OUT/tour.sql") lines of SQL, output in $OUT/tour.out"

@@ -204,7 +204,8 @@ static CORROBORATE_CATEGORIES: GucSetting<Option<CString>> =
 /// Extraction (docs/design.md "Extraction"): messages read per batch (one LLM call). 20 turns
 /// fit a small model's context with room for the known facts and the answer.
 static EXTRACT_BATCH: GucSetting<i32> = GucSetting::<i32>::new(20);
-/// Memories extraction may write per tenant per day (docs/design.md "Procedures and extraction": a per-tenant daily cap).
+/// Memories extraction may write per tenant per day (docs/design.md "Procedures and
+/// extraction": a per-tenant daily cap).
 static EXTRACT_DAILY_CAP: GucSetting<i32> = GucSetting::<i32>::new(100);
 /// A thread whose last change is this old has ended its run: the worker writes its episode.
 /// 30 minutes; 0 turns idle run ends off (run_end still works).

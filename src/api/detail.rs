@@ -85,9 +85,9 @@ fn memory_ref_get(
     JsonB(store::get(key, offset, limit))
 }
 
-/// The capture step (docs/design.md "Detail memory"): the output itself when it has at most `threshold_tokens` tokens,
-/// else the output goes to detail memory and the answer is one line with its placeholder,
-/// status and key lines.
+/// The capture step (docs/design.md "Detail memory"): the output itself when it has at most
+/// `threshold_tokens` tokens, else the output goes to detail memory and the answer is one line
+/// with its placeholder, status and key lines.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_capture(
     command: Option<&str>,

@@ -329,8 +329,8 @@ pub fn end_failed(user: &str, thread: &str, error: &str) {
     );
 }
 
-/// Weekly project roll-ups (docs/design.md "Episodes"): for each project of `user` (all tenants when
-/// `None`) whose summary is missing or a week old with episodes since (`now`: regardless of
+/// Weekly project roll-ups (docs/design.md "Episodes"): for each project of `user` (all tenants
+/// when `None`) whose summary is missing or a week old with episodes since (`now`: regardless of
 /// the week), `projects/<project>/summary.md` lists the new episodes and keeps what earlier
 /// roll-ups said. One project at a time, each in the caller's transaction.
 /// Returns `[{user_id, project, path, episodes}]`.

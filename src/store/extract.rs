@@ -32,8 +32,9 @@ const CONTEXT_TURNS: i64 = 4;
 const KNOWN: i64 = 15;
 /// Characters of a turn the LLM sees.
 const TURN_CHARS: usize = 2000;
-/// A batch whose user turns are all shorter than this is not worth an LLM call (docs/design.md "Procedures and extraction":
-/// "trigger only when user turn length > N chars"); the rules still look at it.
+/// A batch whose user turns are all shorter than this is not worth an LLM call (docs/design.md
+/// "Procedures and extraction": "trigger only when user turn length > N chars"); the rules still
+/// look at it.
 const MIN_USER_CHARS: usize = 20;
 /// Most tokens of the answer.
 const MAX_ANSWER_TOKENS: u32 = 1200;

@@ -19,8 +19,7 @@ cd "$(dirname "$0")/../.."
 . scripts/lib.sh
 debs=$(cd "${1:?directory of this tree\'s packages}" && pwd)
 prev=${2:+$(cd "$2" && pwd)}
-declare -A SUITE=([15]=bookworm [17]=trixie [18]=sid)
-suite=${SUITE[$PG]}
+suite=$(debian_suite "$PG")
 base=$MEMORY_EXT_HOME/roots/package-pg$PG.tar
 port=$((PORT_BASE + 40))
 OUT=$PWD/.run/pg$PG/package; mkdir -p "$OUT"
@@ -97,7 +96,7 @@ fi
 
 # The README's tour, through the root's psql, on a database of its own.
 in_root runuser -u postgres -- createdb -p "$port" tour
-sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```' | as_root tee "$root/tmp/tour.sql" >/dev/null
+readme_tour | as_root tee "$root/tmp/tour.sql" >/dev/null
 in_root runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$port" -d tour -c "CREATE EXTENSION memory_ext CASCADE" -f /tmp/tour.sql > "$OUT/tour.out"
 echo "README tour ran in the root: $(grep -c '' "$OUT/tour.out") lines of output"
 

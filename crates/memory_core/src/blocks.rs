@@ -86,9 +86,9 @@ impl SqlError for BlockError {
     }
 }
 
-/// Tag names of the compiled prompt's own structure (the layout of docs/design.md "Core memory blocks", and the system prompt
-/// around it): a block labelled one of these would nest `<memory_blocks>` inside itself or
-/// open a `<system>` section, so no block may be (22023).
+/// Tag names of the compiled prompt's own structure (docs/design.md "Core memory blocks", and
+/// the system prompt around it): a block labelled one of these would nest `<memory_blocks>`
+/// inside itself or open a `<system>` section, so no block may be (22023).
 pub const RESERVED_LABELS: [&str; 6] = [
     "memory_blocks",
     "memory_metadata",
@@ -251,9 +251,9 @@ pub struct Metadata {
     pub archival_memories: i64,
 }
 
-/// The layout of docs/design.md "Core memory blocks", which is Letta's `Memory.compile()`: a header line, then per block its
-/// description, metadata (`read_only=true` first when set, then `chars_current` and
-/// `chars_limit`) and value, blocks separated by a blank line.
+/// The layout of docs/design.md "Core memory blocks", which is Letta's `Memory.compile()`: a
+/// header line, then per block its description, metadata (`read_only=true` first when set, then
+/// `chars_current` and `chars_limit`) and value, blocks separated by a blank line.
 pub fn compile_blocks(blocks: &[BlockView]) -> String {
     let mut s = String::from(
         "<memory_blocks>\nThe following memory blocks are currently engaged in your core memory unit:\n\n",

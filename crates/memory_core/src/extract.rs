@@ -5,8 +5,8 @@
 //!
 //! # Why it is shaped this way
 //! - One structured call per batch of turns: the turns are numbered, the answer names the turn
-//!   each fact comes from, so the per-turn cap of docs/design.md "Procedures and extraction" (≤ 3 writes per turn) can be
-//!   enforced on what the model returns, not trusted to it.
+//!   each fact comes from, so the per-turn cap (≤ 3 writes per turn, docs/design.md "Procedures
+//!   and extraction") can be enforced on what the model returns, not trusted to it.
 //! - Nothing the model says is written unchecked: a fact must come from a turn of the batch,
 //!   fit the writing rules (one or two sentences, ≤ 280 characters) and supersede only a memory
 //!   it was shown. A partial answer keeps its valid entries; a garbled one is an error, retried
@@ -223,7 +223,8 @@ pub fn parse_answer(
     Ok(out)
 }
 
-/// A procedure's memory text: its title, then its numbered steps (docs/design.md "Procedures and extraction").
+/// A procedure's memory text: its title, then its numbered steps (docs/design.md "Procedures
+/// and extraction").
 pub fn procedure_text(title: &str, steps: &[String]) -> String {
     let numbered: Vec<String> = steps
         .iter()

@@ -141,8 +141,8 @@ pub struct Candidate {
     /// episode neighbours and its thread are evidence for it.
     pub conversational: bool,
     /// An insight (kind `insight`): a background observation about the person, not something
-    /// they said; its match counts [`INSIGHT_WEIGHT`] times (docs/design.md "Insights": "surfaced in
-    /// retrieval with low weight").
+    /// they said; its match counts [`INSIGHT_WEIGHT`] times (docs/design.md "Insights":
+    /// "surfaced in retrieval with low weight").
     pub insight: bool,
 }
 

@@ -400,9 +400,9 @@ pub fn episode_title(content: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// `projects/<p>/summary.md` (docs/design.md "Episodes"): the week's episodes, newest first, each with its
-/// outcome and file, then what earlier roll-ups said (the previous summary's entries, at most
-/// [`ROLLUP_EARLIER_LINES`] lines).
+/// `projects/<p>/summary.md` (docs/design.md "Episodes"): the week's episodes, newest first,
+/// each with its outcome and file, then what earlier roll-ups said (the previous summary's
+/// entries, at most [`ROLLUP_EARLIER_LINES`] lines).
 pub fn render_rollup(
     project: &str,
     today: &str,

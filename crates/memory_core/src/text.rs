@@ -6,7 +6,8 @@
 
 use crate::error::{SqlError, SqlState};
 
-/// docs/design.md "Writing rules": "1-2 sentences; <= 280 chars" for semantic and episodic memories.
+/// docs/design.md "Writing rules": "1-2 sentences; <= 280 chars" for semantic and episodic
+/// memories.
 pub const MAX_SHORT_CHARS: usize = 280;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

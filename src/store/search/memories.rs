@@ -172,7 +172,8 @@ fn filter_sql(
         add(" AND i.kind = ANY($::text[])", k.clone().into(), args);
     }
     if f.default_kinds() {
-        // Steps for agents that execute stay out of conversational recall (docs/design.md "Procedures and extraction").
+        // Steps for agents that execute stay out of conversational recall (docs/design.md
+        // "Procedures and extraction").
         sql.push_str(" AND i.kind <> 'procedural'");
     }
     sql

@@ -68,7 +68,8 @@ impl FromStr for Format {
 pub struct Agent {
     /// Labels of the core blocks it may edit (read-only ones left out), sorted.
     pub writable_blocks: Vec<String>,
-    /// The categories it may write and read (docs/design.md "Categories and allowlists"); `None`: any.
+    /// The categories it may write and read (docs/design.md "Categories and allowlists");
+    /// `None`: any.
     pub categories: Option<Vec<String>>,
     /// The tools it may use at all (an agent-level allowlist); `None`: any.
     pub tools: Option<Vec<String>>,
@@ -532,7 +533,7 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
                         .ok_or_else(|| format!("\"{k}\" must be a list of strings"))
                 })
                 .collect(),
-            // The memory-file tools of docs/design.md "Memory files" pass tags as one comma-separated string.
+            // Letta-style tool calls pass tags as one comma-separated string.
             Some(Value::String(s)) => Ok(s
                 .split(',')
                 .map(|t| t.trim().to_string())
