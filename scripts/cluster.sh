@@ -18,11 +18,8 @@ dir=${2:?data directory}
 # (space-separated NAME=value; the tests start their server with RUST_BACKTRACE=1 to check that
 # no backtrace reaches a client even then).
 read -r -a extra_env <<< "${CLUSTER_ENV:-}"
-as_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "${extra_env[@]}" "$@"
-  else env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "${extra_env[@]}" "$@"; fi
-}
-running() { [ -f "$dir/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
+server() { as_pg env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "${extra_env[@]}" "$@"; }
+running() { [ -f "$dir/postmaster.pid" ] && server "$PGBIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; }
 
 case "$cmd" in
 start)
@@ -32,7 +29,7 @@ start)
     if [ "$(id -u)" = 0 ]; then chmod 755 "$(dirname "$dir")"; chown postgres:postgres "$dir"; fi
     chmod 700 "$dir"
     # trust on 127.0.0.1 only: a local development/test server, never exposed.
-    as_pg "$PGBIN/initdb" -D "$dir" -U postgres -A trust --no-instructions -E UTF8 --locale=C.UTF-8 >/dev/null
+    server "$PGBIN/initdb" -D "$dir" -U postgres -A trust --no-instructions -E UTF8 --locale=C.UTF-8 >/dev/null
     cat >> "$dir/postgresql.conf" <<CONF
 
 # memory_ext local server (scripts/cluster.sh)
@@ -47,16 +44,16 @@ CONF
   fi
   if running; then
     # Restart so that a freshly installed memory_ext.so is the one loaded.
-    as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -m fast restart >/dev/null
+    server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -m fast restart >/dev/null
   else
-    as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null
+    server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null
   fi
   ;;
 stop)
-  if running; then as_pg "$PGBIN/pg_ctl" -D "$dir" -w -m fast stop >/dev/null; fi
+  if running; then server "$PGBIN/pg_ctl" -D "$dir" -w -m fast stop >/dev/null; fi
   ;;
 destroy)
-  if running; then as_pg "$PGBIN/pg_ctl" -D "$dir" -w -m immediate stop >/dev/null; fi
+  if running; then server "$PGBIN/pg_ctl" -D "$dir" -w -m immediate stop >/dev/null; fi
   rm -rf "$dir"
   ;;
 *) echo "unknown command: $cmd" >&2; exit 2 ;;

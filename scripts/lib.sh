@@ -58,6 +58,8 @@ TEST_PGDATA=${TEST_PGDATA:-$MEMORY_EXT_HOME/test-$TEST_PORT}
 
 log() { printf '==> %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# A server's programs as the postgres user (initdb refuses root), or as the caller when not root.
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 # psql as postgres on 127.0.0.1:$1, stopping at the first error.
 psql_at() { local port=$1; shift; "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres "$@"; }
 # A new database $2 on the server at port $1, with memory_ext (and pgvector) created in it.

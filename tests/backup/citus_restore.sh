@@ -19,7 +19,6 @@ nodes=(coordinator)
 for d in "$dir"/worker*; do nodes[${d##*worker}]=worker${d##*worker}; done
 tenant=citus-restore
 
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 # psql on node $1 (0 = coordinator), the rest are psql's arguments.
 q() { local n=$1; shift; "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p $((port + n)) -U postgres -d postgres "$@"; }
 # A tenant's call through the coordinator.

@@ -62,9 +62,9 @@ items=$(q_old -c "SELECT count(*) FROM memory.items")
 # restore of any table fails ("unrecognized parameter"), memory_ext's or not. When the new
 # version refuses the option, it is taken out of the old catalog first (the one step here that a
 # stock PostgreSQL 15 would not need); docs/operations.md says so.
+# (grep on the binary itself: `strings | grep -q` fails under pipefail when grep stops early.)
 if [ "$(q_old -c "SELECT count(*) FROM pg_attribute WHERE array_to_string(attoptions, ',') LIKE '%pg_attver=%'")" != 0 ] &&
-   ! "$new_bin/postgres" --describe-config 2>/dev/null | grep -q pg_attver &&
-   ! strings "$new_bin/postgres" | grep -qx pg_attver; then
+   ! grep -qaF pg_attver "$new_bin/postgres"; then
   echo "pg_upgrade 15 -> $new_pg: PostgreSQL $new_pg does not know this 15's column option pg_attver; removed from the old catalog"
   for db in app postgres template1; do
     "$old_bin/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$old_port" -U postgres -d "$db" -c \
@@ -78,7 +78,6 @@ PG=15 PG_CONFIG= scripts/cluster.sh stop "$old"
 # checksum setting: 18's initdb turns checksums on unless told otherwise).
 checksums=(); [ "$new_pg" -ge 18 ] && checksums=(--no-data-checksums)
 mkdir -p "$new"; chown postgres:postgres "$new" 2>/dev/null || true; chmod 700 "$new"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 as_pg "$new_bin/initdb" -D "$new" -U postgres -A trust --no-instructions -E UTF8 --locale=C.UTF-8 "${checksums[@]}" >/dev/null
 # The old cluster's settings that matter: memory_ext preloaded (its worker), 127.0.0.1 only.
 sed -n '/# memory_ext local server/,$p' "$old/postgresql.conf" | sed "s/^port = .*/port = $new_port/" >> "$new/postgresql.conf"
