@@ -4,6 +4,8 @@
 # version (scripts/lib.sh), so servers of different versions run side by side.
 PG ?= 15
 export PG
+# scripts/lib.sh is bash.
+SHELL := /bin/bash
 
 .PHONY: all deps build install run stop test bench eval package test-core lint clean-run help
 
@@ -25,7 +27,7 @@ deps:
 	scripts/deps.sh all
 
 build: deps
-	cargo build --no-default-features --features pg$(PG)
+	. scripts/lib.sh && cargo build --no-default-features --features pg$(PG)
 
 install: deps
 	scripts/install.sh
@@ -58,4 +60,4 @@ eval: deps
 lint:
 	scripts/test.sh lint
 test-core:
-	cargo test -p memory_core
+	. scripts/lib.sh && cargo test -p memory_core

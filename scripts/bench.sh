@@ -32,7 +32,7 @@ scripts/cluster.sh stop "$BENCH_PGDATA"   # its own server restarts onto the new
 scripts/install.sh --release >/dev/null
 cargo build -q --release -p memory_ext_bench -p memory_ext_standin -p memory_mcp
 [ "${BENCH_FRESH:-0}" = 1 ] && scripts/cluster.sh destroy "$BENCH_PGDATA"
-target/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &
+"$CARGO_TARGET_DIR"/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &
 standin=$!
 trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"' EXIT
 fresh=0; [ -f "$BENCH_PGDATA/PG_VERSION" ] || fresh=1
@@ -61,7 +61,7 @@ for s in $suites; do
   if [ "$s" = query ]; then
     for n in $BENCH_ITEMS; do
       echo "==> bench: query at $n memories"
-      target/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out "$RESULTS"
+      "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out "$RESULTS"
     done
   elif [ "$s" = lifecycle ]; then
     # Consolidation in a database of its own, made afresh (its tenants are merged by the run);
@@ -69,27 +69,27 @@ for s in $suites; do
     echo "==> bench: lifecycle"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_lc" -c "CREATE DATABASE memory_bench_lc"
     psql_b -d memory_bench_lc -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench lifecycle --dsn "$dsn" --lc-dsn "${dsn/memory_bench/memory_bench_lc}" \
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench lifecycle --dsn "$dsn" --lc-dsn "${dsn/memory_bench/memory_bench_lc}" \
       --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   elif [ "$s" = checkpoint ]; then
     # A database of its own, made afresh: the figures do not depend on the query suite's data.
     echo "==> bench: checkpoint"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_cp" -c "CREATE DATABASE memory_bench_cp"
     psql_b -d memory_bench_cp -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench checkpoint --dsn "${dsn/memory_bench/memory_bench_cp}" --out "$RESULTS"
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench checkpoint --dsn "${dsn/memory_bench/memory_bench_cp}" --out "$RESULTS"
   elif [ "$s" = tools ]; then
     # The agent tools against the functions they stand for, in a database of its own made afresh.
     echo "==> bench: tools"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_tl" -c "CREATE DATABASE memory_bench_tl"
     psql_b -d memory_bench_tl -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out "$RESULTS"
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out "$RESULTS"
   elif [ "$s" = mcp ]; then
     # The MCP gateway against the statements it runs, in a database of its own made afresh.
     echo "==> bench: mcp"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_mcp" -c "CREATE DATABASE memory_bench_mcp"
     psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
-    MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
-      target/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out "$RESULTS"
+    MEMORY_MCP_BIN=$CARGO_TARGET_DIR/release/memory-mcp \
+      "$CARGO_TARGET_DIR"/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out "$RESULTS"
   elif [ "$s" = citus ]; then
     # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),
     # then on one node at the same size: the cost of the extra hop, side by side. The one-node run
@@ -112,7 +112,7 @@ for s in $suites; do
     cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
       -c "CREATE EXTENSION pg_prewarm" -c "SELECT memory_citus_distribute()" >/dev/null
-    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
       --load-only --dsn "$cdsn"
     # The raw statements the suite times (pgvector alone, and the partitions comparison) run as
     # plain statements: the planner settings memory_ext's own statements take on the workers
@@ -125,7 +125,7 @@ for s in $suites; do
         -c "LOAD 'vector'" -c "ALTER SYSTEM SET hnsw.iterative_scan = 'relaxed_order'" \
         -c "ALTER SYSTEM SET enable_seqscan = off" -c "SELECT pg_reload_conf()" >/dev/null
     done
-    target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
       --partitions --dsn "$cdsn" --out "$RESULTS/citus"
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     # BENCH_CITUS_ONE_NODE=0: the cluster only (a rerun; compare with the one-node figures of an
@@ -133,7 +133,7 @@ for s in $suites; do
     if [ "${BENCH_CITUS_ONE_NODE:-1}" = 1 ]; then
       psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
       psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
-      target/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+      "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
         --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
     fi
   elif [ "$s" = agents ]; then
@@ -142,7 +142,7 @@ for s in $suites; do
     echo "==> bench: agents"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ag" -c "CREATE DATABASE memory_bench_ag"
     psql_b -d memory_bench_ag -c "CREATE EXTENSION memory_ext CASCADE"
-    MEMORY_MCP_BIN=$PWD/target/release/memory-mcp \
+    MEMORY_MCP_BIN=$CARGO_TARGET_DIR/release/memory-mcp \
       python3 bench/agents.py --dsn "${dsn/memory_bench/memory_bench_ag}" --out "$RESULTS"
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
@@ -150,18 +150,18 @@ for s in $suites; do
     echo "==> bench: formation"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_fm" -c "CREATE DATABASE memory_bench_fm"
     psql_b -d memory_bench_fm -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench formation --dsn "${dsn/memory_bench/memory_bench_fm}" \
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench formation --dsn "${dsn/memory_bench/memory_bench_fm}" \
       --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   elif [ "$s" = detail ]; then
     # Detail memory and memory files, in a database of its own made afresh.
     echo "==> bench: detail"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_dt" -c "CREATE DATABASE memory_bench_dt"
     psql_b -d memory_bench_dt -c "CREATE EXTENSION memory_ext CASCADE"
-    target/release/memory_ext_bench detail --dsn "${dsn/memory_bench/memory_bench_dt}" \
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench detail --dsn "${dsn/memory_bench/memory_bench_dt}" \
       --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   else
     echo "==> bench: $s"
-    target/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench "$s" --dsn "$dsn" --standin "http://127.0.0.1:$STANDIN_PORT" --out "$RESULTS"
   fi
 done
 echo "==> results in $RESULTS/ ($(hostname), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ))"

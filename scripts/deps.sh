@@ -74,6 +74,10 @@ postgres_step() {
         --force-rpath --set-rpath "$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/postgresql/$PG/lib" "$f"
     fi
   done
+  # The patched programs name the root's loader by its path outside the root; the same path
+  # inside the root leads back to it, so they also run chrooted (the Citus build runs pg_config).
+  as_root mkdir -p "$new$(dirname "$root")"
+  as_root ln -sfn / "$new$root"
   echo "$marker" | as_root tee "$new/.memory_ext" >/dev/null
   as_root chmod 755 "$new"
   as_root rm -rf "$root"
@@ -226,6 +230,27 @@ extra_models_step() {
   rm -rf "$d"
 }
 
+# Citus for a version from a Debian root is built inside that root, with the root's compiler
+# and libraries: its server headers assume the root's C library (e.g. strlcpy, which Debian 12's
+# lacks), and citus.so then loads the root's libcurl and libpq, found through the server's rpath.
+citus_in_root() {
+  [ "$PG" = 18 ] && { echo "citus $CITUS_VERSION supports PostgreSQL 15-17, not $PG (docs/citus.md)" >&2; exit 2; }
+  local root; root=$(pg_root "$PG")
+  log "citus $CITUS_VERSION: building inside $root (about 2 minutes)"
+  root_apt "$root" gcc make libc6-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libicu-dev
+  local d=$root/tmp/citus-build
+  as_root rm -rf "$d"; as_root mkdir -p "$d"
+  as_root tar xzf "$CITUS_VENDOR/citus-$CITUS_VERSION.tar.gz" -C "$d"
+  # The root's clang is not installed: no JIT bitcode (with_llvm=no), as pgvector's Debian build
+  # would have it without clang.
+  as_root chroot "$root" sh -c "cd /tmp/citus-build/citus-$CITUS_VERSION &&
+    ./configure -q PG_CONFIG=/usr/lib/postgresql/$PG/bin/pg_config >/dev/null &&
+    make -s -j$(nproc) with_llvm=no >/tmp/citus-build/make.log 2>&1 &&
+    make -s install with_llvm=no >/dev/null 2>&1" ||
+    { tail -20 "$d/make.log" >&2; echo "citus: build in $root failed" >&2; exit 1; }
+  as_root rm -rf "$d"
+}
+
 citus_step() {
   local pkglib sharedir; pkglib=$("$PG_CONFIG" --pkglibdir); sharedir=$("$PG_CONFIG" --sharedir)
   if [ -f "$pkglib/citus.so" ] && grep -qs "default_version = '${CITUS_VERSION%.*}-" "$sharedir/extension/citus.control"; then
@@ -234,6 +259,7 @@ citus_step() {
   local tarball="$CITUS_VENDOR/citus-$CITUS_VERSION.tar.gz"
   [ -f "$tarball" ] || { echo "citus: $tarball not found (set CITUS_VENDOR to the directory holding it)" >&2; exit 1; }
   echo "$CITUS_SHA256  $tarball" | sha256sum -c --quiet - || { echo "citus: $tarball does not match its pinned sha256" >&2; exit 1; }
+  if [ "$PG" != 15 ]; then citus_in_root; return; fi
   local want=(libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev) missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -246,11 +272,24 @@ citus_step() {
   log "citus $CITUS_VERSION: building from $tarball (about 3 minutes on 2 cores)"
   local d; d=$(mktemp -d)
   tar xzf "$tarball" -C "$d"
+  # The patch: Debian's 15.20 exports a function Citus defines for 15 itself.
   (cd "$d/citus-$CITUS_VERSION" && patch -s -p1 < "$CITUS_VENDOR/citus-$CITUS_VERSION-pg15-compat.patch" \
      && ./configure -q PG_CONFIG="$PG_CONFIG" >/dev/null && make -s -j"$(nproc)" >/dev/null 2>&1)
   # `make install` uses install(1), which replaces files by rename: safe under running servers.
   as_root make -s -C "$d/citus-$CITUS_VERSION" install >/dev/null
   rm -rf "$d"
+}
+
+# Cargo's build directories (scripts/lib.sh): this checkout's is marked used; those of
+# checkouts not built for 30 days are removed (each holds several GB).
+target_step() {
+  mkdir -p "$CARGO_TARGET_DIR" && touch "$CARGO_TARGET_DIR/.used"
+  local d
+  for d in "$MEMORY_EXT_HOME"/target/*/; do
+    if [ -f "$d.used" ] && [ -n "$(find "$d.used" -mtime +30)" ]; then
+      log "removing $d: not built for 30 days"; rm -rf "$d"
+    fi
+  done
 }
 
 case "$step" in
@@ -262,6 +301,6 @@ case "$step" in
   model) model_step; extra_models_step ;;
   python) python_step ;;
   citus) citus_step ;;
-  all) apt_step; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
+  all) target_step; apt_step; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

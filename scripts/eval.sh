@@ -32,7 +32,7 @@ scripts/cluster.sh start "$EVAL_PGDATA" "$EVAL_PORT"
 psql_e -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_eval'" | grep -q 1 ||
   psql_e -d postgres -c "CREATE DATABASE memory_eval"
 psql_e -d memory_eval -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
-"${CARGO_TARGET_DIR:-target}"/release/memory_ext_bench eval --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
+"$CARGO_TARGET_DIR"/release/memory_ext_bench eval --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
   --data "$DATA" --out bench/results --shapes "${EVAL_SHAPES:-turns bare facts}" $ablation $reuse
 # The no-LLM supersede rule on the same file's observations (docs/retrieval.md "Supersede
 # without an LLM"): counts only into bench/results, the pairs never leave stdout.

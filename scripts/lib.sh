@@ -30,6 +30,13 @@ else
   esac
   PG_CONFIG=$(pg_config_of "$PG")
 fi
+# Cargo's build directory: outside the checkout, one per checkout path, so that a fresh clone
+# at the same path (as CI makes) finds its dependencies compiled. One per path, not one shared:
+# cargo's fingerprints name the workspace's own sources by absolute path, so a checkout could
+# take another checkout's build of them for up to date. deps.sh removes those unused for 30 days.
+_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$MEMORY_EXT_HOME/target/$(basename "$_top")-$(printf %s "$_top" | md5sum | cut -c1-8)}
+export CARGO_TARGET_DIR
 # Debian keeps every program of a version next to its pg_config.
 PGBIN=$(dirname "$PG_CONFIG")
 export PG PG_CONFIG MEMORY_EXT_HOME
@@ -80,6 +87,15 @@ debian_root() {
   as_root chmod 755 "$dir/usr/sbin/policy-rc.d" "$dir"
   as_root mkdir -p "$dir/etc/postgresql-common"
   echo "create_main_cluster = false" | as_root tee "$dir/etc/postgresql-common/createcluster.conf" >/dev/null
+  root_apt "$dir" "$@"
+  # Debian's own createcluster.conf back (ucf kept it aside for ours), so that clusters made
+  # later are made as on any Debian machine (conf.d included).
+  local conf=$dir/etc/postgresql-common/createcluster.conf
+  if [ -f "$conf.ucf-dist" ]; then as_root mv "$conf.ucf-dist" "$conf"; fi
+}
+# apt-get install packages $2.. into the Debian root $1 (from its own suite).
+root_apt() {
+  local dir=$1; shift
   # postgresql-common's scripts need /proc.
   as_root mount -t proc proc "$dir/proc"
   local rc=0
@@ -90,10 +106,6 @@ debian_root() {
   as_root umount "$dir/proc"
   [ $rc = 0 ] || { tail -20 "$dir.log" >&2; echo "apt-get install $* in $dir failed" >&2; return 1; }
   rm -f "$dir.log"
-  # Debian's own createcluster.conf back (ucf kept it aside for ours), so that clusters made
-  # later are made as on any Debian machine (conf.d included).
-  local conf=$dir/etc/postgresql-common/createcluster.conf
-  if [ -f "$conf.ucf-dist" ]; then as_root mv "$conf.ucf-dist" "$conf"; fi
 }
 # The README's tour, as SQL (between its tour markers, without the fences): run by the client
 # layer and, in a clean Debian root, by the package test.

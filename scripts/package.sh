@@ -137,7 +137,7 @@ control "$models" memory-ext-models all "" \
 # memory-mcp
 mcp=$work/mcp
 mkdir -p "$mcp/usr/bin" "$mcp/usr/lib/systemd/system" "$mcp/usr/share/doc/memory-mcp/examples"
-install -m 755 target/release/memory-mcp "$mcp/usr/bin/memory-mcp"
+install -m 755 "$CARGO_TARGET_DIR"/release/memory-mcp "$mcp/usr/bin/memory-mcp"
 strip --strip-unneeded "$mcp/usr/bin/memory-mcp"
 install -m 644 packaging/memory-mcp.service "$mcp/usr/lib/systemd/system/memory-mcp.service"
 install -m 644 packaging/memory-mcp.json "$mcp/usr/share/doc/memory-mcp/examples/config.json"

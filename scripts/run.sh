@@ -46,7 +46,7 @@ psql_run -d "$DB" -f scripts/demo.sql
 # (HTTP). It connects as memory_mcp, an ordinary role: row-level security keeps tenants apart
 # only for roles without BYPASSRLS, and the gateway refuses any other.
 cargo build -q -p memory_mcp
-MCP_BIN=$PWD/target/debug/memory-mcp
+MCP_BIN=$CARGO_TARGET_DIR/debug/memory-mcp
 MCP_DSN="host=127.0.0.1 port=$RUN_PORT user=memory_mcp dbname=$DB"
 psql_run -d "$DB" -c "DO \$\$BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memory_mcp') THEN

@@ -110,7 +110,7 @@ if want regress || want client || want backup || want crash || want fuzz || want
   scripts/cluster.sh destroy "$TEST_DIR"
   step "HTTP stand-in on 127.0.0.1:$STANDIN_PORT"
   cargo build -q -p memory_ext_standin
-  target/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
+  "$CARGO_TARGET_DIR"/debug/memory_ext_standin "$STANDIN_PORT" > "$OUT/standin.log" 2>&1 &
   standin_pid=$!
   sleep 0.3
   kill -0 "$standin_pid" 2>/dev/null || {
@@ -154,10 +154,10 @@ if want client; then
   step "client tests: the MCP gateway with the Python MCP SDK over stdio and streamable HTTP (tests/python/test_mcp.py)"
   cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
-  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp.py
+  MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_mcp.py
   step "client tests: the MCP gateway under slow, hostile and flooding clients (tests/python/test_mcp_limits.py)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
-  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" python3 tests/python/test_mcp_limits.py
+  MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_mcp_limits.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_hardening.py
@@ -214,7 +214,7 @@ if want fuzz; then
   fresh_db "$TEST_PORT" memory_ext_fuzz
   cargo build -q -p memory_mcp
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
-  MEMORY_MCP_BIN="$PWD/target/debug/memory-mcp" \
+  MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" \
     python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-10000}" "${FUZZ_SEED:-15}"
 fi
 

@@ -14,7 +14,7 @@ own tenant. After each call:
     those from before the call).
   * a tool call's answer never carries Postgres's own error text to the model (0.9.0: tool
     errors are told in the model's terms, the SQLSTATE kept in the event).
-Then (0.9.0), when a memory-mcp binary is there (MEMORY_MCP_BIN, else target/debug/memory-mcp),
+Then (0.9.0), when a memory-mcp binary is there (MEMORY_MCP_BIN, else $CARGO_TARGET_DIR/debug/memory-mcp),
 the same hostile tool calls go through the MCP gateway over HTTP, with hostile bodies besides:
 the gateway stays up, never answers 5xx, and never shows Postgres's error text either.
 The summary line counts calls, accepted calls and rejections by SQLSTATE.
@@ -307,7 +307,7 @@ def free_port():
 def gateway_fuzz(r, user, n):
     """`n` hostile requests through a `memory-mcp http` gateway serving the fuzz tenant (every
     tool), mixed with hostile bodies; the failures found (empty: none)."""
-    binary = os.environ.get("MEMORY_MCP_BIN", "target/debug/memory-mcp")
+    binary = os.environ.get("MEMORY_MCP_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "memory-mcp"))
     if not os.path.exists(binary):
         print(f"fuzz: gateway SKIPPED: no memory-mcp binary at {binary}")
         return []

@@ -6,7 +6,7 @@ each other. The gateway connects as an ordinary role and refuses one that bypass
 
 Run by `scripts/test.sh client`:
     MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." \
-    MEMORY_MCP_BIN=target/debug/memory-mcp python3 tests/python/test_mcp.py
+    MEMORY_MCP_BIN=$CARGO_TARGET_DIR/debug/memory-mcp python3 tests/python/test_mcp.py
 """
 
 import asyncio
@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pgtest import ordinary_role, run_tests
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
-BIN = os.path.abspath(os.environ.get("MEMORY_MCP_BIN", "target/debug/memory-mcp"))
+BIN = os.path.abspath(os.environ.get("MEMORY_MCP_BIN", os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "memory-mcp")))
 GATEWAY_ROLE = "memory_mcp_gateway"
 GATEWAY_DSN = DSN + f" user={GATEWAY_ROLE}"
 RUN = uuid.uuid4().hex[:8]

@@ -6,7 +6,7 @@ does not wait on half-open connections. Real processes, real sockets, the offici
 SDK where a client would use it.
 
 Run by `scripts/test.sh client`, after tests/python/test_mcp.py (whose helpers it uses):
-    MEMORY_EXT_TEST_DSN=... MEMORY_MCP_BIN=target/debug/memory-mcp python3 tests/python/test_mcp_limits.py
+    MEMORY_EXT_TEST_DSN=... MEMORY_MCP_BIN=$CARGO_TARGET_DIR/debug/memory-mcp python3 tests/python/test_mcp_limits.py
 """
 
 import asyncio

@@ -45,7 +45,7 @@ release_stage() {
     # Their artifacts must go before each build: cargo's dep-info names source files by absolute
     # path, so the other tree's artifacts would otherwise pass for up to date.
     clean_ours
-    (cd "$tree" && CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$OLDPWD/target} cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null 2>&1) || return 1
+    (cd "$tree" && cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null 2>&1) || return 1
     clean_ours
     touch "$stage/.built"
   fi
