@@ -74,10 +74,6 @@ postgres_step() {
         --force-rpath --set-rpath "$root/usr/lib/x86_64-linux-gnu:$root/usr/lib/postgresql/$PG/lib" "$f"
     fi
   done
-  # The patched programs name the root's loader by its path outside the root; the same path
-  # inside the root leads back to it, so they also run chrooted (the Citus build runs pg_config).
-  as_root mkdir -p "$new$(dirname "$root")"
-  as_root ln -sfn / "$new$root"
   echo "$marker" | as_root tee "$new/.memory_ext" >/dev/null
   as_root chmod 755 "$new"
   as_root rm -rf "$root"
@@ -238,6 +234,10 @@ citus_in_root() {
   local root; root=$(pg_root "$PG")
   log "citus $CITUS_VERSION: building inside $root (about 2 minutes)"
   root_apt "$root" gcc make libc6-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libicu-dev
+  # The root's patched programs name its loader by its path outside the root; the same path
+  # inside the root leads back to it, so they also run chrooted (the build runs pg_config).
+  as_root mkdir -p "$root$(dirname "$root")"
+  as_root ln -sfn / "$root$root"
   local d=$root/tmp/citus-build
   as_root rm -rf "$d"; as_root mkdir -p "$d"
   as_root tar xzf "$CITUS_VENDOR/citus-$CITUS_VERSION.tar.gz" -C "$d"
