@@ -278,7 +278,41 @@ fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
     (r.0, t.elapsed().as_secs_f64() * 1e3)
 }
 
-/// memory_query vs the raw pgvector query, and end-to-end memory_query.
+/// The planner settings memory_query runs its statements under (src/pg/vector.rs,
+/// `with_iterative_scan`). The raw reference runs under the same, so that the two differ in what
+/// memory_query does, not in which plans the planner may pick for the rows.
+const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off; \
+                          SET plan_cache_mode = force_custom_plan";
+/// The reference as measured before 0.10.0: only the iterative scan set, the rest at defaults.
+const DEFAULT_PLANNER: &str =
+    "SET hnsw.iterative_scan = relaxed_order; RESET enable_seqscan; RESET plan_cache_mode";
+/// Timed rounds of the query comparison; the spread between them is part of the result.
+pub const ROUNDS: usize = 3;
+
+/// What the plan of one raw query does: walks the model's HNSW index, or reads the tenant's
+/// rows another way and sorts them by distance.
+fn plan_shape(db: &mut Client, raw_sql: &str, user: &str, vtext: &str) -> &'static str {
+    let rows = db
+        .query(&format!("EXPLAIN (COSTS OFF) {raw_sql}"), &[&user, &vtext])
+        .unwrap();
+    let plan: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    let plan = plan.join("\n");
+    if plan.contains("Sort") {
+        if plan.contains("Seq Scan") {
+            "sequential scan + sort"
+        } else {
+            "tenant's rows by btree/bitmap + sort"
+        }
+    } else if plan.contains("Index Scan") {
+        "HNSW index walk"
+    } else {
+        "other"
+    }
+}
+
+/// memory_query vs the raw pgvector query, and end-to-end memory_query, in `ROUNDS` rounds of
+/// `n` queries each (every query runs every side, one after another, so the sides share the
+/// machine's state); the reranked variants in the first round only.
 pub fn query_latency(dsn: &str, n: usize) -> Value {
     let mut db = connect(dsn);
     let mut g = Gen::new(7);
@@ -288,8 +322,7 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
            AND importance >= 2
          ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5"
     );
-    db.batch_execute("SET hnsw.iterative_scan = relaxed_order")
-        .unwrap();
+    db.batch_execute(MQ_PLANNER).unwrap();
     // Warm-up: n/2 rounds of other queries (another seed), untimed, so that the figures are a
     // running server's rather than the first touches of pages after a load or a restart (those
     // gave tails of 40-100 ms to both memory_query and the raw query).
@@ -306,59 +339,165 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
         db.query_one("SELECT memory_query($1)", &[&Json(req)])
             .unwrap();
     }
-    let (mut mq, mut raw, mut e2e) = (vec![], vec![], vec![]);
+    // Which plans each setting gives the raw query, over the first round's queries (untimed).
+    let mut census = serde_json::Map::new();
+    for (name, settings) in [("memory_query_settings", MQ_PLANNER), ("defaults", DEFAULT_PLANNER)] {
+        db.batch_execute(settings).unwrap();
+        let mut c = Gen::new(7);
+        let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+        for _ in 0..n {
+            let user = format!("bench-{}", c.rng.below(TENANTS));
+            let (_, topic) = c.sentence();
+            let vtext = vector_literal(&c.vector(topic));
+            *counts.entry(plan_shape(&mut db, &raw_sql, &user, &vtext)).or_default() += 1;
+        }
+        census.insert(name.into(), json!(counts));
+    }
+    // One query's plans, measured: the raw query under each setting, and memory_query's own.
+    let mut explain = serde_json::Map::new();
+    {
+        let mut c = Gen::new(7);
+        let user = format!("bench-{}", c.rng.below(TENANTS));
+        let (text, topic) = c.sentence();
+        let v = c.vector(topic);
+        let vtext = vector_literal(&v);
+        for (name, settings) in [("raw_memory_query_settings", MQ_PLANNER), ("raw_defaults", DEFAULT_PLANNER)] {
+            db.batch_execute(settings).unwrap();
+            let rows = db
+                .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {raw_sql}"), &[&user, &vtext])
+                .unwrap();
+            let lines: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+            explain.insert(name.into(), json!(lines.join("\n")));
+        }
+        db.batch_execute(MQ_PLANNER).unwrap();
+        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+            .unwrap();
+        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
+        let plan: String = db
+            .query_one("SELECT memory.query_plan($1, true)", &[&Json(req)])
+            .unwrap()
+            .get(0);
+        explain.insert("memory_query".into(), json!(plan));
+    }
+    let (mut mq, mut raw, mut raw_def, mut e2e) = (vec![], vec![], vec![], vec![]);
+    let mut rounds = vec![];
     // End-to-end with the reranker ("rerank": true) at top_k 5, on every fourth query, reading
     // the default 10 memories (memory_ext.rerank_depth: what make eval measures; recall@5 can
     // only gain from memories below the fifth) and reading only the 5 returned (the floor: it
     // reorders them, recall@5 cannot change). Each memory read is one forward pass.
     let (mut rr5, mut rr10) = (vec![], vec![]);
-    for i in 0..n + 20 {
-        let tenant = g.rng.below(TENANTS);
-        let (text, topic) = g.sentence();
-        let v = g.vector(topic);
-        let user = format!("bench-{tenant}");
-        db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
-            .unwrap();
-        let vtext = vector_literal(&v);
-        let t = Instant::now();
-        let rows = db.query(&raw_sql, &[&user, &vtext]).unwrap();
-        let raw_ms = t.elapsed().as_secs_f64() * 1e3;
-        assert!(!rows.is_empty());
-        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
-        let (r, mq_ms) = timed_query(&mut db, req);
-        assert!(!r["items"].as_array().unwrap().is_empty());
-        let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}});
-        let (_, e2e_ms) = timed_query(&mut db, req);
-        if i % 4 == 0 {
-            for (depth, out) in [(5, &mut rr5), (10, &mut rr10)] {
-                db.batch_execute(&format!("SET memory_ext.rerank_depth = {depth}"))
-                    .unwrap();
-                let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "rerank": true});
-                let (_, ms) = timed_query(&mut db, req);
-                if i >= 20 {
-                    out.push(ms);
-                }
-            }
-        }
-        if i >= 20 {
-            // the first 20 warm caches and load the model
-            raw.push(raw_ms);
-            mq.push(mq_ms);
-            e2e.push(e2e_ms);
-        }
-    }
     let s =
         |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0), "p99": pct(v, 99.0)});
+    for round in 0..ROUNDS {
+        let (mut r_mq, mut r_raw, mut r_def, mut r_e2e) = (vec![], vec![], vec![], vec![]);
+        let warm = if round == 0 { 20 } else { 0 };
+        for i in 0..n + warm {
+            let tenant = g.rng.below(TENANTS);
+            let (text, topic) = g.sentence();
+            let v = g.vector(topic);
+            let user = format!("bench-{tenant}");
+            db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
+                .unwrap();
+            let vtext = vector_literal(&v);
+            db.batch_execute(DEFAULT_PLANNER).unwrap();
+            let t = Instant::now();
+            db.query(&raw_sql, &[&user, &vtext]).unwrap();
+            let def_ms = t.elapsed().as_secs_f64() * 1e3;
+            db.batch_execute(MQ_PLANNER).unwrap();
+            let t = Instant::now();
+            let rows = db.query(&raw_sql, &[&user, &vtext]).unwrap();
+            let raw_ms = t.elapsed().as_secs_f64() * 1e3;
+            assert!(!rows.is_empty());
+            let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
+            let (r, mq_ms) = timed_query(&mut db, req);
+            assert!(!r["items"].as_array().unwrap().is_empty());
+            let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}});
+            let (_, e2e_ms) = timed_query(&mut db, req);
+            if round == 0 && i % 4 == 0 {
+                for (depth, out) in [(5, &mut rr5), (10, &mut rr10)] {
+                    db.batch_execute(&format!("SET memory_ext.rerank_depth = {depth}"))
+                        .unwrap();
+                    let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "rerank": true});
+                    let (_, ms) = timed_query(&mut db, req);
+                    if i >= warm {
+                        out.push(ms);
+                    }
+                }
+            }
+            if i >= warm {
+                // the first 20 warm caches and load the model
+                r_raw.push(raw_ms);
+                r_def.push(def_ms);
+                r_mq.push(mq_ms);
+                r_e2e.push(e2e_ms);
+            }
+        }
+        raw.extend(&r_raw);
+        raw_def.extend(&r_def);
+        mq.extend(&r_mq);
+        e2e.extend(&r_e2e);
+        rounds.push(json!({
+            "raw_pgvector_ms": s(&mut r_raw),
+            "raw_pgvector_default_planner_ms": s(&mut r_def),
+            "memory_query_ms": s(&mut r_mq),
+            "memory_query_end_to_end_ms": s(&mut r_e2e),
+        }));
+    }
     let (rs, ms) = (s(&mut raw), s(&mut mq));
     json!({
         "queries": n,
+        "rounds": rounds,
         "raw_pgvector_ms": rs,
+        "raw_pgvector_default_planner_ms": s(&mut raw_def),
         "memory_query_ms": ms,
         "p95_ratio": ms["p95"].as_f64().unwrap() / rs["p95"].as_f64().unwrap(),
         "memory_query_end_to_end_ms": s(&mut e2e),
         "rerank_end_to_end_top5_depth5_ms": s(&mut rr5),
         "rerank_end_to_end_top5_depth10_ms": s(&mut rr10),
+        "raw_plans": census,
+        "explain": explain,
     })
+}
+
+/// The query comparison's rounds, plan census and plans, as markdown (bench/src/main.rs).
+pub fn rounds_md(q: &Value) -> String {
+    let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let mut md = format!(
+        "\n| round ({} queries; every query runs every side in turn) | raw pgvector, memory_query's settings p50 / p95 | raw pgvector, default settings p50 / p95 | memory_query p50 / p95 | end to end p50 / p95 |\n|---|---|---|---|---|\n",
+        q["queries"]
+    );
+    for (i, r) in q["rounds"].as_array().into_iter().flatten().enumerate() {
+        let pair = |k: &str| format!("{:.2} / {:.2}", f(&r[k], "p50"), f(&r[k], "p95"));
+        md += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            i + 1,
+            pair("raw_pgvector_ms"),
+            pair("raw_pgvector_default_planner_ms"),
+            pair("memory_query_ms"),
+            pair("memory_query_end_to_end_ms")
+        );
+    }
+    md += "\nPlans of the raw query over the first round's queries (EXPLAIN, untimed):\n\n| settings | plans |\n|---|---|\n";
+    for (name, counts) in q["raw_plans"].as_object().into_iter().flatten() {
+        let c: Vec<String> = counts
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        md += &format!("| {} | {} |\n", name.replace('_', " "), c.join(", "));
+    }
+    for (name, title) in [
+        ("raw_memory_query_settings", "The raw query under memory_query's settings, one query (EXPLAIN (ANALYZE, BUFFERS))"),
+        ("raw_defaults", "The same query under the default settings"),
+        ("memory_query", "memory_query's own statements for that query (memory.query_plan(request, true))"),
+    ] {
+        md += &format!(
+            "\n{title}:\n\n```\n{}\n```\n",
+            q["explain"][name].as_str().unwrap_or("")
+        );
+    }
+    md
 }
 
 /// memory_write latency and throughput with `clients` connections.
