@@ -280,15 +280,37 @@ citus_step() {
   rm -rf "$d"
 }
 
-# Cargo's build directories (scripts/lib.sh): this checkout's is marked used; those of
-# checkouts not built for 30 days are removed (each holds several GB).
+# Cargo's build directory (scripts/lib.sh), one per checkout path. A checkout at a new path (a
+# fresh clone elsewhere) starts from a copy of the most recently used one, with this
+# workspace's own crates cleaned out of the copy: the compiled dependencies are what takes time
+# (about 20 minutes on 2 cores), and our crates are rebuilt from this checkout's sources either
+# way. A copy, not a shared directory: cargo would take another checkout's build of our crates
+# for up to date (scripts/lib.sh says why). The three most recently used are kept.
 target_step() {
-  mkdir -p "$CARGO_TARGET_DIR" && touch "$CARGO_TARGET_DIR/.used"
-  local d
-  for d in "$MEMORY_EXT_HOME"/target/*/; do
-    if [ -f "$d.used" ] && [ -n "$(find "$d.used" -mtime +30)" ]; then
-      log "removing $d: not built for 30 days"; rm -rf "$d"
+  if [ ! -d "$CARGO_TARGET_DIR" ]; then
+    local seed
+    seed=$(ls -t "$MEMORY_EXT_HOME"/target/*/.used 2>/dev/null | head -1 || true)
+    if [ -n "$seed" ]; then
+      seed=$(dirname "$seed")
+      log "cargo build directory $CARGO_TARGET_DIR: new; starting from a copy of $seed"
+      rm -rf "$CARGO_TARGET_DIR.new"
+      cp -a "$seed" "$CARGO_TARGET_DIR.new"
+      rm -rf "$CARGO_TARGET_DIR.new"/*/install-stage-* "$CARGO_TARGET_DIR.new/.used"
+      mv "$CARGO_TARGET_DIR.new" "$CARGO_TARGET_DIR"
+      local p args=()
+      for p in $(cargo metadata --no-deps --format-version 1 |
+                 python3 -c 'import json, sys; print(" ".join(p["name"] for p in json.load(sys.stdin)["packages"]))'); do
+        args+=(-p "$p")
+      done
+      cargo clean -q "${args[@]}"
+      cargo clean -q --release "${args[@]}"
     fi
+  fi
+  mkdir -p "$CARGO_TARGET_DIR" && touch "$CARGO_TARGET_DIR/.used"
+  local d n=0
+  for d in $(ls -t "$MEMORY_EXT_HOME"/target/*/.used 2>/dev/null); do
+    n=$((n + 1))
+    if [ $n -gt 3 ]; then log "removing $(dirname "$d"): the fourth most recently used build directory"; rm -rf "$(dirname "$d")"; fi
   done
 }
 

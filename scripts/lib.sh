@@ -33,7 +33,8 @@ fi
 # Cargo's build directory: outside the checkout, one per checkout path, so that a fresh clone
 # at the same path (as CI makes) finds its dependencies compiled. One per path, not one shared:
 # cargo's fingerprints name the workspace's own sources by absolute path, so a checkout could
-# take another checkout's build of them for up to date. deps.sh removes those unused for 30 days.
+# take another checkout's build of them for up to date. deps.sh starts a new one from a copy of
+# the last one used, and keeps three.
 _top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$MEMORY_EXT_HOME/target/$(basename "$_top")-$(printf %s "$_top" | md5sum | cut -c1-8)}
 export CARGO_TARGET_DIR

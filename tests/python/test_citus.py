@@ -33,7 +33,7 @@ from psycopg.types.json import Jsonb
 DSN = os.environ.get("MEMORY_EXT_TEST_DSN")
 CLUSTER = os.environ.get("MEMORY_EXT_CITUS_DIR")
 ROLE = "me_citus"
-PG_CTL = "/usr/lib/postgresql/15/bin/pg_ctl"
+PG_CTL = os.path.join(os.environ.get("MEMORY_EXT_PGBIN", "/usr/lib/postgresql/15/bin"), "pg_ctl")
 
 
 def admin():
@@ -328,6 +328,22 @@ def test_a_purged_memory_leaves_the_term_statistics():
         lex = dict(a.execute("SELECT lexeme, df FROM memory.lexicon WHERE user_id = %s", (user,)).fetchall())
         assert "purpl" not in lex and lex.get("grow") == 1 and lex.get("sunflow") == 1, lex
         assert one(a, "SELECT docs FROM memory.corpus WHERE user_id = %s", (user,)) == 1
+
+
+def test_erasing_a_tenant_leaves_only_its_receipt():
+    # One transaction routed to the tenant's shard group; the receipt stays on the coordinator.
+    c, user = tenant("ce")
+    with c:
+        write(c, text="Iris keeps bees on the roof.", thread_id="i1")
+        c.execute("SELECT message_append('i1', 'user', 'Iris says hello.')")
+        c.execute("SELECT memory_file_write('notes/iris.md', 'Iris notes.')")
+    with admin() as a:
+        receipt = one(a, "SELECT memory_erase_tenant(%s, 'asked')", (user,))
+        assert receipt["rows"]["items"] == 1 and receipt["rows"]["messages"] == 1, receipt
+        tables = [r[0] for r in a.execute("SELECT t::text FROM memory._tenant_tables() t").fetchall()]
+        left = {t: one(a, f"SELECT count(*) FROM {t} WHERE user_id = %s", (user,)) for t in tables}
+        assert not any(left.values()), left
+        assert one(a, "SELECT count(*) FROM memory.erasures WHERE tenant_hash = encode(sha256(%s::bytea), 'hex')", (user,)) == 1
 
 
 def test_a_worker_added_and_rebalanced_keeps_every_tenant():
