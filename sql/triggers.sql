@@ -59,6 +59,37 @@ EXCEPTION WHEN others THEN
     RETURN '{}'::jsonb;  -- a malformed hint must not fail the user's write
 END $$;
 
+-- What a row said goes from every place it was copied to once the row itself is gone for good
+-- (a purge, a DELETE; docs/operations.md "Privacy"): the entity's history keeps its events
+-- (which, who, when, ids) but not its text, path or title; the change log keeps that the memory
+-- changed, not its text; the bookkeeping that names it (embedding retries, consolidation pairs,
+-- the consent proposal that made or changed it) forgets it. A soft delete keeps everything: it
+-- can be restored. Called by the audit triggers below, as the owner.
+CREATE FUNCTION memory._erase_copies(p_user text, p_entity text, p_id text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE memory.history
+       SET old_ref = NULL,
+           -- a LINK's new_ref is the other memory's id, not what either said
+           new_ref = CASE WHEN event = 'LINK' THEN new_ref END,
+           meta = (meta - 'text' - 'path' - 'title' - 'old_path' - 'value') || '{"erased": true}'
+     WHERE user_id = p_user AND entity = p_entity AND memory_id = p_id;
+    IF p_entity IN ('item', 'message', 'file') THEN
+        DELETE FROM memory.embedding_failures
+         WHERE user_id = p_user AND target = p_entity AND row_id = p_id::uuid;
+    END IF;
+    IF p_entity = 'item' THEN
+        UPDATE memory.change_log SET meta = (meta - 'text') || '{"erased": true}'
+         WHERE user_id = p_user AND memory_id = p_id AND meta ? 'text';
+        DELETE FROM memory.consolidation_fingerprints
+         WHERE user_id = p_user AND (id_a = p_id::uuid OR id_b = p_id::uuid);
+        DELETE FROM memory.consolidation_seen WHERE user_id = p_user AND id = p_id::uuid;
+        UPDATE memory.proposals SET text = '', request = '{}'
+         WHERE user_id = p_user AND memory_id = p_id::uuid;
+    END IF;
+END $$;
+REVOKE ALL ON FUNCTION memory._erase_copies(text, text, text) FROM PUBLIC;
+
 -- Increments a thread's revision and appends its change-log row; returns the new revision.
 -- `create_thread` upserts the thread (a new item or message may name a thread that does not
 -- exist yet); otherwise a missing thread (being deleted in this statement) is left alone.
@@ -155,6 +186,9 @@ BEGIN
        AND (TG_OP = 'DELETE' OR OLD.thread_id IS DISTINCT FROM NEW.thread_id) THEN
         PERFORM memory._bump_revision(OLD.user_id, OLD.thread_id, OLD.id::text, change, meta, false);
     END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM memory._erase_copies(OLD.user_id, 'item', OLD.id::text);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -232,6 +266,9 @@ BEGIN
             memory._actor(),
             jsonb_build_object('agent_id', b.agent_id, 'label', b.label, 'version', b.version)
               || memory._hint_meta());
+    IF TG_OP = 'DELETE' THEN
+        PERFORM memory._erase_copies(OLD.user_id, 'block', OLD.id::text);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -308,6 +345,9 @@ BEGIN
                 memory._actor(),
                 jsonb_build_object('thread_id', m.thread_id, 'seq', m.seq, 'role', m.role) || memory._hint_meta());
     END IF;
+    IF TG_OP = 'DELETE' THEN
+        PERFORM memory._erase_copies(OLD.user_id, 'message', OLD.id::text);
+    END IF;
     RETURN NULL;
 END $$;
 
@@ -367,6 +407,9 @@ BEGIN
               || CASE WHEN TG_OP = 'UPDATE' AND OLD.path <> NEW.path
                       THEN jsonb_build_object('old_path', OLD.path) ELSE '{}'::jsonb END
               || memory._hint_meta());
+    IF TG_OP = 'DELETE' THEN
+        PERFORM memory._erase_copies(OLD.user_id, 'file', OLD.id::text);
+    END IF;
     RETURN NULL;
 END $$;
 CREATE TRIGGER files_audit_insert AFTER INSERT ON memory.files FOR EACH ROW

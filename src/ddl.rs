@@ -70,4 +70,9 @@ extension_sql_file!(
     name = "backup",
     requires = ["schema", "embed", "search", "consolidate", "worker"]
 );
+extension_sql_file!(
+    "../sql/erase.sql",
+    name = "erase",
+    requires = ["schema", "triggers"]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -218,6 +218,10 @@ static CONTEXT_WINDOW: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Superuser-only: whether activity is tracked is the operator's decision, not a session's.
 static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// Whether a tenant may erase itself with memory_erase_tenant (otherwise only the operator may).
+/// Superuser-only: a tenant must not be able to turn it on for itself.
+static SELF_ERASE: GucSetting<bool> = GucSetting::<bool>::new(false);
+
 /// memory_purge drops memory.events rows older than this many days (0: keep them forever).
 static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
 
@@ -252,6 +256,14 @@ pub fn init() {
         c"Applications set it per session or transaction. Ignored when memory_ext.tenant_source = 'role'.",
         &USER_ID,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"memory_ext.self_erase",
+        c"Let a tenant erase itself with memory_erase_tenant (otherwise only the extension's owner or a superuser may).",
+        c"",
+        &SELF_ERASE,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_enum_guc(
@@ -898,6 +910,10 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
         api_key: secret(&LLM_API_KEY_VALUE),
         timeout_ms: http_timeout_ms(),
     })
+}
+
+pub fn self_erase() -> bool {
+    SELF_ERASE.get()
 }
 
 pub fn track_events() -> bool {

@@ -9,11 +9,13 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 
 /// User-initiated delete: soft-deleted now (retrieval stops returning it at once), purged
-/// `memory_ext.purge_after_days` later; `memory_restore` undoes it until then.
+/// `memory_ext.purge_after_days` later; `memory_restore` undoes it until then. With `hard`,
+/// purged at once: the memory and every copy of what it said are gone (sql/triggers.sql,
+/// memory._erase_copies), and nothing can restore it.
 #[pg_extern(volatile, parallel_unsafe)]
-fn memory_forget(id: Option<pgrx::Uuid>) -> JsonB {
+fn memory_forget(id: Option<pgrx::Uuid>, hard: default!(Option<bool>, false)) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(store::forget(&id))
+    JsonB(store::forget(&id, hard.unwrap_or(false)))
 }
 
 /// Back to active, `purge_at` cleared: undoes a forget, a TTL expiry or a merge (the merged-away

@@ -13,6 +13,7 @@ pub mod consolidate;
 pub mod detail;
 pub mod embed;
 pub mod episodes;
+pub mod erase;
 pub mod extract;
 pub mod files;
 pub mod lifecycle;

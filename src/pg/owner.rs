@@ -56,3 +56,10 @@ pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
         })
         .execute()
 }
+
+/// Whether the caller acts with the owner's rights anyway: a superuser, the extension's owner or
+/// a member of its role. What only the operator may do (erasing a tenant) asks this.
+pub fn caller_is_owner() -> bool {
+    // SAFETY: plain reads of the current role and the role cache inside a transaction.
+    unsafe { pg_sys::superuser() || pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner()) }
+}

@@ -66,14 +66,37 @@ fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Val
 }
 
 /// memory_forget: soft-deleted now (retrieval stops returning it at once), purged
-/// `memory_ext.purge_after_days` later.
-pub fn forget(id: &str) -> Value {
-    transition(
+/// `memory_ext.purge_after_days` later, or (`hard`) at once.
+pub fn forget(id: &str, hard: bool) -> Value {
+    let mut answer = transition(
         id,
         "forget",
         include_str!("../../sql/queries/lifecycle_forget.sql"),
-        Some(gucs::purge_after_days()),
-    )
+        Some(if hard { 0 } else { gucs::purge_after_days() }),
+    );
+    if hard {
+        // The memory is soft-deleted now (by this call or before it); the purge of that one row
+        // runs as the owner, as every purge does (it prunes bookkeeping tenants may only read).
+        let user = tenant::acting();
+        let purged = hints::with_reason("purge", || {
+            crate::pg::owner::as_owner(|| {
+                spi::one_opt::<String>(
+                    include_str!("../../sql/queries/lifecycle_purge_one.sql"),
+                    &[id.into(), user.into(), gucs::track_events().into()],
+                    "purging a memory",
+                )
+            })
+        });
+        if let Some(obj) = answer.as_object_mut() {
+            obj.insert("event".into(), Value::from("purged"));
+            obj.insert("state".into(), Value::from("purged"));
+            obj.remove("purge_at");
+            if purged.is_none() {
+                obj.insert("event".into(), Value::from("noop"));
+            }
+        }
+    }
+    answer
 }
 
 /// memory_restore: back to active, `purge_at` cleared.

@@ -14,6 +14,7 @@ pub mod consolidate;
 pub mod delta;
 pub mod detail;
 pub mod episodes;
+pub mod erase;
 pub mod extract;
 pub mod files;
 pub mod lifecycle;

@@ -16,3 +16,10 @@ SELECT count(*) = 1 AS found_by_new_spelling FROM memory_search('night train', f
 SELECT EXISTS (SELECT 1 FROM pg_depend
                WHERE classid = 'pg_proc'::regclass AND objid = 'memory.tenant_tsvector(text)'::regprocedure
                  AND refobjid = 'memory.tenant_lexeme(text)'::regprocedure) AS tenant_tsvector_depends_on_lexeme;
+-- 0.11.0: the purged memory's text is gone from history and the change log; its events stay.
+SELECT count(*) = 0 AS purged_text_scrubbed FROM memory.history
+WHERE user_id = 'upgrade-changes' AND (old_ref LIKE '%quokkastone%' OR new_ref LIKE '%quokkastone%' OR meta::text LIKE '%quokkastone%');
+SELECT count(*) = 0 AS purged_text_scrubbed_from_change_log FROM memory.change_log
+WHERE user_id = 'upgrade-changes' AND meta::text LIKE '%quokkastone%';
+SELECT count(*) >= 3 AS purged_events_kept FROM memory.history
+WHERE user_id = 'upgrade-changes' AND meta ->> 'erased' = 'true';

@@ -38,6 +38,12 @@ q 0 -c "CREATE EXTENSION vector" -c "CREATE EXTENSION memory_ext VERSION '$versi
 q 0 -f tests/data/citus_before.sql >/dev/null
 # 0.9.0 normalises stored categories; on a cluster, by the statement docs/citus.md gives.
 q 0 -c "SET memory_ext.user_id = '$tenant'" -c "SELECT memory_write('{\"text\": \"Ana booked the night train to Vienna.\", \"category\": \"Travel Plans\"}')" >/dev/null
+# A memory purged on the old release: before 0.11.0 its history kept the text (docs/citus.md's
+# statement scrubs it after the update).
+q 0 -c "SET memory_ext.user_id = '$tenant'" \
+  -c "SELECT memory_forget((memory_write('{\"text\": \"Ana hid the spare key under the quokkastone.\"}') ->> 'id')::uuid)" >/dev/null
+q 0 -c "UPDATE memory.items SET purge_at = now() - interval '1 minute' WHERE user_id = '$tenant' AND state = 'soft_deleted'" \
+  -c "SELECT memory_purge()" >/dev/null
 before=$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant'")
 
 echo "--- this build installed, every node restarted, ALTER EXTENSION memory_ext UPDATE on the coordinator"
@@ -84,6 +90,22 @@ if [ "$(printf "%s\n" "$version" 0.9.0 | sort -V | head -1)" != 0.9.0 ]; then  #
     off=$(q "$i" -c "SELECT count(*) FROM pg_trigger WHERE tgname IN ('items_touch', 'items_audit_update') AND tgenabled = 'D'")
     [ "$off" = 0 ] || fail "node on port $((port + i)): $off triggers left disabled"
   done
+fi
+
+if [ "$(printf "%s\n" "$version" 0.11.0 | sort -V | head -1)" != 0.11.0 ]; then  # from a release before 0.11.0
+  echo "--- history of the memory purged before the update scrubbed by docs/citus.md's statement"
+  sed -n '/^DO \$scrub\$$/,/^END \$scrub\$;$/p' docs/citus.md > "$dir.scrub.sql"
+  grep -q "UPDATE memory.history" "$dir.scrub.sql" || fail "docs/citus.md has no history statement"
+  held="SELECT count(*) FROM memory.history WHERE user_id = '$tenant' AND (old_ref LIKE '%quokkastone%' OR new_ref LIKE '%quokkastone%' OR meta::text LIKE '%quokkastone%')"
+  [ "$(q 0 -c "$held")" -gt 0 ] || fail "the purged memory's text was not in history before the statement (nothing to test)"
+  q 0 -f "$dir.scrub.sql" >/dev/null
+  rm -f "$dir.scrub.sql"
+  [ "$(q 0 -c "$held")" = 0 ] || fail "history still holds the purged memory's text after the statement"
+  # A purge after the update erases by itself (sql/triggers.sql), on the shards.
+  q 0 -c "SET memory_ext.user_id = '$tenant'" \
+    -c "SELECT memory_forget((memory_write('{\"text\": \"Ana keeps a diary in the wombatbox.\"}') ->> 'id')::uuid, hard => true)" >/dev/null
+  n=$(q 0 -c "SELECT count(*) FROM memory.history WHERE user_id = '$tenant' AND (new_ref LIKE '%wombatbox%' OR old_ref LIKE '%wombatbox%' OR meta::text LIKE '%wombatbox%')")
+  [ "$n" = 0 ] || fail "a hard forget after the update left the text in $n history rows"
 fi
 
 echo "--- the tenant's rows through the coordinator"

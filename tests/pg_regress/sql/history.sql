@@ -24,6 +24,8 @@ UPDATE memory.items SET state = 'soft_deleted', purge_at = now() + interval '30 
 WHERE text = 'Preferred name is Ana';
 COMMIT;
 UPDATE memory.items SET state = 'active', purge_at = NULL WHERE text = 'Preferred name is Ana';
+-- A DELETE is final: the memory's history and change log keep its events, not its text
+-- (sql/triggers.sql, memory._erase_copies).
 DELETE FROM memory.items WHERE text = 'Ship v1 by October';
 
 SELECT revision FROM memory.threads WHERE thread_id = 'th';
