@@ -19,6 +19,7 @@ pub mod rank;
 pub mod render;
 pub mod request;
 pub mod schedule;
+pub mod screen;
 pub mod session;
 pub mod summary;
 pub mod text;

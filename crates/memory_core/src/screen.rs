@@ -1,0 +1,594 @@
+//! Screening: what in a text is a secret or personal data, found before anything is stored,
+//! embedded or sent to a model (docs/api.md "Screening"). Each detector has a name, which a
+//! policy, an event and a redaction (`[REDACTED:<name>]`) use.
+//!
+//! Detectors match a candidate shape and then check what the shape alone cannot: a card number's
+//! Luhn digit, an IBAN's checksum and length (`iban_validate`), a phone number's validity for its
+//! region (`phonenumber`, Google's libphonenumber data), an SSN's unassigned ranges, a DNI's
+//! letter, a token's entropy. Shapes a user writes every day (dates, versions, UUIDs, commit
+//! hashes, order numbers) must pass untouched: the labelled set in `screen_cases` holds them.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// What a detector finds, by family: the family is what a policy names by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    Secret,
+    PaymentCard,
+    Iban,
+    NationalId,
+    Email,
+    Phone,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Secret => "secret",
+            Family::PaymentCard => "payment_card",
+            Family::Iban => "iban",
+            Family::NationalId => "national_id",
+            Family::Email => "email",
+            Family::Phone => "phone",
+        }
+    }
+}
+
+/// One finding: the detector, its family, and the byte span of `text` to redact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub detector: &'static str,
+    pub family: Family,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A detector: a name, a family, a candidate pattern (the capture group `v`, when present, is
+/// the span to redact; else the whole match) and a check of the candidate.
+struct Detector {
+    name: &'static str,
+    family: Family,
+    pattern: &'static str,
+    check: fn(&str, &str) -> bool,
+}
+
+fn always(_: &str, _: &str) -> bool {
+    true
+}
+
+const DETECTORS: &[Detector] = &[
+    // Private keys first: a key block contains base64 runs that other detectors would split.
+    Detector {
+        name: "private_key",
+        family: Family::Secret,
+        pattern: r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----",
+        check: always,
+    },
+    Detector {
+        name: "anthropic_key",
+        family: Family::Secret,
+        pattern: r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+        check: always,
+    },
+    Detector {
+        name: "openai_key",
+        family: Family::Secret,
+        pattern: r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+        check: mixed_token,
+    },
+    Detector {
+        name: "aws_access_key",
+        family: Family::Secret,
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        check: always,
+    },
+    Detector {
+        name: "github_token",
+        family: Family::Secret,
+        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        check: always,
+    },
+    Detector {
+        name: "gitlab_token",
+        family: Family::Secret,
+        pattern: r"\bglpat-[A-Za-z0-9_\-]{20,}",
+        check: always,
+    },
+    Detector {
+        name: "slack_token",
+        family: Family::Secret,
+        pattern: r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+        check: always,
+    },
+    Detector {
+        name: "stripe_key",
+        family: Family::Secret,
+        pattern: r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        check: always,
+    },
+    Detector {
+        name: "google_api_key",
+        family: Family::Secret,
+        pattern: r"\bAIza[0-9A-Za-z_\-]{35}",
+        check: always,
+    },
+    Detector {
+        name: "huggingface_token",
+        family: Family::Secret,
+        pattern: r"\bhf_[A-Za-z0-9]{30,}",
+        check: always,
+    },
+    Detector {
+        name: "jwt",
+        family: Family::Secret,
+        pattern: r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        check: always,
+    },
+    Detector {
+        name: "bearer_token",
+        family: Family::Secret,
+        pattern: r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{16,}=*)",
+        check: mixed_token,
+    },
+    Detector {
+        name: "url_password",
+        family: Family::Secret,
+        pattern: r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{1,128})@",
+        check: always,
+    },
+    Detector {
+        name: "password",
+        family: Family::Secret,
+        pattern: r#"(?i)\b(?:password|passwd|passphrase|passcode|pwd)\b(?:\s+(?:for|of|to|on|at)(?:\s+[\w'\-]{1,40}){1,4}?)?\s*(?:is|was|:|=|->)\s*["'`]?(?P<v>[^\s"'`]{3,128})"#,
+        check: password_value,
+    },
+    Detector {
+        name: "keyword_token",
+        family: Family::Secret,
+        pattern: r#"(?i)\b(?:secret|token|api[_\- ]?key|access[_\- ]?key|auth[_\- ]?key|client[_\- ]?secret|private[_\- ]?key)\b\s*(?:is|:|=|->)?\s*["'`]?(?P<v>[A-Za-z0-9+/_=\-.]{20,})"#,
+        check: high_entropy,
+    },
+    Detector {
+        name: "payment_card",
+        family: Family::PaymentCard,
+        pattern: r"\b(?:\d[ \-]?){12,18}\d\b",
+        check: card,
+    },
+    Detector {
+        name: "iban",
+        family: Family::Iban,
+        pattern: r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b",
+        check: iban,
+    },
+    Detector {
+        name: "us_ssn",
+        family: Family::NationalId,
+        pattern: r"\b\d{3}-\d{2}-\d{4}\b",
+        check: us_ssn,
+    },
+    Detector {
+        name: "uk_nino",
+        family: Family::NationalId,
+        pattern: r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
+        check: uk_nino,
+    },
+    Detector {
+        name: "es_dni",
+        family: Family::NationalId,
+        pattern: r"\b[XYZ]?\d{7,8}-?[A-Z]\b",
+        check: es_dni,
+    },
+    Detector {
+        name: "ca_sin",
+        family: Family::NationalId,
+        pattern: r"\b\d{3}[ \-]\d{3}[ \-]\d{3}\b",
+        check: ca_sin,
+    },
+    Detector {
+        name: "email",
+        family: Family::Email,
+        pattern: r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*\.[A-Za-z]{2,24}\b",
+        check: always,
+    },
+    Detector {
+        name: "phone",
+        family: Family::Phone,
+        pattern: r"(?:\+|\(|\b)\d[\d ().\-]{6,18}\d\b",
+        check: phone,
+    },
+];
+
+static COMPILED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    DETECTORS
+        .iter()
+        .map(|d| Regex::new(d.pattern).expect("detector patterns are valid"))
+        .collect()
+});
+
+/// Every finding in `text`, in order of position; overlapping findings are resolved in favour
+/// of the earlier detector in the list (secrets before numbers, numbers before phones).
+pub fn scan(text: &str) -> Vec<Finding> {
+    let mut found: Vec<Finding> = Vec::new();
+    for (d, re) in DETECTORS.iter().zip(COMPILED.iter()) {
+        for c in re.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            let m = c.name("v").unwrap_or(whole);
+            // A value that ends a sentence: the full stop or comma is the sentence's.
+            let v = m.as_str().trim_end_matches(['.', ',', ';', ')']);
+            let (start, end) = (m.start(), m.start() + v.len());
+            if v.is_empty() || !(d.check)(v, whole.as_str()) {
+                continue;
+            }
+            if found.iter().any(|f| start < f.end && f.start < end) {
+                continue;
+            }
+            found.push(Finding {
+                detector: d.name,
+                family: d.family,
+                start,
+                end,
+            });
+        }
+    }
+    found.sort_by_key(|f| f.start);
+    found
+}
+
+/// `text` with each of `findings` replaced by `[REDACTED:<detector>]`.
+pub fn redact(text: &str, findings: &[&Finding]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut sorted: Vec<&&Finding> = findings.iter().collect();
+    sorted.sort_by_key(|f| f.start);
+    for f in sorted {
+        if f.start < at {
+            continue;
+        }
+        out.push_str(&text[at..f.start]);
+        out.push_str("[REDACTED:");
+        out.push_str(f.detector);
+        out.push(']');
+        at = f.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The names of every detector, for settings and documentation.
+pub fn detector_names() -> Vec<&'static str> {
+    DETECTORS.iter().map(|d| d.name).collect()
+}
+
+/// The family a detector belongs to.
+pub fn family_of(detector: &str) -> Option<Family> {
+    DETECTORS
+        .iter()
+        .find(|d| d.name == detector)
+        .map(|d| d.family)
+}
+
+// ---- checks -------------------------------------------------------------------------------
+
+/// A token with letters and digits (a key, not a word like "sk-learn-tutorial-for-beginners").
+fn mixed_token(v: &str, _: &str) -> bool {
+    let digits = v.chars().filter(char::is_ascii_digit).count();
+    let letters = v.chars().filter(char::is_ascii_alphabetic).count();
+    digits >= 2 && letters >= 4 && !v.contains("--")
+}
+
+/// Shannon entropy of `v` in bits per character.
+fn entropy(v: &str) -> f64 {
+    let mut counts = std::collections::HashMap::<char, usize>::new();
+    for c in v.chars() {
+        *counts.entry(c).or_default() += 1;
+    }
+    let n = v.chars().count() as f64;
+    counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A random-looking token: high entropy, and letters with digits or mixed case.
+fn high_entropy(v: &str, _: &str) -> bool {
+    let upper = v.chars().any(|c| c.is_ascii_uppercase());
+    let lower = v.chars().any(|c| c.is_ascii_lowercase());
+    let digit = v.chars().any(|c| c.is_ascii_digit());
+    entropy(v) >= 3.5 && ((upper && lower) || ((upper || lower) && digit))
+}
+
+/// A password's value: not a word that only continues the sentence ("my password is too
+/// long", "the password is on the fridge").
+fn password_value(v: &str, _: &str) -> bool {
+    const NOT_A_PASSWORD: &[&str] = &[
+        "the",
+        "too",
+        "not",
+        "very",
+        "on",
+        "in",
+        "at",
+        "a",
+        "an",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "this",
+        "that",
+        "same",
+        "still",
+        "now",
+        "required",
+        "incorrect",
+        "wrong",
+        "correct",
+        "invalid",
+        "expired",
+        "weak",
+        "strong",
+        "long",
+        "short",
+        "safe",
+        "secure",
+        "set",
+        "reset",
+        "changed",
+        "saved",
+        "stored",
+        "written",
+        "hidden",
+        "missing",
+        "empty",
+        "needed",
+        "case",
+        "something",
+        "easy",
+        "hard",
+        "simple",
+        "somewhere",
+        "also",
+        "just",
+        "what",
+        "protected",
+        "different",
+        "unknown",
+        "forgotten",
+        "lost",
+        "known",
+        "shared",
+        "ok",
+        "fine",
+        "good",
+        "bad",
+        "better",
+        "locked",
+        "managed",
+        "kept",
+        "generated",
+        "random",
+        "see",
+        "check",
+        "ask",
+        "under",
+        "inside",
+        "below",
+        "above",
+        "attached",
+        "sent",
+        "here",
+        "there",
+        "taped",
+        "printed",
+        "emailed",
+        "texted",
+        "behind",
+    ];
+    let word = v.trim_end_matches(['.', ',', ';', '!', '?', ')']);
+    word.chars().count() >= 3 && !NOT_A_PASSWORD.contains(&word.to_ascii_lowercase().as_str())
+}
+
+fn digits_of(v: &str) -> Vec<u32> {
+    v.chars().filter_map(|c| c.to_digit(10)).collect()
+}
+
+/// The Luhn check digit holds.
+pub fn luhn(digits: &[u32]) -> bool {
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, &d)| {
+            if i % 2 == 1 {
+                let x = d * 2;
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
+            } else {
+                d
+            }
+        })
+        .sum();
+    sum.is_multiple_of(10)
+}
+
+/// A payment card: 13-19 digits in one group or in groups of 4 (Amex 4-6-5), a known issuer's
+/// prefix and length, and the Luhn digit.
+fn card(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    let n = d.len();
+    if !(13..=19).contains(&n) || !luhn(&d) {
+        return false;
+    }
+    // Separators, when present, at a card's grouping: 4-4-4-4(-3) or 4-6-5.
+    let groups: Vec<usize> = v
+        .split([' ', '-'])
+        .filter(|g| !g.is_empty())
+        .map(str::len)
+        .collect();
+    if groups.len() > 1
+        && !(groups.iter().take(groups.len() - 1).all(|&g| g == 4)
+            || groups == [4, 6, 5]
+            || groups == [4, 6, 4])
+    {
+        return false;
+    }
+    let p = |k: usize| d.iter().take(k).fold(0u32, |a, &x| a * 10 + x);
+    match (p(1), p(2), p(4)) {
+        (4, _, _) => [13, 16, 19].contains(&n),           // Visa
+        (_, 51..=55, _) | (_, _, 2221..=2720) => n == 16, // Mastercard
+        (_, 34 | 37, _) => n == 15,                       // American Express
+        (_, 36 | 38 | 39, _) | (_, 30, _) => (14..=19).contains(&n), // Diners
+        (_, 65, _) | (_, _, 6011) => (16..=19).contains(&n), // Discover
+        (_, 35, _) => (16..=19).contains(&n),             // JCB
+        (_, 62, _) => (16..=19).contains(&n),             // UnionPay
+        (_, 50 | 56..=58, _) | (_, 67, _) | (_, 63, _) => (12..=19).contains(&n), // Maestro
+        _ => false,
+    }
+}
+
+/// An IBAN: its country's length and the ISO 7064 checksum (the `iban_validate` crate).
+fn iban(v: &str, _: &str) -> bool {
+    let compact: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.parse::<iban::Iban>().is_ok()
+}
+
+/// A US social security number, less the numbers never issued: area 000, 666 and 900-999,
+/// group 00, serial 0000, and the numbers used in advertising (078-05-1120, 219-09-9999).
+fn us_ssn(v: &str, _: &str) -> bool {
+    let p: Vec<&str> = v.split('-').collect();
+    let (a, g, s) = (p[0], p[1], p[2]);
+    let area: u32 = a.parse().unwrap_or(0);
+    !(area == 0 || area == 666 || area >= 900 || g == "00" || s == "0000")
+}
+
+/// A UK National Insurance number: the prefixes never issued are excluded.
+fn uk_nino(v: &str, _: &str) -> bool {
+    let c: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+    let prefix = &c[..2];
+    !["BG", "GB", "NK", "KN", "TN", "NT", "ZZ"].contains(&prefix)
+}
+
+/// A Spanish DNI or NIE: the letter is the number modulo 23 in the official table.
+fn es_dni(v: &str, _: &str) -> bool {
+    const LETTERS: &[u8] = b"TRWAGMYFPDXBNJZSQVHLCKE";
+    let c: String = v.chars().filter(|c| *c != '-').collect();
+    let (body, letter) = c.split_at(c.len() - 1);
+    let body = match body.chars().next() {
+        Some('X') => format!("0{}", &body[1..]),
+        Some('Y') => format!("1{}", &body[1..]),
+        Some('Z') => format!("2{}", &body[1..]),
+        _ => body.to_string(),
+    };
+    if body.len() != 8 {
+        return false;
+    }
+    match body.parse::<u64>() {
+        Ok(n) => LETTERS[(n % 23) as usize] == letter.as_bytes()[0],
+        Err(_) => false,
+    }
+}
+
+/// A Canadian social insurance number, grouped 3-3-3: Luhn, and not starting with 0 or 8.
+fn ca_sin(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    d.len() == 9 && d[0] != 0 && d[0] != 8 && luhn(&d)
+}
+
+/// A phone number valid for its country (international form) or for the US/Canada, which the
+/// libphonenumber data knows; dates and plain counts are not.
+fn phone(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    if d.len() < 8 || d.len() > 15 {
+        return false;
+    }
+    let parsed = if v.starts_with('+') {
+        phonenumber::parse(None, v)
+    } else {
+        // Without a country code, only the North American shape counts ((212) 555-0187,
+        // 415-555-2671, 415.555.2671): a run of digits without one is a date, a count or an
+        // order number as often as a phone.
+        static NANP: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^(?:\(\d{3}\) ?|\d{3}[ .\-])\d{3}[ .\-]\d{4}$").expect("NANP pattern")
+        });
+        if !NANP.is_match(v) {
+            return false;
+        }
+        phonenumber::parse(Some(phonenumber::country::Id::US), v)
+    };
+    parsed.is_ok_and(|p| phonenumber::is_valid(&p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detectors(text: &str) -> Vec<&'static str> {
+        scan(text).into_iter().map(|f| f.detector).collect()
+    }
+
+    #[test]
+    fn the_issue_s_sentence_is_redacted() {
+        let t = "My social security number is 123-45-6789 and my password is hunter2.";
+        let f = scan(t);
+        assert_eq!(detectors(t), vec!["us_ssn", "password"]);
+        let refs: Vec<&Finding> = f.iter().collect();
+        assert_eq!(
+            redact(t, &refs),
+            "My social security number is [REDACTED:us_ssn] and my password is [REDACTED:password]."
+        );
+    }
+
+    #[test]
+    fn luhn_and_card_shapes() {
+        assert!(card("4111 1111 1111 1111", ""));
+        assert!(card("4111111111111111", ""));
+        assert!(!card("4111 1111 1111 1112", ""));
+        assert!(card("3782 822463 10005", ""));
+        assert!(!card("1234 5678 9012 3456", ""));
+        assert!(!card("41 11 11 11 11 11 11 11", ""));
+    }
+
+    #[test]
+    fn ssn_ranges_never_issued_are_not_ssns() {
+        assert!(us_ssn("123-45-6789", ""));
+        assert!(!us_ssn("000-12-3456", ""));
+        assert!(!us_ssn("666-12-3456", ""));
+        assert!(!us_ssn("912-12-3456", ""));
+        assert!(!us_ssn("123-00-3456", ""));
+        assert!(!us_ssn("123-45-0000", ""));
+    }
+
+    #[test]
+    fn dni_letter_and_sin_checksum() {
+        assert!(es_dni("12345678Z", ""));
+        assert!(!es_dni("12345678A", ""));
+        assert!(es_dni("X1234567L", ""));
+        assert!(ca_sin("130 692 544", ""));
+        assert!(!ca_sin("130 692 545", ""));
+        assert!(!ca_sin("046 454 286", "")); // Luhn-valid, but no SIN starts with 0
+    }
+
+    #[test]
+    fn iban_checksum() {
+        assert_eq!(
+            detectors("Pay to DE89 3704 0044 0532 0130 00 please."),
+            vec!["iban"]
+        );
+        assert!(detectors("Pay to DE89 3704 0044 0532 0130 01 please.").is_empty());
+    }
+
+    #[test]
+    fn overlaps_go_to_the_earlier_detector() {
+        let t = "key: sk-proj-abcDEF1234567890ghijKLMN and AKIAIOSFODNN7EXAMPLE";
+        assert_eq!(detectors(t), vec!["openai_key", "aws_access_key"]);
+    }
+}
