@@ -3,7 +3,7 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, citus (default: all but citus)
+#                                          agents, screen, citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -21,7 +21,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -58,7 +58,22 @@ psql_b -d memory_bench -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
   -c "SELECT count(pg_prewarm(c.oid, CASE WHEN c.relkind = 'i' THEN 'buffer' ELSE 'read' END))
       FROM pg_class c WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'i')" >/dev/null
 for s in $suites; do
-  if [ "$s" = query ]; then
+  if [ "$s" = screen ]; then
+    # Screening's own cost per text, the work it adds to every write (src/store/screen.rs),
+    # and what it flags: on the LoCoMo dev split (read in place) and the labelled set.
+    echo "==> bench: screen"
+    cargo build -q --release -p memory_core --example screen_file
+    locomo=${LOCOMO:-../shared/data/locomo/locomo-dev.json}
+    cut -f2 tests/data/screen_cases.tsv | grep -v '^#' > "$RESULTS/.screen_cases.tmp"
+    {
+      echo "# Screening per text (memory_core::screen, default policy; release build, $(date -u +%Y-%m-%d))"
+      echo
+      echo "- LoCoMo dev split ($locomo): $("$CARGO_TARGET_DIR"/release/examples/screen_file "$locomo" | tail -1)"
+      echo "- labelled set (tests/data/screen_cases.tsv, every line): $("$CARGO_TARGET_DIR"/release/examples/screen_file "$RESULTS/.screen_cases.tmp" | tail -1)"
+    } > "$RESULTS/screen.md"
+    rm -f "$RESULTS/.screen_cases.tmp"
+    cat "$RESULTS/screen.md"
+  elif [ "$s" = query ]; then
     for n in $BENCH_ITEMS; do
       echo "==> bench: query at $n memories"
       "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out "$RESULTS"

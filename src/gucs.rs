@@ -218,6 +218,11 @@ static CONTEXT_WINDOW: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Superuser-only: whether activity is tracked is the operator's decision, not a session's.
 static TRACK_EVENTS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// Screening's policy (docs/api.md "Screening"): `name:action, ...` over the defaults of
+/// memory_core::screen::DEFAULT_POLICY. Superuser-only: a tenant must not be able to let its
+/// secrets through.
+static SCREEN: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 /// Whether a tenant may erase itself with memory_erase_tenant (otherwise only the operator may).
 /// Superuser-only: a tenant must not be able to turn it on for itself.
 static SELF_ERASE: GucSetting<bool> = GucSetting::<bool>::new(false);
@@ -256,6 +261,14 @@ pub fn init() {
         c"Applications set it per session or transaction. Ignored when memory_ext.tenant_source = 'role'.",
         &USER_ID,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.screen",
+        c"What screening does with secrets and personal data on the way in: name:action, ... (actions allow, redact, block).",
+        c"Names are families (secret, payment_card, iban, national_id, email, phone) or detectors; what is not named keeps its default (secrets, cards, IBANs, national ids redacted).",
+        &SCREEN,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_bool_guc(
@@ -910,6 +923,10 @@ pub fn llm() -> Option<memory_providers::llm::LlmConfig> {
         api_key: secret(&LLM_API_KEY_VALUE),
         timeout_ms: http_timeout_ms(),
     })
+}
+
+pub fn screen() -> Option<String> {
+    string(&SCREEN)
 }
 
 pub fn self_erase() -> bool {

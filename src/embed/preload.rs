@@ -51,6 +51,9 @@ pub fn in_postmaster() {
         let enc = gucs::token_encoding();
         enc.count("warm");
         loaded.push(enc.name().to_string());
+        // Screening's detectors too (src/store/screen.rs): every write runs them.
+        memory_core::screen::warm();
+        loaded.push("the screening detectors".to_string());
         if gucs::embedding_provider() == EmbeddingProvider::Builtin {
             let dir = model_dir();
             match super::with_signals_blocked(|| Encoder::load(&dir, builtin_spec())) {

@@ -10,6 +10,7 @@ use crate::error::{raise, OrRaise};
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
+use crate::store::screen;
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -52,6 +53,9 @@ pub fn edit(
         read_only,
     };
     let new_value = edit(&state).or_raise();
+    // Screened before it is stored (src/store/screen.rs); a redaction must still fit.
+    let new_value = screen::text("block", Some(&user), &new_value);
+    let new_value = blocks::fits(label, new_value, char_limit).or_raise();
     let version = spi::one_opt::<i32>(
         "UPDATE memory.blocks SET value = $4 WHERE user_id = $1 AND agent_id = $2 AND label = $3 RETURNING version",
         &[
@@ -78,6 +82,9 @@ pub fn agent(user_id: Option<&str>, agent_id: &str, persona: &str, human: &str) 
     )
     .unwrap_or(false);
     if created {
+        let persona = screen::text("block", Some(user), persona);
+        let human = screen::text("block", Some(user), human);
+        let (persona, human) = (persona.as_str(), human.as_str());
         spi::run(
             include_str!("../../sql/queries/blocks_defaults.sql"),
             &[
@@ -111,6 +118,10 @@ pub fn set(
     read_only: bool,
 ) -> Value {
     let user = lookup::owner(Owned::Agent, agent_id);
+    // Screened before it is stored (src/store/screen.rs); a redaction must still fit.
+    let value = screen::text("block", Some(&user), value);
+    let value = blocks::fits(label, value, char_limit).or_raise();
+    let value = value.as_str();
     let existing = spi::one_opt::<bool>(
         "SELECT read_only FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
         &[user.as_str().into(), agent_id.into(), label.into()],

@@ -12,6 +12,7 @@ use crate::error::raise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::{spi, tenant, vector};
+use crate::store::screen;
 use memory_core::detail as rules;
 use memory_core::SqlState;
 use pgrx::JsonB;
@@ -60,7 +61,9 @@ pub fn store(
     metadata: Value,
     key_base: Option<String>,
 ) -> Stored {
-    let description = rules::clean_description(description);
+    // Screened before anything is stored or embedded (src/store/screen.rs).
+    let content = &screen::text("detail", Some(user), content);
+    let description = rules::clean_description(&screen::text("detail", Some(user), description));
     if description.is_empty() {
         raise(
             SqlState::InvalidParameterValue,
@@ -256,6 +259,9 @@ pub fn capture(
     if !over {
         return output.to_string();
     }
+    // Screened before a model describes it or anything is stored (src/store/screen.rs).
+    let output = &screen::text("detail", Some(&user), output);
+    let command = &screen::text("detail", Some(&user), command);
     let o = rules::outcome(output);
     let description =
         llm_description(command, output).unwrap_or_else(|| rules::capture_description(command, &o));

@@ -10,6 +10,7 @@ use crate::error::{raise, OrRaise};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::json::Json;
 use crate::pg::{spi, tenant, vector};
+use crate::store::screen;
 use crate::store::search::{self, FileHit};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -38,6 +39,9 @@ pub fn write_checked(
     metadata: Option<Value>,
 ) -> Value {
     let user = tenant::resolve(user_id);
+    // Screened first (src/store/screen.rs), so that "unchanged" compares what would be stored.
+    let content = &screen::text("file", Some(&user), content);
+    let title = title.map(|t| screen::text("file", Some(&user), &t));
     // Unchanged content and title: no new embedding, no new updated_at.
     let unchanged = spi::one_opt::<Json>(
         include_str!("../../sql/queries/files_unchanged.sql"),
@@ -74,6 +78,10 @@ pub fn write(
     metadata: Option<Value>,
 ) -> Value {
     crate::pg::limits::value_bytes("content", content.len());
+    // Screened before it is embedded or stored (src/store/screen.rs).
+    let content = &screen::text("file", Some(user), content);
+    let title = title.map(|t| screen::text("file", Some(user), t));
+    let title = title.as_deref();
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(
@@ -166,6 +174,7 @@ pub fn lock(user: &str, path: &str) -> Option<(String, Option<String>)> {
 /// `{path, id, event, chars, updated_at}`.
 pub fn set_content(user: &str, path: &str, title: Option<&str>, content: &str) -> Value {
     crate::pg::limits::value_bytes("content", content.len());
+    let content = &screen::text("file", Some(user), content);
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(
@@ -208,6 +217,9 @@ pub fn edit(user_id: Option<&str>, path: &str, old: &str, new: &str) -> Value {
 /// which never overwrites: see sql/queries/files_create.sql).
 pub fn create(user: &str, path: &str, title: Option<&str>, content: &str) -> bool {
     crate::pg::limits::value_bytes("file_text", content.len());
+    let content = &screen::text("file", Some(user), content);
+    let title = title.map(|t| screen::text("file", Some(user), t));
+    let title = title.as_deref();
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let id = spi::one_opt::<String>(

@@ -20,6 +20,7 @@ pub mod files;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;
+pub mod screen;
 pub mod search;
 pub mod session;
 pub mod tools;

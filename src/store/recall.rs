@@ -9,8 +9,8 @@ use crate::gucs;
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{limits, spi, tenant, vector};
-use crate::store::blocks;
 use crate::store::search::{self, Conversations, MessageHit};
+use crate::store::{blocks, screen};
 use memory_core::tokens::{self, Usage};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -34,9 +34,29 @@ pub struct Message<'a> {
 /// `user_id` is needed only for a thread that does not exist yet.
 pub fn append(m: Message<'_>) -> Value {
     within_limits(&m);
+    // Screened before it is embedded or stored (src/store/screen.rs).
+    let content = screen::text("message", m.user_id, m.content);
+    let m = screened(Message {
+        content: &content,
+        ..m
+    });
     // Embedded before the insert, so no lock is held while a provider answers.
     let embedding = for_write(m.content);
     append_embedded(m, embedding)
+}
+
+/// The message's tool calls and stored item screened as its content was: they hold the same
+/// kind of text (a tool call's arguments, the item the content came from).
+fn screened(mut m: Message<'_>) -> Message<'_> {
+    if let Some(Json(v)) = m.tool_calls.take() {
+        let v = screen::json("message", m.user_id, &v);
+        m.tool_calls_text = Some(v.to_string());
+        m.tool_calls = Some(Json(v));
+    }
+    if let Some(Json(v)) = m.item.take() {
+        m.item = Some(Json(screen::json("message", m.user_id, &v)));
+    }
+    m
 }
 
 /// One size rule for every way a message is written (message_append, session items, episodes):
@@ -55,6 +75,15 @@ fn within_limits(m: &Message<'_>) {
 /// Every message is checked before anything is embedded or written.
 pub fn append_all(messages: Vec<Message<'_>>) {
     messages.iter().for_each(within_limits);
+    let contents: Vec<String> = messages
+        .iter()
+        .map(|m| screen::text("message", m.user_id, m.content))
+        .collect();
+    let messages: Vec<Message<'_>> = messages
+        .into_iter()
+        .zip(&contents)
+        .map(|(m, content)| screened(Message { content, ..m }))
+        .collect();
     let texts: Vec<&str> = messages.iter().map(|m| m.content).collect();
     let embeddings = for_writes(&texts);
     for (m, e) in messages.into_iter().zip(embeddings) {

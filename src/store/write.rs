@@ -10,7 +10,7 @@ use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::{spi, tenant, vector};
-use crate::store::consent;
+use crate::store::{consent, screen};
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, WriteRequest};
 use memory_core::{text, SqlState};
@@ -55,6 +55,12 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
         .or(existing_kind)
         .unwrap_or_else(|| "semantic".into());
     let text = text::check(&kind, &req.text).or_raise();
+    // Screened before anything is stored or embedded (src/store/screen.rs).
+    let text = screen::text("memory", Some(&user), &text);
+    let mut req = req;
+    if let Some(c) = req.content.take() {
+        req.content = Some(screen::text("memory", Some(&user), &c));
+    }
     (req, user, text)
 }
 

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import signal
+import select
 import socket
 import subprocess
 import sys
@@ -77,16 +78,36 @@ MEMORY_TOOL = ["memory", "archival_search"]
 PARTIAL_HEADERS = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 
 
+def closed_among(socks, seconds):
+    """The sockets of `socks` the server has closed within `seconds`, watched all at once."""
+    closed, open_ = set(), set(socks)
+    deadline = time.time() + seconds
+    while open_ and time.time() < deadline:
+        ready, _, _ = select.select(list(open_), [], [], max(0.0, deadline - time.time()))
+        for s in ready:
+            try:
+                gone = s.recv(65536) == b""
+            except (ConnectionResetError, BrokenPipeError):
+                gone = True
+            if gone:
+                closed.add(s)
+                open_.discard(s)
+    return closed
+
+
 def test_slow_and_idle_connections_are_bounded_and_closed():
-    limits = {"header_timeout_ms": 1000, "max_connections": 40, "max_unauthenticated": 20}
+    limits = {"header_timeout_ms": 3000, "max_connections": 40, "max_unauthenticated": 20}
     with HttpGateway(limits) as g:
+        started = time.time()
         socks = [raw(g.port, PARTIAL_HEADERS) for _ in range(60)]
-        time.sleep(0.3)
-        # Past the cap of connections not yet authenticated, a connection is closed at once.
-        refused = sum(closed_within(s, 0.2) for s in socks[20:])
-        assert refused == 40, f"{refused} of 40 connections over the cap were closed"
+        # Past the cap of connections not yet authenticated, a connection is closed at once:
+        # 40 of the 60 (whichever the server took last), well before the header timeout. All
+        # are watched together, so a busy machine's scheduling does not decide the count.
+        refused = closed_among(socks, max(0.2, 1.5 - (time.time() - started)))
+        assert len(refused) == 40, f"{len(refused)} of the 40 connections over the cap were closed at once"
         # The ones within the cap are closed when their headers do not come in time.
-        assert all(closed_within(s, 3) for s in socks[:20]), "a partial request outlived header_timeout_ms"
+        kept = [s for s in socks if s not in refused]
+        assert len(closed_among(kept, 5)) == 20, "a partial request outlived header_timeout_ms"
         for s in socks:
             s.close()
         # An idle keep-alive connection is closed after the same time.

@@ -1,20 +1,81 @@
-//! Screens every line of a file (one text per line) and prints each finding: how make eval
-//! measures screening's false positives on a conversation corpus (bench/src/eval).
-//!   cargo run -p memory_core --example screen_file -- texts.txt
+//! Screens every text of a file and prints each finding and the time screening took per text:
+//! how `make bench screen` measures screening's cost per write and its false positives on a
+//! conversation corpus.
+//!   cargo run --release -p memory_core --example screen_file -- FILE
+//! FILE is a LoCoMo-format JSON file (every turn, image caption and observation is a text) or a
+//! plain file of one text per line.
+use memory_core::screen::{self, Policy};
+use std::time::Instant;
+
+fn texts(path: &str) -> Vec<String> {
+    let raw = std::fs::read_to_string(path).expect("readable file");
+    if !path.ends_with(".json") {
+        return raw.lines().map(str::to_string).collect();
+    }
+    let doc: serde_json::Value = serde_json::from_str(&raw).expect("JSON");
+    let mut out = vec![];
+    for sample in doc.as_array().into_iter().flatten() {
+        for (key, session) in sample["conversation"].as_object().into_iter().flatten() {
+            if !key.starts_with("session_") {
+                continue;
+            }
+            for turn in session.as_array().into_iter().flatten() {
+                for field in ["text", "blip_caption"] {
+                    if let Some(t) = turn[field].as_str() {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+        }
+        for speakers in sample["observation"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|x| x.1)
+        {
+            for facts in speakers.as_object().into_iter().flatten().map(|x| x.1) {
+                for f in facts.as_array().into_iter().flatten() {
+                    if let Some(t) = f.get(0).and_then(|t| t.as_str()) {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 fn main() {
     let path = std::env::args()
         .nth(1)
-        .expect("a file of texts, one per line");
-    let text = std::fs::read_to_string(path).expect("readable file");
-    let (mut n, mut hits) = (0, 0);
-    for line in text.lines() {
-        n += 1;
-        let found = memory_core::screen::scan(line);
+        .expect("a LoCoMo JSON file or a file of texts");
+    let texts = texts(&path);
+    let policy = Policy::defaults();
+    // Compiles the detectors and loads the phone metadata before timing, as a server's
+    // postmaster does once (src/embed/preload.rs).
+    screen::warm();
+    let (mut hits, mut ms) = (0, Vec::with_capacity(texts.len()));
+    for t in &texts {
+        let start = Instant::now();
+        let o = screen::apply(&policy, t);
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        let found = screen::scan(t);
         if !found.is_empty() {
             hits += 1;
             let names: Vec<&str> = found.iter().map(|f| f.detector).collect();
-            println!("{names:?}\t{line}");
+            println!("flagged {names:?} (stored as: {})\t{t}", o.text);
         }
     }
-    eprintln!("{hits} of {n} texts flagged");
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    let chars: usize = texts.iter().map(|t| t.chars().count()).sum();
+    println!(
+        "{} texts ({} characters on average): {} flagged; screening per text p50 {:.3} ms, p95 {:.3} ms, max {:.3} ms",
+        texts.len(),
+        chars / texts.len().max(1),
+        hits,
+        pct(0.5),
+        pct(0.95),
+        pct(1.0)
+    );
 }

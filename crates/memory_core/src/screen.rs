@@ -255,6 +255,12 @@ pub fn redact(text: &str, findings: &[&Finding]) -> String {
     out
 }
 
+/// Compiles every detector and loads the phone-number metadata (about 70 ms on first use, so a
+/// server does it once, in the postmaster: src/embed/preload.rs).
+pub fn warm() {
+    scan("warm up: +1 415 555 2671, (212) 555-0187");
+}
+
 /// The names of every detector, for settings and documentation.
 pub fn detector_names() -> Vec<&'static str> {
     DETECTORS.iter().map(|d| d.name).collect()
@@ -266,6 +272,146 @@ pub fn family_of(detector: &str) -> Option<Family> {
         .iter()
         .find(|d| d.name == detector)
         .map(|d| d.family)
+}
+
+// ---- policy --------------------------------------------------------------------------------
+
+/// What happens to a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Stored as written.
+    Allow,
+    /// The span replaced by `[REDACTED:<detector>]` before anything is stored or embedded.
+    Redact,
+    /// The write refused (22023 naming the detector); nothing is written.
+    Block,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Redact => "redact",
+            Action::Block => "block",
+        }
+    }
+}
+
+/// The defaults: secrets, payment cards, IBANs and national ids redacted; email addresses and
+/// phone numbers allowed (people tell their assistant how to reach them).
+pub const DEFAULT_POLICY: &str =
+    "secret:redact, payment_card:redact, iban:redact, national_id:redact, email:allow, phone:allow";
+
+/// A policy: an action per family, and per detector where one is named (a detector's entry wins
+/// over its family's). Written `name:action, ...`; names are families or detectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    entries: Vec<(String, Action)>,
+}
+
+impl Policy {
+    /// Parses `name:action, ...` over the defaults: what it does not name keeps its default.
+    pub fn parse(spec: &str) -> Result<Policy, String> {
+        let mut p = Policy::defaults();
+        for part in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, action) = part
+                .split_once(':')
+                .ok_or_else(|| format!("\"{part}\": write name:action"))?;
+            let (name, action) = (name.trim(), action.trim());
+            let known = [
+                Family::Secret,
+                Family::PaymentCard,
+                Family::Iban,
+                Family::NationalId,
+                Family::Email,
+                Family::Phone,
+            ]
+            .iter()
+            .any(|f| f.name() == name)
+                || family_of(name).is_some();
+            if !known {
+                return Err(format!(
+                    "unknown detector or family \"{name}\" (families: secret, payment_card, iban, national_id, email, phone; detectors: {})",
+                    detector_names().join(", ")
+                ));
+            }
+            let action = match action {
+                "allow" => Action::Allow,
+                "redact" => Action::Redact,
+                "block" => Action::Block,
+                _ => {
+                    return Err(format!(
+                        "\"{action}\" for {name}: the actions are allow, redact, block"
+                    ))
+                }
+            };
+            p.entries.retain(|(n, _)| n != name);
+            p.entries.push((name.to_string(), action));
+        }
+        Ok(p)
+    }
+
+    pub fn defaults() -> Policy {
+        let mut p = Policy { entries: vec![] };
+        for part in DEFAULT_POLICY.split(", ") {
+            let (n, a) = part.split_once(':').expect("default policy");
+            let a = if a == "redact" {
+                Action::Redact
+            } else {
+                Action::Allow
+            };
+            p.entries.push((n.to_string(), a));
+        }
+        p
+    }
+
+    /// The action for a finding: its detector's entry, else its family's, else allow.
+    pub fn action(&self, f: &Finding) -> Action {
+        let by = |name: &str| self.entries.iter().find(|(n, _)| n == name).map(|e| e.1);
+        by(f.detector)
+            .or_else(|| by(f.family.name()))
+            .unwrap_or(Action::Allow)
+    }
+}
+
+/// What screening decided for one text: the text to store, the findings redacted, and the first
+/// finding whose action is `block`, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub text: String,
+    pub redacted: Vec<&'static str>,
+    pub allowed: Vec<&'static str>,
+    pub blocked: Option<&'static str>,
+}
+
+/// Screens `text` under `policy`.
+pub fn apply(policy: &Policy, text: &str) -> Outcome {
+    let found = scan(text);
+    let mut to_redact = vec![];
+    let mut out = Outcome {
+        text: String::new(),
+        redacted: vec![],
+        allowed: vec![],
+        blocked: None,
+    };
+    for f in &found {
+        match policy.action(f) {
+            Action::Block => {
+                out.blocked.get_or_insert(f.detector);
+            }
+            Action::Redact => {
+                out.redacted.push(f.detector);
+                to_redact.push(f);
+            }
+            Action::Allow => out.allowed.push(f.detector),
+        }
+    }
+    out.text = if to_redact.is_empty() {
+        text.to_string()
+    } else {
+        redact(text, &to_redact)
+    };
+    out
 }
 
 // ---- checks -------------------------------------------------------------------------------
@@ -462,7 +608,8 @@ fn iban(v: &str, _: &str) -> bool {
 }
 
 /// A US social security number, less the numbers never issued: area 000, 666 and 900-999,
-/// group 00, serial 0000, and the numbers used in advertising (078-05-1120, 219-09-9999).
+/// group 00, serial 0000. (Numbers once printed in advertising, such as 078-05-1120, are
+/// still treated as SSNs: someone may be using one as theirs.)
 fn us_ssn(v: &str, _: &str) -> bool {
     let p: Vec<&str> = v.split('-').collect();
     let (a, g, s) = (p[0], p[1], p[2]);
@@ -584,6 +731,26 @@ mod tests {
             vec!["iban"]
         );
         assert!(detectors("Pay to DE89 3704 0044 0532 0130 01 please.").is_empty());
+    }
+
+    #[test]
+    fn policy_defaults_and_overrides() {
+        let t = "mail ana@example.org, card 4111 1111 1111 1111, key AKIAIOSFODNN7EXAMPLE";
+        let o = apply(&Policy::defaults(), t);
+        assert_eq!(o.redacted, vec!["payment_card", "aws_access_key"]);
+        assert_eq!(o.allowed, vec!["email"]);
+        assert_eq!(
+            o.text,
+            "mail ana@example.org, card [REDACTED:payment_card], key [REDACTED:aws_access_key]"
+        );
+        let p = Policy::parse("email:redact, aws_access_key:block").unwrap();
+        let o = apply(&p, t);
+        assert_eq!(o.blocked, Some("aws_access_key"));
+        assert_eq!(o.redacted, vec!["email", "payment_card"]);
+        assert!(Policy::parse("secret:maybe").is_err());
+        assert!(Policy::parse("passport:redact").is_err());
+        assert!(Policy::parse("secret").is_err());
+        assert_eq!(Policy::parse("").unwrap(), Policy::defaults());
     }
 
     #[test]
