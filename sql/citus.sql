@@ -67,15 +67,17 @@ RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);
 -- Citus creates memory_ext there), and so does the 0.6.0 -> 0.7.0 upgrade. A node that gained
 -- citus after memory_ext gets them from memory_citus_distribute (src/store/citus.rs), for the
 -- coordinator; its workers always create memory_ext after citus.
+-- (0.11.0: also memory._erase_copies, which the audit triggers call on every DELETE.)
 CREATE FUNCTION memory._citus_trigger_plans() RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     f text;
 BEGIN
-    FOREACH f IN ARRAY ARRAY['_items_term_stats', '_items_audit', '_relations_audit', '_blocks_audit',
-                             '_messages_before_insert', '_messages_audit', '_files_audit', '_threads_guard']
+    FOREACH f IN ARRAY ARRAY['_items_term_stats()', '_items_audit()', '_relations_audit()', '_blocks_audit()',
+                             '_messages_before_insert()', '_messages_audit()', '_files_audit()', '_threads_guard()',
+                             '_erase_copies(text, text, text)']
     LOOP
-        EXECUTE format('ALTER FUNCTION memory.%I() SET plan_cache_mode = force_custom_plan', f);
+        EXECUTE format('ALTER FUNCTION memory.%s SET plan_cache_mode = force_custom_plan', f);
     END LOOP;
 END $$;
 REVOKE ALL ON FUNCTION memory._citus_trigger_plans() FROM PUBLIC;

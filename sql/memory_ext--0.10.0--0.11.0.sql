@@ -171,7 +171,20 @@ BEGIN
 END $$;
 
 -- On Citus the trigger functions just replaced are planned per call again, as sql/citus.sql
--- has them (CREATE OR REPLACE resets their settings).
+-- has them (CREATE OR REPLACE resets their settings), and so is memory._erase_copies, which
+-- they call on every DELETE.
+CREATE OR REPLACE FUNCTION memory._citus_trigger_plans() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ARRAY['_items_term_stats()', '_items_audit()', '_relations_audit()', '_blocks_audit()',
+                             '_messages_before_insert()', '_messages_audit()', '_files_audit()', '_threads_guard()',
+                             '_erase_copies(text, text, text)']
+    LOOP
+        EXECUTE format('ALTER FUNCTION memory.%s SET plan_cache_mode = force_custom_plan', f);
+    END LOOP;
+END $$;
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
