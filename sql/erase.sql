@@ -5,7 +5,7 @@
 -- What erasures happened: the tenant only as a SHA-256 of its id, who erased it, when, why and
 -- how many rows of each table went; never content. It survives the erasure it records, is
 -- readable by the extension's owner only, is in pg_dump's output (the record must outlive a
--- restore) and in no tenant's export.
+-- restore: sql/backup.sql marks it, as every table) and in no tenant's export.
 CREATE TABLE memory.erasures (
     id          uuid        NOT NULL DEFAULT gen_random_uuid() PRIMARY KEY,
     tenant_hash text        NOT NULL,
@@ -15,7 +15,6 @@ CREATE TABLE memory.erasures (
     rows        jsonb       NOT NULL CHECK (jsonb_typeof(rows) = 'object')
 );
 REVOKE ALL ON memory.erasures FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('memory.erasures', '');
 
 -- The tenant tables, in the order the erasure deletes from them: the audit trail and the
 -- change log first, so that the triggers that fire on the other tables' rows

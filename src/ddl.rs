@@ -65,14 +65,23 @@ extension_sql_file!(
     name = "citus",
     requires = ["triggers", "search", api::citus::memory_citus_distribute]
 );
-extension_sql_file!(
-    "../sql/backup.sql",
-    name = "backup",
-    requires = ["schema", "embed", "search", "consolidate", "worker"]
-);
+
 extension_sql_file!(
     "../sql/erase.sql",
     name = "erase",
     requires = ["schema", "triggers"]
+);
+// Marks every table for pg_dump, the erasure receipts included.
+extension_sql_file!(
+    "../sql/backup.sql",
+    name = "backup",
+    requires = [
+        "schema",
+        "embed",
+        "search",
+        "consolidate",
+        "worker",
+        "erase"
+    ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -51,8 +51,9 @@ fn free_key(user: &str, base: Option<String>) -> String {
         .unwrap_or(base)
 }
 
-/// Stores `content` under a new key (the shared path of memory_ref_store and memory_capture).
-pub fn store(
+/// Stores `content` under a new key (the shared path of memory_ref_store and memory_capture),
+/// its content and description already screened (src/store/screen.rs).
+fn store(
     user: &str,
     content: &str,
     description: &str,
@@ -61,9 +62,7 @@ pub fn store(
     metadata: Value,
     key_base: Option<String>,
 ) -> Stored {
-    // Screened before anything is stored or embedded (src/store/screen.rs).
-    let content = &screen::text("detail", Some(user), content);
-    let description = rules::clean_description(&screen::text("detail", Some(user), description));
+    let description = rules::clean_description(description);
     if description.is_empty() {
         raise(
             SqlState::InvalidParameterValue,
@@ -144,7 +143,10 @@ pub fn ref_store(
     metadata: Value,
 ) -> Value {
     let user = tenant::resolve(user_id);
-    let s = store(&user, content, description, kind, thread, metadata, None);
+    // Screened before anything is stored or embedded (src/store/screen.rs).
+    let content = screen::text("detail", Some(&user), content);
+    let description = screen::text("detail", Some(&user), description);
+    let s = store(&user, &content, &description, kind, thread, metadata, None);
     json!({ "key": s.key, "placeholder": s.placeholder, "id": s.id })
 }
 

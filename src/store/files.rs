@@ -58,7 +58,7 @@ pub fn write_checked(
     if let Some(Json(row)) = unchanged {
         return row;
     }
-    let out = write(&user, path, title.as_deref(), content, tags, metadata);
+    let out = write_screened(&user, path, title.as_deref(), content, tags, metadata);
     let id = out["id"].as_str().unwrap_or_default().to_string();
     events::record(Event {
         memory_id: Some(&id),
@@ -77,11 +77,22 @@ pub fn write(
     tags: Option<Vec<String>>,
     metadata: Option<Value>,
 ) -> Value {
-    crate::pg::limits::value_bytes("content", content.len());
     // Screened before it is embedded or stored (src/store/screen.rs).
-    let content = &screen::text("file", Some(user), content);
+    let content = screen::text("file", Some(user), content);
     let title = title.map(|t| screen::text("file", Some(user), t));
-    let title = title.as_deref();
+    write_screened(user, path, title.as_deref(), &content, tags, metadata)
+}
+
+/// [`write`] of a title and content already screened.
+fn write_screened(
+    user: &str,
+    path: &str,
+    title: Option<&str>,
+    content: &str,
+    tags: Option<Vec<String>>,
+    metadata: Option<Value>,
+) -> Value {
+    crate::pg::limits::value_bytes("content", content.len());
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(

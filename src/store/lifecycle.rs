@@ -87,13 +87,11 @@ pub fn forget(id: &str, hard: bool) -> Value {
                 )
             })
         });
-        if let Some(obj) = answer.as_object_mut() {
+        // Nothing purged (a memory in no state a forget reaches): the forget's own answer.
+        if let (Some(_), Some(obj)) = (purged, answer.as_object_mut()) {
             obj.insert("event".into(), Value::from("purged"));
             obj.insert("state".into(), Value::from("purged"));
             obj.remove("purge_at");
-            if purged.is_none() {
-                obj.insert("event".into(), Value::from("noop"));
-            }
         }
     }
     answer

@@ -30,7 +30,38 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
     if s.is_empty() {
         return String::new();
     }
-    let o = screen::apply(&policy(), s);
+    screened(&policy(), what, user, s)
+}
+
+/// `v` with every string in it screened as [`text`] screens one (tool calls' arguments, a
+/// session item kept verbatim), under one reading of the policy.
+pub fn json(what: &str, user: Option<&str>, v: &serde_json::Value) -> serde_json::Value {
+    json_with(&policy(), what, user, v)
+}
+
+fn json_with(
+    policy: &Policy,
+    what: &str,
+    user: Option<&str>,
+    v: &serde_json::Value,
+) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if !s.is_empty() => Value::String(screened(policy, what, user, s)),
+        Value::Array(a) => {
+            Value::Array(a.iter().map(|x| json_with(policy, what, user, x)).collect())
+        }
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), json_with(policy, what, user, x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> String {
+    let o = screen::apply(policy, s);
     if let Some(detector) = o.blocked {
         pgrx::log!("memory_ext: screening refused a {what} write: it holds a {detector}");
         raise(
@@ -39,8 +70,10 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
             Some("remove it and write again, or ask the operator about memory_ext.screen".into()),
         );
     }
-    let user = user.map(str::to_string).or_else(tenant::current);
-    if let (false, Some(user)) = (o.redacted.is_empty(), user) {
+    if o.redacted.is_empty() {
+        return o.text;
+    }
+    if let Some(user) = user.map(str::to_string).or_else(tenant::current) {
         let op = format!("redact_{what}");
         for d in &o.redacted {
             events::record(Event {
@@ -50,20 +83,4 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
         }
     }
     o.text
-}
-
-/// `v` with every string in it screened as [`text`] screens one (tool calls' arguments, a
-/// session item kept verbatim, a document's fields).
-pub fn json(what: &str, user: Option<&str>, v: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => Value::String(text(what, user, s)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| json(what, user, x)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), json(what, user, x)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
