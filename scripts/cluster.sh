@@ -42,11 +42,18 @@ fsync = off
 log_line_prefix = '%m [%p] %q%u@%d '
 CONF
   fi
-  if running; then
-    # Restart so that a freshly installed memory_ext.so is the one loaded.
-    server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -m fast restart >/dev/null
-  else
-    server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null
+  # Restart a running server so that a freshly installed memory_ext.so is the one loaded. A
+  # server that will not start shows why here: the callers' traps delete DIR and its log.
+  if running; then how=(-m fast restart); else how=(start); fi
+  if ! server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w "${how[@]}" >/dev/null &&
+     # Our ports lie in Linux's ephemeral range (32768-60999): a client connection of the tests
+     # may hold the port for a moment. Once more, after it has had time to close.
+     ! { grep -q "could not bind" "$dir/server.log" 2>/dev/null &&
+         echo "cluster.sh: port $port busy, starting $dir once more" >&2 && sleep 3 &&
+         server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null; }; then
+    echo "cluster.sh: the server in $dir did not start; the end of its log:" >&2
+    tail -n 30 "$dir/server.log" >&2 || true
+    exit 1
   fi
   ;;
 stop)
