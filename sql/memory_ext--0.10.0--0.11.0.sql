@@ -7,12 +7,28 @@
 -- - memory_forget(id, hard => true) purges at once.
 -- - memory_erase_tenant(user_id, reason) removes a tenant from every table and leaves a receipt
 --   in memory.erasures.
+-- Idempotency (docs/api.md "Idempotency"): memory.idempotency_keys; an idempotency_key on
+-- memory_write (and batch items), message_append, session_add_items, episode_write and run_end.
+-- Import (docs/api.md "Import"): message_append takes created_at and metadata; messages keep it.
 -- What earlier releases left in history after a purge stays there: the last statement of this
 -- script scrubs it (the history rows of memories, messages, files and blocks that no longer exist).
 
 CREATE FUNCTION memory._erase_copies(p_user text, p_entity text, p_id text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    -- An episode_write's kept answer (sql/idempotency.sql) holds the episode's text, and its
+    -- file's path is made from it: the text goes with the episode's memory, text and path with
+    -- its file (found by the paths the file's history names, before those go).
+    IF p_entity IN ('item', 'file') THEN
+        UPDATE memory.idempotency_keys k
+           SET answer = (k.answer - 'content' - CASE WHEN p_entity = 'file' THEN 'path' ELSE 'content' END)
+                        || '{"erased": true}'
+         WHERE k.user_id = p_user AND k.op = 'episode_write'
+           AND (k.answer ->> 'memory_id' = p_id
+                OR p_entity = 'file' AND k.answer ->> 'path' IN (
+                    SELECT h.meta ->> 'path' FROM memory.history h
+                     WHERE h.user_id = p_user AND h.entity = 'file' AND h.memory_id = p_id));
+    END IF;
     UPDATE memory.history
        SET old_ref = NULL,
            -- a LINK's new_ref is the other memory's id, not what either said
@@ -278,6 +294,80 @@ CREATE  FUNCTION "memory_erase_tenant"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_erase_tenant_wrapper';
+
+-------------------------------------------------------------------------------- idempotency
+-- As sql/idempotency.sql. On Citus the table is created on every node (the coordinator runs this
+-- script on each); `SELECT memory_citus_distribute()` then distributes it (docs/citus.md).
+CREATE TABLE memory.idempotency_keys (
+    user_id    text        NOT NULL,
+    key        text        NOT NULL,
+    op         text        NOT NULL,
+    body_hash  bytea       NOT NULL,
+    answer     jsonb,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, key)
+);
+CREATE INDEX idempotency_keys_created ON memory.idempotency_keys (created_at);
+SELECT pg_catalog.pg_extension_config_dump('memory.idempotency_keys', '');
+ALTER TABLE memory.idempotency_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.idempotency_keys FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.idempotency_keys
+    USING (user_id = memory.current_tenant())
+    WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT, INSERT, UPDATE ON memory.idempotency_keys TO PUBLIC;
+
+DROP FUNCTION session_add_items(text, jsonb, text);
+CREATE  FUNCTION "session_add_items"(
+	"session_id" TEXT, /* Option < & str > */
+	"items" jsonb, /* Option < Json > */
+	"user_id" TEXT DEFAULT NULL, /* Option < & str > */
+	"idempotency_key" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS bigint /* i64 */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'session_add_items_wrapper';
+DROP FUNCTION episode_write(text, text, text);
+CREATE  FUNCTION "episode_write"(
+	"user_id" TEXT, /* Option < & str > */
+	"thread_id" TEXT, /* Option < & str > */
+	"run_id" TEXT DEFAULT NULL, /* Option < & str > */
+	"idempotency_key" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'episode_write_wrapper';
+DROP FUNCTION run_end(text, text, integer);
+CREATE  FUNCTION "run_end"(
+	"thread_id" TEXT, /* Option < & str > */
+	"run_id" TEXT DEFAULT NULL, /* Option < & str > */
+	"context_window" INT DEFAULT NULL, /* Option < i32 > */
+	"idempotency_key" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'run_end_wrapper';
+
+-------------------------------------------------------------------------------- import
+-- IF NOT EXISTS: on Citus the coordinator sends this ALTER on to every node, where the script
+-- runs as well (whichever comes second finds the column there).
+ALTER TABLE memory.messages ADD COLUMN IF NOT EXISTS metadata jsonb
+    CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object');
+DROP FUNCTION message_append(text, text, text, text, jsonb, text, text);
+CREATE  FUNCTION "message_append"(
+	"thread_id" TEXT, /* Option < & str > */
+	"role" TEXT, /* Option < & str > */
+	"content" TEXT, /* Option < & str > */
+	"user_id" TEXT DEFAULT NULL, /* Option < & str > */
+	"tool_calls" jsonb DEFAULT NULL, /* Option < Json > */
+	"tool_call_id" TEXT DEFAULT NULL, /* Option < & str > */
+	"name" TEXT DEFAULT NULL, /* Option < & str > */
+	"created_at" timestamp with time zone DEFAULT NULL, /* Option < TimestampWithTimeZone > */
+	"metadata" jsonb DEFAULT NULL, /* Option < Json > */
+	"idempotency_key" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'message_append_wrapper';
 
 -- Used once, below; docs/citus.md gives its two statements for a Citus cluster.
 CREATE FUNCTION memory._erase_old_copies() RETURNS void

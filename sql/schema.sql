@@ -128,6 +128,8 @@ CREATE TABLE memory.messages (
                                                      || memory.tenant_tsvector(user_id)) STORED,
     -- The Responses-API item this message was added as (session_add_items), kept verbatim.
     item            jsonb,
+    -- The caller's own fields (message_append's metadata; imported history keeps its source's).
+    metadata        jsonb       CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object'),
     PRIMARY KEY (user_id, id),
     UNIQUE (user_id, thread_id, seq),
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE,

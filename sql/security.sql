@@ -26,7 +26,7 @@ BEGIN
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
-                             'extractions', 'extraction_usage', 'run_ends', 'proposals']
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -58,6 +58,11 @@ GRANT SELECT ON memory.proposals TO PUBLIC;
 -- which writes it as the extension's owner (src/store/episodes.rs), and reads its own rows. A
 -- tenant that could write it could set its own retry times or attempts.
 GRANT SELECT ON memory.run_ends TO PUBLIC;
+
+-- Idempotency keys: claimed and answered by the tenant's own writes, as the caller (run_end's
+-- as the owner, with its queue row). Deleting them is the purge's (memory_ext.idempotency_days):
+-- a tenant that deleted its own keys would only lose its own retry safety.
+GRANT SELECT, INSERT, UPDATE ON memory.idempotency_keys TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

@@ -68,6 +68,19 @@ END $$;
 CREATE FUNCTION memory._erase_copies(p_user text, p_entity text, p_id text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    -- An episode_write's kept answer (sql/idempotency.sql) holds the episode's text, and its
+    -- file's path is made from it: the text goes with the episode's memory, text and path with
+    -- its file (found by the paths the file's history names, before those go).
+    IF p_entity IN ('item', 'file') THEN
+        UPDATE memory.idempotency_keys k
+           SET answer = (k.answer - 'content' - CASE WHEN p_entity = 'file' THEN 'path' ELSE 'content' END)
+                        || '{"erased": true}'
+         WHERE k.user_id = p_user AND k.op = 'episode_write'
+           AND (k.answer ->> 'memory_id' = p_id
+                OR p_entity = 'file' AND k.answer ->> 'path' IN (
+                    SELECT h.meta ->> 'path' FROM memory.history h
+                     WHERE h.user_id = p_user AND h.entity = 'file' AND h.memory_id = p_id));
+    END IF;
     UPDATE memory.history
        SET old_ref = NULL,
            -- a LINK's new_ref is the other memory's id, not what either said

@@ -71,6 +71,11 @@ extension_sql_file!(
     name = "erase",
     requires = ["schema", "triggers"]
 );
+extension_sql_file!(
+    "../sql/idempotency.sql",
+    name = "idempotency",
+    requires = ["schema"]
+);
 // Marks every table for pg_dump, the erasure receipts included.
 extension_sql_file!(
     "../sql/backup.sql",
@@ -81,7 +86,8 @@ extension_sql_file!(
         "search",
         "consolidate",
         "worker",
-        "erase"
+        "erase",
+        "idempotency"
     ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

@@ -234,6 +234,8 @@ static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
 /// the revision an agent last saw; an agent that comes back after longer is told "too many
 /// changes" instead of a partial list. 30 days: an agent idle for a month re-reads its memory.
 static CHANGE_LOG_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
+/// How long an idempotency key answers a repeat (docs/api.md "Idempotency").
+static IDEMPOTENCY_DAYS: GucSetting<i32> = GucSetting::<i32>::new(7);
 
 // Limits on what one call may ask for (docs/operations.md "Limits"). Each bounds the memory or
 // time one call can take: before them a 100 MB `content` took a backend to ~1.5 GB, a 10 MB
@@ -672,6 +674,16 @@ pub fn init() {
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
+        c"memory_ext.idempotency_days",
+        c"Days an idempotency key answers a repeat with the first call's answer; memory_purge deletes older keys.",
+        c"",
+        &IDEMPOTENCY_DAYS,
+        1,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
         c"memory_ext.change_log_days",
         c"Days of change log memory_purge keeps (0: all); older delta headers say \"too many changes\".",
         c"",
@@ -935,6 +947,10 @@ pub fn self_erase() -> bool {
 
 pub fn track_events() -> bool {
     TRACK_EVENTS.get()
+}
+
+pub fn idempotency_days() -> i32 {
+    IDEMPOTENCY_DAYS.get()
 }
 
 pub fn change_log_days() -> i32 {

@@ -5,7 +5,8 @@
 -- purged memory (node worker, op purge). $5: change-log rows older than this many days go (0:
 -- kept; a delta header asked for a revision before them says "too many changes", src/store/delta.rs).
 -- Consent proposals still pending past their expiry become 'expired' (kept: the decision is
--- the audit trail). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
+-- the audit trail). Idempotency keys older than $6 days go (memory_ext.idempotency_days: a
+-- repeat after that writes again). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
@@ -29,6 +30,9 @@ WITH gone AS (
 ), usage AS (
     DELETE FROM memory.consolidation_usage
     WHERE ($1::text IS NULL OR user_id = $1) AND day < current_date - 7
+), keys AS (
+    DELETE FROM memory.idempotency_keys
+    WHERE ($1::text IS NULL OR user_id = $1) AND created_at < now() - make_interval(days => $6)
 ), expired AS (
     UPDATE memory.proposals SET status = 'expired', decided_at = expires_at
     WHERE ($1::text IS NULL OR user_id = $1) AND status = 'pending' AND expires_at <= now()

@@ -4,9 +4,11 @@
 
 use crate::error::OrRaise;
 use crate::store::episodes as store;
+use crate::store::idempotency;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
+use serde_json::json;
 
 /// Summarises the run's messages into an episode file and an episodic memory. Returns `{path,
 /// memory_id, event, from_seq, to_seq, messages, method, content}`. P0002 when the thread is
@@ -16,10 +18,20 @@ fn episode_write(
     user_id: Option<&str>,
     thread_id: Option<&str>,
     run_id: default!(Option<&str>, "NULL"),
+    idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
+    let key = idempotency::of_call(
+        "episode_write",
+        idempotency_key,
+        &[
+            ("user_id", json!(user_id)),
+            ("thread_id", json!(thread_id)),
+            ("run_id", json!(run_id)),
+        ],
+    );
     let thread = validate::id("thread_id", thread_id).or_raise();
     let run = validate::optional_id("run_id", run_id).or_raise();
-    JsonB(store::write(user_id, thread, run))
+    JsonB(store::write(user_id, thread, run, key.as_ref()))
 }
 
 /// Ends a run: records the request and returns at once; the background worker writes the
@@ -31,12 +43,22 @@ fn run_end(
     thread_id: Option<&str>,
     run_id: default!(Option<&str>, "NULL"),
     context_window: default!(Option<i32>, "NULL"),
+    idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
+    let key = idempotency::of_call(
+        "run_end",
+        idempotency_key,
+        &[
+            ("thread_id", json!(thread_id)),
+            ("run_id", json!(run_id)),
+            ("context_window", json!(context_window)),
+        ],
+    );
     let thread = validate::id("thread_id", thread_id).or_raise();
     let run = validate::optional_id("run_id", run_id).or_raise();
     let window = context_window
         .map(|w| validate::range("context_window", i64::from(w), 1, 100_000_000).or_raise() as i32);
-    JsonB(store::end_run(thread, run, window))
+    JsonB(store::end_run(thread, run, window, key.as_ref()))
 }
 
 /// Rolls the tenant's project episodes up now (the worker does it weekly): for each project

@@ -5,12 +5,14 @@
 use crate::error::{raise, OrRaise};
 use crate::gucs;
 use crate::pg::json::Json;
+use crate::store::idempotency;
 use crate::store::recall::{self as store, Message};
 use memory_core::tokens::{self, Encoding, Usage};
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
+use serde_json::{json, Value};
 
 /// Appends a message to a thread (creating the thread on first use) and returns
 /// `{id, seq, tokens}`. `user_id` is needed only for a thread that does not exist yet.
@@ -24,12 +26,46 @@ fn message_append(
     tool_calls: default!(Option<Json>, "NULL"),
     tool_call_id: default!(Option<&str>, "NULL"),
     name: default!(Option<&str>, "NULL"),
+    created_at: default!(Option<TimestampWithTimeZone>, "NULL"),
+    metadata: default!(Option<Json>, "NULL"),
+    idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
+    let key = idempotency::of_call(
+        "message_append",
+        idempotency_key,
+        &[
+            ("thread_id", json!(thread_id)),
+            ("role", json!(role)),
+            ("content", json!(content)),
+            ("user_id", json!(user_id)),
+            (
+                "tool_calls",
+                tool_calls.as_ref().map_or(Value::Null, |j| j.0.clone()),
+            ),
+            ("tool_call_id", json!(tool_call_id)),
+            ("name", json!(name)),
+            // The instant, not its text (which follows the session's TimeZone).
+            ("created_at", json!(created_at.map(|t| t.into_inner()))),
+            (
+                "metadata",
+                metadata.as_ref().map_or(Value::Null, |j| j.0.clone()),
+            ),
+        ],
+    );
     let thread_id = validate::id("thread_id", thread_id).or_raise();
     let role = validate::role(role).or_raise();
     let content = crate::pg::limits::text("content", content);
     let tool_call_id = validate::optional_id("tool_call_id", tool_call_id).or_raise();
     let name = validate::optional_id("name", name).or_raise();
+    if let Some(Json(m)) = &metadata {
+        if !m.is_object() {
+            raise(
+                SqlState::InvalidParameterValue,
+                "metadata must be a JSON object",
+                None,
+            )
+        }
+    }
     let tool_calls_text = match &tool_calls {
         None => None,
         Some(Json(v)) if v.is_array() => Some(v.to_string()),
@@ -39,17 +75,22 @@ fn message_append(
             Some("pass the assistant message's tool_calls list, e.g. '[{\"id\": ..., \"type\": \"function\", ...}]'".into()),
         ),
     };
-    JsonB(store::append(Message {
-        thread: thread_id,
-        role,
-        content,
-        user_id,
-        tool_calls,
-        tool_calls_text,
-        tool_call_id,
-        name,
-        item: None,
-    }))
+    JsonB(store::append(
+        Message {
+            thread: thread_id,
+            role,
+            content,
+            user_id,
+            tool_calls,
+            tool_calls_text,
+            tool_call_id,
+            name,
+            item: None,
+            created_at,
+            metadata,
+        },
+        key.as_ref(),
+    ))
 }
 
 /// Recall search (`conversation_search`, docs/design.md "Recall and archival memory"): a

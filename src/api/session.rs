@@ -36,7 +36,17 @@ fn session_add_items(
     session_id: Option<&str>,
     items: Option<Json>,
     user_id: default!(Option<&str>, "NULL"),
+    idempotency_key: default!(Option<&str>, "NULL"),
 ) -> i64 {
+    let key = crate::store::idempotency::of_call(
+        "session_add_items",
+        idempotency_key,
+        &[
+            ("session_id", serde_json::json!(session_id)),
+            ("items", items.as_ref().map_or(Value::Null, |j| j.0.clone())),
+            ("user_id", serde_json::json!(user_id)),
+        ],
+    );
     let id = validate::id("session_id", session_id).or_raise();
     let items = match items {
         Some(Json(Value::Array(a))) => a,
@@ -46,7 +56,7 @@ fn session_add_items(
             Some("e.g. '[{\"role\": \"user\", \"content\": \"Hi\"}]'".into()),
         ),
     };
-    store::add(id, &items, user_id)
+    store::add(id, &items, user_id, key.as_ref())
 }
 
 /// `pop_item()`: removes the newest item and returns it; NULL when the session is empty.

@@ -12,6 +12,8 @@ use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
 use crate::store::files;
+use crate::store::idempotency;
+use memory_core::request::Idempotency;
 use memory_core::summary::{self, Episode, Turn};
 use memory_core::SqlState;
 use serde_json::{json, Value};
@@ -81,14 +83,21 @@ fn episode_path(date: &str, title: &str, run: Option<&str>, to_seq: i64) -> Stri
 /// episode_write: summarises the run's messages into an episode file and an episodic memory.
 /// Returns `{path, memory_id, event, from_seq, to_seq, messages, method, content}`. P0002 when
 /// the thread is unknown or has no message since its last episode.
-pub fn write(user_id: Option<&str>, thread: &str, run: Option<&str>) -> Value {
+pub fn write(
+    user_id: Option<&str>,
+    thread: &str,
+    run: Option<&str>,
+    key: Option<&Idempotency>,
+) -> Value {
     let user = tenant::resolve(user_id);
-    write_for(&user, thread, run).unwrap_or_else(|| {
-        raise(
-            SqlState::NoDataFound,
-            format!("thread \"{thread}\" has no messages since its last episode"),
-            Some("append the run's messages first (message_append)".into()),
-        )
+    idempotency::once(&user, "episode_write", key, || {
+        write_for(&user, thread, run).unwrap_or_else(|| {
+            raise(
+                SqlState::NoDataFound,
+                format!("thread \"{thread}\" has no messages since its last episode"),
+                Some("append the run's messages first (message_append)".into()),
+            )
+        })
     })
 }
 
@@ -237,21 +246,31 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
 ///
 /// The queue is the worker's (sql/security.sql): the request is written as the extension's
 /// owner, once the caller's own row security has found the thread theirs.
-pub fn end_run(thread: &str, run: Option<&str>, context_window: Option<i32>) -> Value {
+/// With an idempotency key, a repeat answers as the first call did and enqueues nothing; the key
+/// is kept as the owner too (Citus refuses two users writing one tenant's shards in a
+/// transaction, docs/citus.md).
+pub fn end_run(
+    thread: &str,
+    run: Option<&str>,
+    context_window: Option<i32>,
+    key: Option<&Idempotency>,
+) -> Value {
     let user = lookup::owner(Owned::Thread, thread);
-    let at = crate::pg::owner::as_owner(|| {
-        spi::one_opt::<String>(
-            include_str!("../../sql/queries/episodes_end.sql"),
-            &[
-                user.as_str().into(),
-                thread.into(),
-                run.into(),
-                context_window.into(),
-            ],
-            "recording the end of a run",
-        )
-    });
-    json!({ "thread_id": thread, "run_id": run, "context_window": context_window, "requested_at": at })
+    crate::pg::owner::as_owner(|| {
+        idempotency::once(&user, "run_end", key, || {
+            let at = spi::one_opt::<String>(
+                include_str!("../../sql/queries/episodes_end.sql"),
+                &[
+                    user.as_str().into(),
+                    thread.into(),
+                    run.into(),
+                    context_window.into(),
+                ],
+                "recording the end of a run",
+            );
+            json!({ "thread_id": thread, "run_id": run, "context_window": context_window, "requested_at": at })
+        })
+    })
 }
 
 /// Compaction after a run keeps this many of the newest messages in context.

@@ -193,6 +193,7 @@ fn purge_rows(user: Option<String>) -> (i64, i64) {
                 gucs::events_retention_days().into(),
                 gucs::track_events().into(),
                 gucs::change_log_days().into(),
+                gucs::idempotency_days().into(),
             ],
             "purging memories",
             |row| {

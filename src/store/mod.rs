@@ -17,6 +17,7 @@ pub mod episodes;
 pub mod erase;
 pub mod extract;
 pub mod files;
+pub mod idempotency;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;

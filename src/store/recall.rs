@@ -10,7 +10,8 @@ use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{limits, spi, tenant, vector};
 use crate::store::search::{self, Conversations, MessageHit};
-use crate::store::{blocks, screen};
+use crate::store::{blocks, idempotency, screen};
+use memory_core::request::Idempotency;
 use memory_core::tokens::{self, Usage};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -28,21 +29,29 @@ pub struct Message<'a> {
     pub name: Option<&'a str>,
     /// The session item it was added as (src/store/session.rs), kept verbatim.
     pub item: Option<Json>,
+    /// When it was said, for history brought in from elsewhere (default: now).
+    pub created_at: Option<TimestampWithTimeZone>,
+    /// The caller's own fields (a JSON object), kept with the message.
+    pub metadata: Option<Json>,
 }
 
 /// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
 /// `user_id` is needed only for a thread that does not exist yet.
-pub fn append(m: Message<'_>) -> Value {
+/// With an idempotency key the message is appended once per key (src/store/idempotency.rs).
+pub fn append(m: Message<'_>, key: Option<&Idempotency>) -> Value {
     within_limits(&m);
-    // Screened before it is embedded or stored (src/store/screen.rs).
-    let content = screen::text("message", m.user_id, m.content);
-    let m = screened(Message {
-        content: &content,
-        ..m
-    });
-    // Embedded before the insert, so no lock is held while a provider answers.
-    let embedding = for_write(m.content);
-    append_embedded(m, embedding)
+    let user = writer(&m);
+    idempotency::once(&user, "message_append", key, || {
+        // Screened before it is embedded or stored (src/store/screen.rs).
+        let content = screen::text("message", m.user_id, m.content);
+        let m = screened(Message {
+            content: &content,
+            ..m
+        });
+        // Embedded before the insert, so no lock is held while a provider answers.
+        let embedding = for_write(m.content);
+        append_embedded(m, &user, embedding)
+    })
 }
 
 /// The message's tool calls and stored item screened as its content was: they hold the same
@@ -56,6 +65,9 @@ fn screened(mut m: Message<'_>) -> Message<'_> {
     if let Some(Json(v)) = m.item.take() {
         m.item = Some(Json(screen::json("message", m.user_id, &v)));
     }
+    if let Some(Json(v)) = m.metadata.take() {
+        m.metadata = Some(Json(screen::json("message", m.user_id, &v)));
+    }
     m
 }
 
@@ -68,6 +80,9 @@ fn within_limits(m: &Message<'_>) {
     }
     if let Some(Json(item)) = &m.item {
         limits::value_bytes("item", item.to_string().len());
+    }
+    if let Some(Json(v)) = &m.metadata {
+        limits::value_bytes("metadata", v.to_string().len());
     }
 }
 
@@ -87,12 +102,15 @@ pub fn append_all(messages: Vec<Message<'_>>) {
     let texts: Vec<&str> = messages.iter().map(|m| m.content).collect();
     let embeddings = for_writes(&texts);
     for (m, e) in messages.into_iter().zip(embeddings) {
-        append_embedded(m, e);
+        let user = writer(&m);
+        append_embedded(m, &user, e);
     }
 }
 
-fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
-    let user = match m.user_id {
+/// The tenant a message is written for: the one named, else the thread's owner, else the
+/// acting tenant (a new thread).
+fn writer(m: &Message<'_>) -> String {
+    match m.user_id {
         Some(_) => tenant::resolve(m.user_id),
         None => lookup::find_owner(Owned::Thread, m.thread).unwrap_or_else(|| {
             tenant::acting().unwrap_or_else(|| {
@@ -103,7 +121,10 @@ fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
                 )
             })
         }),
-    };
+    }
+}
+
+fn append_embedded(m: Message<'_>, user: &str, embedding: WriteEmbedding) -> Value {
     let tokens = tokens::message_tokens(
         gucs::token_encoding(),
         m.role,
@@ -116,7 +137,7 @@ fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
         &include_str!("../../sql/queries/recall_append.sql")
             .replace("{vector}", &vector::unsized_ty()),
         &[
-            user.as_str().into(),
+            user.into(),
             m.thread.into(),
             m.role.into(),
             m.content.into(),
@@ -127,12 +148,14 @@ fn append_embedded(m: Message<'_>, embedding: WriteEmbedding) -> Value {
             vector.into(),
             model.into(),
             m.item.into(),
+            m.created_at.into(),
+            m.metadata.into(),
         ],
         "appending a message",
         |r| Ok((r.get::<String>(1)?.unwrap_or_default(), r.get::<i64>(2)?)),
     )
     .unwrap_or_default();
-    if let Some(error) = embedding.record(&user, "message", &id) {
+    if let Some(error) = embedding.record(user, "message", &id) {
         pgrx::notice!("message stored without an embedding (the backfill will retry): {error}");
     }
     json!({ "id": id, "seq": seq, "tokens": tokens })

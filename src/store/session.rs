@@ -5,7 +5,9 @@
 use crate::error::raise;
 use crate::pg::json::{Json, JsonText};
 use crate::pg::{spi, tenant};
+use crate::store::idempotency;
 use crate::store::recall::{self, Message};
+use memory_core::request::Idempotency;
 use memory_core::session;
 use memory_core::SqlState;
 use serde_json::Value;
@@ -13,8 +15,23 @@ use serde_json::Value;
 /// session_add_items: every item checked first (one that is not a JSON object: 22023 naming
 /// it, nothing added), then appended in order; how many. A tool output is filed under the name
 /// of the tool whose call it answers (among these items, or earlier in the session).
-pub fn add(session_id: &str, items: &[Value], user_id: Option<&str>) -> i64 {
+pub fn add(
+    session_id: &str,
+    items: &[Value],
+    user_id: Option<&str>,
+    key: Option<&Idempotency>,
+) -> i64 {
     tenant::scoped(user_id, |user| {
+        idempotency::once(user, "session_add_items", key, || {
+            add_for(user, session_id, items)
+        })
+        .as_i64()
+        .unwrap_or(0)
+    })
+}
+
+fn add_for(user: &str, session_id: &str, items: &[Value]) -> Value {
+    {
         let mut stored: Vec<session::Stored> = items
             .iter()
             .enumerate()
@@ -52,11 +69,13 @@ pub fn add(session_id: &str, items: &[Value], user_id: Option<&str>) -> i64 {
                     tool_call_id: s.tool_call_id.as_deref(),
                     name: s.name.as_deref(),
                     item: Some(Json(it.clone())),
+                    created_at: None,
+                    metadata: None,
                 })
                 .collect(),
         );
-        items.len() as i64
-    })
+        Value::from(items.len())
+    }
 }
 
 /// The tool name of an earlier call `call_id` in the session (a function call item, or a

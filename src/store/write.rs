@@ -10,13 +10,14 @@ use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::{spi, tenant, vector};
-use crate::store::{consent, screen};
+use crate::store::{consent, idempotency, screen};
 use memory_core::dedupe::{self, Neighbour};
-use memory_core::request::{self, WriteRequest};
+use memory_core::request::{self, Idempotency, WriteRequest};
 use memory_core::{text, SqlState};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// Neighbours looked at for dedupe and linking (docs/design.md "Relations": the top neighbours).
 const NEIGHBOURS: i64 = 5;
@@ -414,8 +415,17 @@ pub fn write_json(v: &Value) -> Value {
     write(req)
 }
 
-/// memory_write: stores one checked request; `{"id", "event", "revision", "related"}`.
+/// memory_write: stores one checked request; `{"id", "event", "revision", "related"}`. A
+/// request with an idempotency key writes once per key (src/store/idempotency.rs).
 pub fn write(req: WriteRequest) -> Value {
+    let Some(key) = req.idempotency.clone() else {
+        return write_unkeyed(req);
+    };
+    let user = tenant::resolve(req.user_id.as_deref());
+    idempotency::once(&user, "memory_write", Some(&key), || write_unkeyed(req))
+}
+
+fn write_unkeyed(req: WriteRequest) -> Value {
     let p = prepare_all(vec![req])
         .pop()
         .unwrap_or_else(|| raise(SqlState::InvalidParameterValue, "empty request", None));
@@ -463,7 +473,60 @@ pub fn approve(id: &str) -> Value {
 }
 
 /// memory_write_batch: the requests embedded together (one provider call), then written in
-/// order, each seeing the ones before it, so the result equals one-by-one writes.
+/// order, each seeing the ones before it, so the result equals one-by-one writes. Items with an
+/// idempotency key claim it first: a repeat is answered as before and neither embedded nor
+/// written, and an item repeating an earlier item's key in the same batch gets that item's answer.
 pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
-    Value::Array(prepare_all(reqs).into_iter().map(write_gated).collect())
+    enum Slot {
+        Write(Option<Idempotency>, String),
+        Answer(Value),
+        SameAs(usize),
+    }
+    let mut slots = Vec::with_capacity(reqs.len());
+    let mut todo = vec![];
+    let mut first: HashMap<(String, String), (usize, String)> = HashMap::new();
+    for (i, req) in reqs.into_iter().enumerate() {
+        let Some(k) = req.idempotency.clone() else {
+            slots.push(Slot::Write(None, String::new()));
+            todo.push(req);
+            continue;
+        };
+        let user = tenant::resolve(req.user_id.as_deref());
+        if let Some((j, body)) = first.get(&(user.clone(), k.key.clone())) {
+            if *body != k.body {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("requests[{i}]: idempotency key \"{}\" was already used for a different request (requests[{j}])", k.key),
+                    None,
+                );
+            }
+            slots.push(Slot::SameAs(*j));
+            continue;
+        }
+        first.insert((user.clone(), k.key.clone()), (i, k.body.clone()));
+        match idempotency::claim(&user, "memory_write", &k) {
+            idempotency::Claim::Repeat(v) => slots.push(Slot::Answer(v)),
+            idempotency::Claim::Fresh => {
+                slots.push(Slot::Write(Some(k), user));
+                todo.push(req);
+            }
+        }
+    }
+    let mut written = prepare_all(todo).into_iter().map(write_gated);
+    let mut out: Vec<Value> = Vec::with_capacity(slots.len());
+    for slot in slots {
+        let v = match slot {
+            Slot::Write(key, user) => {
+                let v = written.next().unwrap_or(Value::Null);
+                if let Some(k) = key {
+                    idempotency::answered(&user, &k, &v);
+                }
+                v
+            }
+            Slot::Answer(v) => v,
+            Slot::SameAs(j) => out[j].clone(),
+        };
+        out.push(v);
+    }
+    Value::Array(out)
 }

@@ -6,8 +6,9 @@ Run by `scripts/test.sh backup` (it owns the throwaway server and restarts it):
 Eight writers append messages and write memories to four shared threads (as ordinary roles,
 each for its own tenant, and two per tenant so that threads are contended). Twice a client
 backend is killed with SIGKILL (the postmaster then resets every backend), and once the
-postmaster itself (the server is started again). After each crash, every write a writer got an
-answer for must be there, and for every thread:
+postmaster itself (the server is started again). About a third of the writes are messages with an
+idempotency key, sent again after a failure until answered. After each crash, every write a writer
+got an answer for must be there, each keyed message exactly once, and for every thread:
   * revisions are gapless: threads.revision = the number of change-log rows = their highest rev,
     and the change log holds exactly revs 1..revision;
   * message numbers are gapless: seq 1..threads.last_seq, one message each;
@@ -57,6 +58,9 @@ class Writer(threading.Thread):
         self.n, self.stop = n, stop
         self.user = TENANTS[n % len(TENANTS)]
         self.acked_messages, self.acked_memories = [], []
+        # Keyed messages (docs/api.md "Idempotency"): a call that died with its connection is
+        # sent again, same key and body, until it is answered; each must be stored once.
+        self.acked_keyed, self.pending = [], None
         self.r = random.Random(n)
 
     def connect(self):
@@ -70,8 +74,17 @@ class Writer(threading.Thread):
             try:
                 if c is None:
                     c = self.connect()
-                i += 1
                 thread = f"t-{self.user}"
+                if self.pending is not None:
+                    key, text = self.pending
+                    c.execute("SELECT message_append(%s, 'user', %s, idempotency_key => %s)", (thread, text, key))
+                    self.acked_keyed.append(text)
+                    self.pending = None
+                    continue
+                i += 1
+                if self.r.random() < 0.3:
+                    self.pending = (f"k-{self.n}-{i}", f"writer {self.n} keyed message {i}")
+                    continue
                 if self.r.random() < 0.5:
                     text = f"writer {self.n} message {i}"
                     c.execute("SELECT message_append(%s, 'user', %s)", (thread, text))
@@ -94,6 +107,12 @@ def check(label, writers):
                 n = c.execute("SELECT count(*) FROM memory.messages WHERE user_id = %s AND content = ANY(%s)",
                               (w.user, messages)).fetchone()[0]
                 assert n == len(set(messages)), f"{label}: writer {w.n} lost messages ({n} of {len(messages)})"
+            keyed = list(w.acked_keyed)
+            if keyed:
+                n, distinct = c.execute("SELECT count(*), count(DISTINCT content) FROM memory.messages WHERE user_id = %s AND content = ANY(%s)",
+                                        (w.user, keyed)).fetchone()
+                assert (n, distinct) == (len(keyed), len(keyed)), \
+                    f"{label}: writer {w.n}'s {len(keyed)} keyed messages, retried across the crash, are stored as {n} rows"
             if memories:
                 n = c.execute("SELECT count(*) FROM memory.items WHERE user_id = %s AND text = ANY(%s)",
                               (w.user, memories)).fetchone()[0]
@@ -133,7 +152,8 @@ def check(label, writers):
         assert stats == (0, 0), f"{label}: BM25 statistics differ from a recount: {stats}"
         totals = c.execute("""SELECT (SELECT count(*) FROM memory.messages WHERE user_id = ANY(%s)),
                                      (SELECT count(*) FROM memory.items WHERE user_id = ANY(%s))""", (TENANTS, TENANTS)).fetchone()
-    print(f"{label}: {totals[0]} messages, {totals[1]} memories; nothing acknowledged lost, bookkeeping whole")
+    keyed = sum(len(w.acked_keyed) for w in writers)
+    print(f"{label}: {totals[0]} messages ({keyed} keyed, each once), {totals[1]} memories; nothing acknowledged lost, bookkeeping whole")
 
 
 def backend_pids():

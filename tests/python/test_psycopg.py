@@ -11,6 +11,8 @@ classes, atomicity after an error, the delta header once, blocks and memory_cont
 
 import os
 import sys
+import threading
+import time
 import uuid
 
 import psycopg
@@ -195,6 +197,73 @@ def test_detail_files_and_compaction_as_python_objects():
     assert len(out["summary"].split()) <= 100, out
     ctx = c.execute("SELECT role, is_summary FROM context_messages('py-t')").fetchall()
     assert ctx[0] == ("system", True) and len(ctx) == 5, ctx
+
+
+def test_concurrent_repeats_of_a_keyed_write_write_once():
+    """Eight connections send the same keyed call at the same moment (docs/api.md
+    "Idempotency"): one writes, the others wait for it and get its answer."""
+    user = "py-" + uuid.uuid4().hex[:12]
+    conns = [connect_as(DSN, ROLE, user) for _ in range(8)]
+    calls = [
+        ("SELECT message_append('py-idem', 'user', 'Twins at the door.', %s, idempotency_key => 'm-1')", (user,)),
+        ("SELECT memory_write(%s)", (Jsonb({"text": "Pia waters the ferns on Sundays.", "idempotency_key": "w-1"}),)),
+        ("SELECT session_add_items('py-idem', %s, idempotency_key => 's-1')",
+         (Jsonb([{"role": "assistant", "content": "Which ferns?"}]),)),
+    ]
+    for sql, args in calls:
+        barrier = threading.Barrier(len(conns))
+        answers, errs = [], []
+
+        def call(c):
+            try:
+                barrier.wait()
+                answers.append(c.execute(sql, args).fetchone()[0])
+            except Exception as e:  # noqa: BLE001 - reported below
+                errs.append(e)
+
+        ts = [threading.Thread(target=call, args=(c,)) for c in conns]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert not errs, errs
+        assert len(answers) == 8 and all(a == answers[0] for a in answers), answers
+    c = conns[0]
+    n = c.execute("SELECT count(*) FROM memory.messages WHERE thread_id = 'py-idem'").fetchone()[0]
+    assert n == 2, f"{n} messages for two keys"
+    n = c.execute("SELECT count(*) FROM memory.items WHERE text LIKE 'Pia waters%'").fetchone()[0]
+    h = c.execute("SELECT count(*) FROM memory.history WHERE event = 'ADD' AND entity = 'item'").fetchone()[0]
+    assert (n, h) == (1, 1), (n, h)
+    for x in conns:
+        x.close()
+
+
+def test_a_retry_after_the_connection_died_mid_call_writes_once():
+    """The client sends a keyed call and drops its connection before the answer (it cannot know
+    whether the call committed), then retries on a new connection until it gets an answer."""
+    c, user = tenant()
+    answers = {}
+    for i in range(20):
+        key = f"m-{i}"
+        sql = ("SELECT message_append('py-retry', 'user', %s, idempotency_key => %s)")
+        args = (f"Retried message {i}.", key)
+        dying = connect_as(DSN, ROLE, user)
+        # The call goes out; the connection is gone before its answer (every other call while
+        # the server is still running it, the rest as soon as it is sent).
+        dying.pgconn.send_query_params(
+            b"SELECT message_append('py-retry', 'user', $1, idempotency_key => $2)",
+            [args[0].encode(), key.encode()])
+        dying.pgconn.flush()
+        if i % 2:
+            time.sleep(0.02)
+        dying.pgconn.finish()
+        for _ in range(3):
+            answers[key] = c.execute(sql, args).fetchone()[0]
+    rows = c.execute("SELECT content, count(*) FROM memory.messages WHERE thread_id = 'py-retry' GROUP BY 1").fetchall()
+    assert len(rows) == 20 and all(n == 1 for _, n in rows), rows
+    seqs = sorted(a["seq"] for a in answers.values())
+    assert seqs == list(range(1, 21)), seqs
+
 
 def main():
     if not DSN:

@@ -14,6 +14,7 @@ pub mod detail;
 pub mod error;
 pub mod extract;
 pub mod files;
+pub mod idempotency;
 pub mod names;
 pub mod rank;
 pub mod render;

@@ -278,6 +278,15 @@ pub struct WriteRequest {
     /// `user` (stated by the user: written) or `inferred` (concluded by an agent or by
     /// extraction: a sensitive field becomes a consent proposal, docs/api.md "Consent").
     pub source: Option<String>,
+    /// The request's `idempotency_key` and the body it stands for (src/idempotency.rs).
+    pub idempotency: Option<Idempotency>,
+}
+
+/// A retried write's key and what it asked for ([`crate::idempotency::body`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Idempotency {
+    pub key: String,
+    pub body: String,
 }
 
 /// Where a memory came from (request field `source`).
@@ -317,7 +326,8 @@ impl WriteRequest {
     }
 }
 
-pub const WRITE_KEYS: [&str; 19] = [
+pub const WRITE_KEYS: [&str; 20] = [
+    "idempotency_key",
     "source",
     "supersedes",
     "user_id",
@@ -411,6 +421,10 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         embedding,
         supersedes,
         source: f.one_of("source", &SOURCES)?,
+        idempotency: f.id(crate::idempotency::FIELD)?.map(|key| Idempotency {
+            key,
+            body: crate::idempotency::body("memory_write", v),
+        }),
     })
 }
 
