@@ -71,6 +71,21 @@ extension_sql_file!(
     name = "erase",
     requires = ["schema", "triggers"]
 );
+// The importer inserts rows as a restore does (triggers.sql's memory._restoring) and adds the
+// statistics search.sql's trigger would have.
+extension_sql_file!(
+    "../sql/import.sql",
+    name = "import",
+    requires = [
+        "schema",
+        "triggers",
+        "search",
+        "detail",
+        "checkpoints",
+        "events",
+        "consent"
+    ]
+);
 extension_sql_file!(
     "../sql/idempotency.sql",
     name = "idempotency",

@@ -16,6 +16,7 @@ pub mod episodes;
 pub mod erase;
 pub mod extract;
 pub mod files;
+pub mod import;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;

@@ -18,6 +18,7 @@ pub mod erase;
 pub mod extract;
 pub mod files;
 pub mod idempotency;
+pub mod import;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;

@@ -15,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod files;
 pub mod idempotency;
+pub mod import;
 pub mod names;
 pub mod rank;
 pub mod render;

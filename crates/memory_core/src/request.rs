@@ -242,7 +242,7 @@ pub fn parse_time(s: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.and_utc())
 }
 
-fn is_uuid(s: &str) -> bool {
+pub fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, c)| match i {

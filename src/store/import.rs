@@ -1,0 +1,108 @@
+//! memory_import (docs/api.md "Import"): the options and the format decided, other systems'
+//! documents converted (memory_core::import), the text screened as every write's is
+//! (src/store/screen.rs), then the rows inserted by memory._import (sql/import.sql) as the
+//! extension's owner: the rows go in as exported, ids, times and history kept, which only a
+//! restore may do. The tenant is checked first, as the caller: a session imports only into a
+//! tenant it acts for.
+
+use crate::error::raise;
+use crate::gucs;
+use crate::pg::{spi, tenant};
+use crate::store::screen;
+use memory_core::import::{self, Format, Options};
+use memory_core::SqlState;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+fn bad(msg: impl Into<String>) -> ! {
+    raise(SqlState::InvalidParameterValue, msg.into(), None)
+}
+
+/// The fields of each section that hold what someone wrote (screened), by section.
+const TEXT_FIELDS: [(&str, &[&str]); 6] = [
+    ("memories", &["text", "content"]),
+    ("messages", &["content"]),
+    ("blocks", &["value"]),
+    ("files", &["content", "title"]),
+    ("details", &["content", "description"]),
+    ("proposals", &["text"]),
+];
+
+fn screened(user: &str, mut doc: Value) -> Value {
+    for (section, fields) in TEXT_FIELDS {
+        let what = match section {
+            "memories" | "proposals" => "memory",
+            "messages" => "message",
+            "blocks" => "block",
+            "files" => "file",
+            _ => "detail",
+        };
+        if let Some(Value::Array(rows)) = doc.get_mut(section) {
+            for r in rows.iter_mut() {
+                for f in fields {
+                    if let Some(Value::String(s)) = r.get(*f) {
+                        let clean = screen::text(what, Some(user), s);
+                        r[*f] = Value::String(clean);
+                    }
+                }
+                if section == "messages" {
+                    for f in ["tool_calls", "item", "metadata"] {
+                        if let Some(v) = r.get(f).filter(|v| !v.is_null()) {
+                            let clean = screen::json("message", Some(user), v);
+                            r[f] = clean;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    doc
+}
+
+pub fn import(doc: &Value, options: &Value) -> Value {
+    let opts = Options::parse(options).unwrap_or_else(|e| bad(format!("options: {e}")));
+    let user = tenant::resolve(opts.user_id.as_deref());
+    let format = match opts.format {
+        Some(f) => f,
+        None => import::detect(doc).unwrap_or_else(|e| bad(e)),
+    };
+    let (document, notes) = match format {
+        Format::MemoryExt => {
+            if !doc.is_object() {
+                bad("a memory_export document is a JSON object");
+            }
+            (doc.clone(), vec![])
+        }
+        Format::Mem0 => {
+            let c = import::from_mem0(doc).unwrap_or_else(|e| bad(e));
+            (c.document, c.notes)
+        }
+        Format::LettaAf => {
+            let c = import::from_letta(doc, gucs::token_encoding()).unwrap_or_else(|e| bad(e));
+            (c.document, c.notes)
+        }
+    };
+    let document = screened(&user, document);
+    let out = crate::pg::owner::as_owner(|| {
+        spi::one_opt::<JsonB>(
+            "SELECT memory._import($1, $2, $3, $4)",
+            &[
+                user.as_str().into(),
+                JsonB(document).into(),
+                JsonB(Value::Object(opts.agent_ids.clone())).into(),
+                JsonB(Value::Object(opts.thread_ids.clone())).into(),
+            ],
+            "importing",
+        )
+    })
+    .map(|j| j.0)
+    .unwrap_or(Value::Null);
+    let mut out = out;
+    out["format"] = json!(match format {
+        Format::MemoryExt => "memory_ext",
+        Format::Mem0 => "mem0",
+        Format::LettaAf => "letta_af",
+    });
+    out["notes"] = json!(notes);
+    out
+}
