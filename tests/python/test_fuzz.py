@@ -112,6 +112,16 @@ def jsons(r):
         Jsonb([{"text": f"batch {i}"} for i in range(r.choice([0, 1, 3, 20]))]),
         Jsonb([{"text": ""}, {"text": "fine"}]),
         Jsonb([[{"name": "fn", "arguments": "{}"}]]),
+        # Idempotency keys (docs/api.md "Idempotency"): hostile, reused for another body, in batches.
+        Jsonb({"text": "Keyed fuzz fact " + r.choice(["a", "b"]), "idempotency_key": r.choice(["k1", "", "x" * 300, 7, None, FORGE])}),
+        Jsonb([{"text": "kb", "idempotency_key": "k2"}, {"text": r.choice(["kb", "kc"]), "idempotency_key": "k2"}]),
+        # Import documents (docs/api.md "Import"): memory_export's, mem0's, Letta's, broken.
+        Jsonb({"memories": [{"id": r.choice(["x", "0b5f3d63-94b1-4b3c-9b74-2f1b8e6b2c11", None]), "text": texts(r),
+                             "importance": r.choice([1, 9, "x"])}], "messages": [{"thread_id": texts(r), "seq": ints(r)}]}),
+        Jsonb({"results": [{"id": texts(r), "memory": texts(r), "categories": [texts(r)], "created_at": texts(r)}]}),
+        Jsonb({"agents": [{"name": texts(r), "block_ids": ["b"], "messages": [{"role": r.choice(["user", "x"]), "content": texts(r)}]}],
+               "blocks": [{"id": "b", "label": texts(r), "value": texts(r), "limit": ints(r)}], "tools": []}),
+        Jsonb({"remap": {"user_id": texts(r), "agent_ids": r.choice([{"a": "b"}, [], {"a": ""}])}, "format": r.choice(["mem0", "letta_af", "x"])}),
     ]
     return r.choice(choices)
 
@@ -151,6 +161,7 @@ CALLS_SPEC = [
     ("block_insert", [ids, ids, texts, ints]),
     ("compile_core_blocks", [ids]),
     ("message_append", [ids, "role", texts, "user", jsons]),
+    ("message_append", [ids, "role", texts, "user", jsons, ids, ids, texts, jsons, ids]),
     ("count_tokens", [texts]),
     ("context_usage", [ids, ints]),
     ("needs_compaction", [ids, ints]),
@@ -189,6 +200,9 @@ CALLS_SPEC = [
     ("compile_blocks", [ids]),
     ("session_get_items", [ids, ints]),
     ("session_add_items", [ids, jsons, "user"]),
+    ("session_add_items", [ids, jsons, "user", ids]),
+    ("memory_import", [jsons]),
+    ("memory_import", [jsons, jsons]),
     ("session_pop_item", [ids]),
     ("session_clear", [ids]),
     ("memory_tool_call", [ids, ids, tool_names, tool_args]),

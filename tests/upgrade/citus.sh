@@ -50,6 +50,20 @@ echo "--- this build installed, every node restarted, ALTER EXTENSION memory_ext
 scripts/install.sh >/dev/null
 scripts/citus.sh start "$dir" "$port"   # restarts every node onto the new library
 q 0 -c "ALTER EXTENSION memory_ext UPDATE"
+# The tables a release adds are distributed by the call docs/citus.md gives after an update
+# (0.11.0: memory.idempotency_keys); a keyed write through the coordinator then writes once.
+q 0 -c "SELECT memory_citus_distribute()" >/dev/null
+if [ "$(q 0 -c "SELECT to_regclass('memory.idempotency_keys') IS NOT NULL")" = t ]; then
+  [ "$(q 0 -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'memory.idempotency_keys'::regclass")" = 1 ] ||
+    fail "memory.idempotency_keys is not distributed after memory_citus_distribute()"
+  for _ in 1 2; do
+    q 0 -c "SET memory_ext.user_id = '$tenant'" \
+      -c "SELECT memory_write('{\"text\": \"Ana renewed her rail pass.\", \"idempotency_key\": \"upgrade-1\"}')" >/dev/null
+  done
+  [ "$(q 0 -c "SELECT count(*) FROM memory.items WHERE user_id = '$tenant' AND text = 'Ana renewed her rail pass.'")" = 1 ] ||
+    fail "a keyed write repeated through the coordinator wrote twice"
+  before=$((before + 1))
+fi
 for i in 0 1 2; do
   got=$(q "$i" -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'")
   [ "$got" = "$current" ] || fail "node on port $((port + i)) is at $got, not $current"
