@@ -4,8 +4,8 @@
 -- a repeat that arrives while the first is still in flight waits on the row's unique index until
 -- the first commits (then it is a repeat) or rolls back (then it writes). body_hash is SHA-256
 -- of what the call asked for (memory_core::idempotency::body), never the request itself, so a
--- key keeps no copy of what was written. Keys live memory_ext.idempotency_days; memory_purge
--- (and the worker's daily sweep with it) deletes older ones.
+-- key keeps no copy of what was written. Keys live memory_ext.idempotency_days: a claim deletes
+-- its key when older, and memory_purge (the worker's daily purge) deletes every older one.
 CREATE TABLE memory.idempotency_keys (
     user_id    text        NOT NULL,
     key        text        NOT NULL,

@@ -314,7 +314,7 @@ ALTER TABLE memory.idempotency_keys FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory.idempotency_keys
     USING (user_id = memory.current_tenant())
     WITH CHECK (user_id = memory.current_tenant());
-GRANT SELECT, INSERT, UPDATE ON memory.idempotency_keys TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.idempotency_keys TO PUBLIC;
 
 DROP FUNCTION session_add_items(text, jsonb, text);
 CREATE  FUNCTION "session_add_items"(
@@ -348,8 +348,6 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'run_end_wrapper';
 
 -------------------------------------------------------------------------------- import
--- IF NOT EXISTS: on Citus the coordinator sends this ALTER on to every node, where the script
--- runs as well (whichever comes second finds the column there).
 -- memory_import and its helpers, as sql/import.sql has them.
 -- The sections of a memory_export document, in the order they are inserted (each after what
 -- its foreign keys name), with their tables.
@@ -473,8 +471,18 @@ CREATE  FUNCTION "memory_import"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_import_wrapper';
-ALTER TABLE memory.messages ADD COLUMN IF NOT EXISTS metadata jsonb
-    CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object');
+-- IF NOT EXISTS: on Citus the coordinator sends this ALTER on to every node, where the script
+-- runs as well (whichever comes second finds the column there). The check in a statement of its
+-- own, with the name a fresh install gives it: Citus adds no column and constraint in one command.
+ALTER TABLE memory.messages ADD COLUMN IF NOT EXISTS metadata jsonb;
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_constraint WHERE conrelid = 'memory.messages'::regclass
+                                               AND conname = 'messages_metadata_check') THEN
+        ALTER TABLE memory.messages ADD CONSTRAINT messages_metadata_check
+            CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object');
+    END IF;
+END $$;
 DROP FUNCTION message_append(text, text, text, text, jsonb, text, text);
 CREATE  FUNCTION "message_append"(
 	"thread_id" TEXT, /* Option < & str > */

@@ -59,10 +59,10 @@ GRANT SELECT ON memory.proposals TO PUBLIC;
 -- tenant that could write it could set its own retry times or attempts.
 GRANT SELECT ON memory.run_ends TO PUBLIC;
 
--- Idempotency keys: claimed and answered by the tenant's own writes, as the caller (run_end's
--- as the owner, with its queue row). Deleting them is the purge's (memory_ext.idempotency_days):
--- a tenant that deleted its own keys would only lose its own retry safety.
-GRANT SELECT, INSERT, UPDATE ON memory.idempotency_keys TO PUBLIC;
+-- Idempotency keys: claimed, answered and (past memory_ext.idempotency_days) expired by the
+-- tenant's own writes, as the caller (run_end's as the owner, with its queue row). A tenant
+-- that changed or deleted its own keys would only lose its own retry safety.
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.idempotency_keys TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

@@ -25,6 +25,15 @@ pub enum Claim {
 
 /// Claims `k` for tenant `user`'s call of `op`; 22023 when the key was used for another body.
 pub fn claim(user: &str, op: &str, k: &Idempotency) -> Claim {
+    spi::run(
+        include_str!("../../sql/queries/idempotency_expire.sql"),
+        &[
+            user.into(),
+            k.key.as_str().into(),
+            gucs::idempotency_days().into(),
+        ],
+        "expiring an idempotency key",
+    );
     let mine = spi::one_opt::<bool>(
         include_str!("../../sql/queries/idempotency_claim.sql"),
         &[
@@ -32,7 +41,6 @@ pub fn claim(user: &str, op: &str, k: &Idempotency) -> Claim {
             k.key.as_str().into(),
             op.into(),
             k.body.as_str().into(),
-            gucs::idempotency_days().into(),
         ],
         "claiming an idempotency key",
     );
