@@ -20,15 +20,13 @@ fn episode_write(
     run_id: default!(Option<&str>, "NULL"),
     idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
-    let key = idempotency::of_call(
-        "episode_write",
-        idempotency_key,
-        &[
+    let key = idempotency::of_call("episode_write", idempotency_key, || {
+        vec![
             ("user_id", json!(user_id)),
             ("thread_id", json!(thread_id)),
             ("run_id", json!(run_id)),
-        ],
-    );
+        ]
+    });
     let thread = validate::id("thread_id", thread_id).or_raise();
     let run = validate::optional_id("run_id", run_id).or_raise();
     JsonB(store::write(user_id, thread, run, key.as_ref()))
@@ -45,15 +43,13 @@ fn run_end(
     context_window: default!(Option<i32>, "NULL"),
     idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
-    let key = idempotency::of_call(
-        "run_end",
-        idempotency_key,
-        &[
+    let key = idempotency::of_call("run_end", idempotency_key, || {
+        vec![
             ("thread_id", json!(thread_id)),
             ("run_id", json!(run_id)),
             ("context_window", json!(context_window)),
-        ],
-    );
+        ]
+    });
     let thread = validate::id("thread_id", thread_id).or_raise();
     let run = validate::optional_id("run_id", run_id).or_raise();
     let window = context_window

@@ -30,10 +30,8 @@ fn message_append(
     metadata: default!(Option<Json>, "NULL"),
     idempotency_key: default!(Option<&str>, "NULL"),
 ) -> JsonB {
-    let key = idempotency::of_call(
-        "message_append",
-        idempotency_key,
-        &[
+    let key = idempotency::of_call("message_append", idempotency_key, || {
+        vec![
             ("thread_id", json!(thread_id)),
             ("role", json!(role)),
             ("content", json!(content)),
@@ -50,8 +48,8 @@ fn message_append(
                 "metadata",
                 metadata.as_ref().map_or(Value::Null, |j| j.0.clone()),
             ),
-        ],
-    );
+        ]
+    });
     let thread_id = validate::id("thread_id", thread_id).or_raise();
     let role = validate::role(role).or_raise();
     let content = crate::pg::limits::text("content", content);

@@ -38,15 +38,13 @@ fn session_add_items(
     user_id: default!(Option<&str>, "NULL"),
     idempotency_key: default!(Option<&str>, "NULL"),
 ) -> i64 {
-    let key = crate::store::idempotency::of_call(
-        "session_add_items",
-        idempotency_key,
-        &[
+    let key = crate::store::idempotency::of_call("session_add_items", idempotency_key, || {
+        vec![
             ("session_id", serde_json::json!(session_id)),
             ("items", items.as_ref().map_or(Value::Null, |j| j.0.clone())),
             ("user_id", serde_json::json!(user_id)),
-        ],
-    );
+        ]
+    });
     let id = validate::id("session_id", session_id).or_raise();
     let items = match items {
         Some(Json(Value::Array(a))) => a,

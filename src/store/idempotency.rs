@@ -123,10 +123,15 @@ pub fn once(user: &str, op: &str, k: Option<&Idempotency>, f: impl FnOnce() -> V
 
 /// The key of a SQL function's call (`idempotency_key` argument) and the body its other
 /// arguments make.
-pub fn of_call(op: &str, key: Option<&str>, args: &[(&str, Value)]) -> Option<Idempotency> {
+/// `args` is called only when there is a key: a call without one copies nothing.
+pub fn of_call(
+    op: &str,
+    key: Option<&str>,
+    args: impl FnOnce() -> Vec<(&'static str, Value)>,
+) -> Option<Idempotency> {
     let key = memory_core::validate::optional_id("idempotency_key", key).or_raise()?;
     Some(Idempotency {
         key: key.to_string(),
-        body: memory_core::idempotency::call_body(op, args),
+        body: memory_core::idempotency::call_body(op, &args()),
     })
 }
