@@ -37,3 +37,21 @@ psql_e -d memory_eval -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
 # The no-LLM supersede rule on the same file's observations (docs/retrieval.md "Supersede
 # without an LLM"): counts only into bench/results, the pairs never leave stdout.
 cargo run -q --release -p memory_core --example supersede_rate -- "$DATA" | tee bench/results/supersede.txt
+# Screening's quality (docs/api.md "Screening"): false positives on every text of the same file
+# (each hit printed here, only the counts into bench/results: the texts stay where they are),
+# and recall by family and false positives on the labelled set tests/data/screen_cases.tsv.
+cargo build -q --release -p memory_core --example screen_file
+screen_out=$("$CARGO_TARGET_DIR"/release/examples/screen_file "$DATA")
+grep '^flagged' <<<"$screen_out" || true
+{
+  echo "# Screening's quality (memory_core::screen, default policy; $(date -u +%Y-%m-%d))"
+  echo
+  echo "False positives on $(basename "$DATA") (every turn, caption and observation screened; each hit is printed by \`make eval\`):"
+  echo
+  echo "- $(tail -1 <<<"$screen_out")"
+  echo
+  echo "Labelled set (tests/data/screen_cases.tsv):"
+  echo
+  "$CARGO_TARGET_DIR"/release/examples/screen_file tests/data/screen_cases.tsv | sed 's/^/- /'
+} > bench/results/screen-eval.md
+cat bench/results/screen-eval.md

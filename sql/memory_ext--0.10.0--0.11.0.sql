@@ -10,8 +10,10 @@
 -- Idempotency (docs/api.md "Idempotency"): memory.idempotency_keys; an idempotency_key on
 -- memory_write (and batch items), message_append, session_add_items, episode_write and run_end.
 -- Import (docs/api.md "Import"): message_append takes created_at and metadata; messages keep it.
--- What earlier releases left in history after a purge stays there: the last statement of this
--- script scrubs it (the history rows of memories, messages, files and blocks that no longer exist).
+-- Screening (docs/api.md "Screening"): memory.categories.screen (a category's overrides, set by
+-- memory_configure); a proposal's policy may be 'flag' (held by screening until approved).
+-- What earlier releases left in history after a purge stays there: memory._erase_old_copies
+-- (near the end of this script) scrubs it (the history rows of memories, messages, files and blocks that no longer exist).
 
 CREATE FUNCTION memory._erase_copies(p_user text, p_entity text, p_id text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -534,3 +536,22 @@ BEGIN
     PERFORM memory._erase_old_copies();
 END $$;
 DROP FUNCTION memory._erase_old_copies();
+
+-- Screening's per-category overrides and flagged proposals. As above: IF NOT EXISTS and checks
+-- in statements of their own, for Citus.
+ALTER TABLE memory.categories ADD COLUMN IF NOT EXISTS screen jsonb;
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_constraint WHERE conrelid = 'memory.categories'::regclass
+                                               AND conname = 'categories_screen_check') THEN
+        ALTER TABLE memory.categories ADD CONSTRAINT categories_screen_check
+            CHECK (screen IS NULL OR jsonb_typeof(screen) = 'object');
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_constraint WHERE conrelid = 'memory.proposals'::regclass
+                                               AND conname = 'proposals_policy_check'
+                                               AND pg_get_constraintdef(oid) LIKE '%flag%') THEN
+        ALTER TABLE memory.proposals DROP CONSTRAINT IF EXISTS proposals_policy_check;
+        ALTER TABLE memory.proposals ADD CONSTRAINT proposals_policy_check
+            CHECK (policy IN ('consent', 'corroborate', 'flag'));
+    END IF;
+END $$;

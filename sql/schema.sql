@@ -298,6 +298,8 @@ CREATE TABLE memory.categories (
     context    text    NOT NULL DEFAULT 'rag' CHECK (context IN ('all', 'rag')),
     rag_length integer CHECK (rag_length > 0),
     custom     boolean NOT NULL DEFAULT false,
+    -- screening overrides for this category's memories (0.11.0, docs/api.md "Screening")
+    screen     jsonb   CHECK (screen IS NULL OR jsonb_typeof(screen) = 'object'),
     PRIMARY KEY (user_id, name)
 );
 
@@ -448,7 +450,7 @@ CREATE TABLE memory.proposals (
     category   text        NOT NULL,
     text       text        NOT NULL,
     request    jsonb       NOT NULL CHECK (jsonb_typeof(request) = 'object'),
-    policy     text        NOT NULL CHECK (policy IN ('consent', 'corroborate')),
+    policy     text        NOT NULL CHECK (policy IN ('consent', 'corroborate', 'flag')),
     signals    integer     NOT NULL DEFAULT 1 CHECK (signals >= 1),
     status     text        NOT NULL DEFAULT 'pending'
                CHECK (status IN ('pending', 'approved', 'rejected', 'expired', 'applied')),

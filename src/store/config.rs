@@ -16,13 +16,14 @@ pub fn configure(cfg: &Config) -> Value {
     );
     for c in &cfg.categories {
         spi::run(
-            "INSERT INTO memory.categories (user_id, name, context, rag_length, custom) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO memory.categories (user_id, name, context, rag_length, custom, screen) VALUES ($1, $2, $3, $4, $5, $6)",
             &[
                 user.as_str().into(),
                 c.name.as_str().into(),
                 c.context.as_str().into(),
                 c.rag_length.into(),
                 c.custom.into(),
+                c.screen.clone().map(pgrx::JsonB).into(),
             ],
             "storing a category",
         );

@@ -117,18 +117,42 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
             }
         }
     }
+    Gate::Proposed(propose(user, req, text, &category, policy.name(), None))
+}
+
+/// What screening flagged in a memory (src/store/screen.rs) waits for memory_approve as a
+/// proposal of policy `flag`, out of recall and of the delta header, and is not embedded until
+/// approved. Its request keeps the detectors' names (`screen_flagged`), never the values.
+pub fn hold(user: &str, req: &WriteRequest, text: &str, flagged: &[&str]) -> Value {
+    let category = req.category.clone().unwrap_or_default();
+    let mut out = propose(user, req, text, &category, "flag", Some(flagged));
+    out["flagged"] = json!(flagged);
+    out
+}
+
+fn propose(
+    user: &str,
+    req: &WriteRequest,
+    text: &str,
+    category: &str,
+    policy: &str,
+    flagged: Option<&[&str]>,
+) -> Value {
     let mut stored = req.to_json();
     stored["user_id"] = json!(user);
     stored["text"] = json!(text);
+    if let Some(f) = flagged {
+        stored[FLAGGED] = json!(f);
+    }
     let (id, expires) = as_owner(|| {
         let row = spi::row(
             include_str!("../../sql/queries/consent_propose.sql"),
             &[
                 user.into(),
-                category.as_str().into(),
+                category.into(),
                 text.into(),
                 pgrx::JsonB(stored).into(),
-                policy.name().into(),
+                policy.into(),
                 req.thread_id.clone().into(),
                 consent::PROPOSAL_DAYS.into(),
             ],
@@ -144,18 +168,22 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
         // one tenant's shards (docs/citus.md).
         events::record(Event {
             thread: req.thread_id.as_deref(),
-            category: Some(&category),
+            category: Some(category),
             status: "skipped",
             ..Event::new(user, Node::Hotpath, "propose")
         });
         row
     })
     .unwrap_or_default();
-    Gate::Proposed(json!({
-        "id": null, "event": "proposed", "proposal_id": id, "policy": policy.name(),
+    json!({
+        "id": null, "event": "proposed", "proposal_id": id, "policy": policy,
         "category": category, "expires_at": expires, "related": [],
-    }))
+    })
 }
+
+/// The key of a flagged proposal's request that names the detectors (not a memory_write field:
+/// taken out before the request is applied).
+const FLAGGED: &str = "screen_flagged";
 
 /// A corroborated proposal was written as `memory_id`.
 pub fn applied(user: &str, proposal: &str, memory_id: &str) {
@@ -264,8 +292,11 @@ pub struct Taken {
 /// approved fact is still written. The write path (src/store/write.rs `approve`) writes it and
 /// reports back with [`decided`].
 pub fn take(id: &str) -> Taken {
-    let (user, status, expired, request, expires) = find(id);
+    let (user, status, expired, mut request, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
+    if let Some(o) = request.as_object_mut() {
+        o.remove(FLAGGED);
+    }
     let mut req = request::parse_write(&request).unwrap_or_else(|e| {
         raise(
             SqlState::SystemError,

@@ -1,14 +1,33 @@
 //! Screening on the way in (docs/api.md "Screening"): every write path passes the text it is
 //! about to store through [`text`] first, so that nothing of what the policy redacts or blocks
 //! is stored, embedded or sent to a model. The detectors and the policy are
-//! memory_core::screen's; this applies `memory_ext.screen` and records each decision.
+//! memory_core::screen's; this applies `memory_ext.screen` (tightened by a memory's category,
+//! or replaced by a superuser's per-call `"screen"`) and records each decision as an event.
 
 use crate::error::raise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
-use crate::pg::tenant;
+use crate::pg::{spi, tenant};
 use memory_core::screen::{self, Policy};
 use memory_core::SqlState;
+use std::cell::Cell;
+
+thread_local! {
+    /// Set while memory_approve writes a proposal: its text was screened when it was proposed.
+    static APPROVING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (memory_approve's write) without screening again what was screened when proposed:
+/// what a flag held is now approved, and a superuser's per-call policy stays the one it met.
+pub fn approving<T>(f: impl FnOnce() -> T) -> T {
+    let was = APPROVING.with(|a| a.replace(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    APPROVING.with(|a| a.set(was));
+    match out {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
 
 /// The policy of `memory_ext.screen` (22023 when the setting does not parse).
 fn policy() -> Policy {
@@ -21,22 +40,76 @@ fn policy() -> Policy {
     })
 }
 
-/// `s`, screened for a write of `what` (memory, message, block, file, detail): redacted where the
-/// policy says so, or refused (22023, naming the detector, never the value) where it blocks.
-/// Redactions are recorded as events of `user` (or the session's tenant): op `redact_<what>`,
-/// the detector as category. A refusal is in the server log instead, since its transaction,
-/// events included, rolls back.
+/// `s`, screened for a write of `what` (message, block, file, detail): redacted where the policy
+/// says so, or refused (22023, naming the detector, never the value) where it blocks. Such a
+/// write cannot wait for an approval, so what the policy flags is redacted here. Each decision
+/// is an event of `user` (or the session's tenant): op `<action>_<what>` (`redact_message`,
+/// `allow_file`, ...), the detector as category, never the value. A refusal is in the server
+/// log instead, since its transaction, events included, rolls back.
 pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
     if s.is_empty() {
         return String::new();
     }
-    screened(&policy(), what, user, s)
+    screened(&policy().flags_redacted(), what, user, s).text
+}
+
+/// A memory's text screened: the text to store, and the detectors whose action is `flag` (the
+/// write path then holds it as a proposal until approved, src/store/write.rs).
+pub struct Screened {
+    pub text: String,
+    pub flagged: Vec<&'static str>,
+}
+
+/// The policy for a memory of `user` in `category`: a superuser's per-call `call` override over
+/// `memory_ext.screen` (42501 for anyone else), else `memory_ext.screen` tightened by the
+/// category's `"screen"` (memory_configure).
+pub fn memory_policy(user: &str, category: Option<&str>, call: Option<&serde_json::Value>) -> Policy {
+    let base = policy();
+    if let Some(call) = call {
+        // SAFETY: a plain read of the current role inside a transaction.
+        if !unsafe { pgrx::pg_sys::superuser() } {
+            raise(
+                SqlState::InsufficientPrivilege,
+                "only a superuser may override screening for a call (\"screen\")",
+                Some("leave \"screen\" out; memory_configure sets a category's screening".into()),
+            );
+        }
+        return base.with(&Policy::entries_of(call).unwrap_or_default());
+    }
+    let Some(category) = category else {
+        return base;
+    };
+    let entries = spi::one_opt::<pgrx::JsonB>(
+        "SELECT screen FROM memory.categories WHERE user_id = $1 AND name = $2",
+        &[user.into(), category.into()],
+        "reading a category's screening",
+    );
+    match entries.map(|j| Policy::entries_of(&j.0)) {
+        Some(Ok(e)) => base.tightened(&e),
+        _ => base,
+    }
+}
+
+/// A memory's `s` under `policy` (from [`memory_policy`]): as [`text`], but what is flagged is
+/// kept and named. Not screened again while memory_approve writes (see [`approving`]).
+pub fn memory(policy: &Policy, user: &str, s: &str) -> Screened {
+    if s.is_empty() || APPROVING.with(Cell::get) {
+        return Screened {
+            text: s.to_string(),
+            flagged: vec![],
+        };
+    }
+    let o = screened(policy, "memory", Some(user), s);
+    Screened {
+        text: o.text,
+        flagged: o.flagged,
+    }
 }
 
 /// `v` with every string in it screened as [`text`] screens one (tool calls' arguments, a
 /// session item kept verbatim), under one reading of the policy.
 pub fn json(what: &str, user: Option<&str>, v: &serde_json::Value) -> serde_json::Value {
-    json_with(&policy(), what, user, v)
+    json_with(&policy().flags_redacted(), what, user, v)
 }
 
 fn json_with(
@@ -47,7 +120,7 @@ fn json_with(
 ) -> serde_json::Value {
     use serde_json::Value;
     match v {
-        Value::String(s) if !s.is_empty() => Value::String(screened(policy, what, user, s)),
+        Value::String(s) if !s.is_empty() => Value::String(screened(policy, what, user, s).text),
         Value::Array(a) => {
             Value::Array(a.iter().map(|x| json_with(policy, what, user, x)).collect())
         }
@@ -60,7 +133,7 @@ fn json_with(
     }
 }
 
-fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> String {
+fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> screen::Outcome {
     let o = screen::apply(policy, s);
     if let Some(detector) = o.blocked {
         pgrx::log!("memory_ext: screening refused a {what} write: it holds a {detector}");
@@ -70,17 +143,24 @@ fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> String 
             Some("remove it and write again, or ask the operator about memory_ext.screen".into()),
         );
     }
-    if o.redacted.is_empty() {
-        return o.text;
+    let decisions = [
+        ("redact", &o.redacted),
+        ("allow", &o.allowed),
+        ("flag", &o.flagged),
+    ];
+    if decisions.iter().all(|d| d.1.is_empty()) {
+        return o;
     }
     if let Some(user) = user.map(str::to_string).or_else(tenant::current) {
-        let op = format!("redact_{what}");
-        for d in &o.redacted {
-            events::record(Event {
-                category: Some(d),
-                ..Event::new(&user, Node::Hotpath, &op)
-            });
+        for (action, detectors) in decisions {
+            let op = format!("{action}_{what}");
+            for d in detectors {
+                events::record(Event {
+                    category: Some(d),
+                    ..Event::new(&user, Node::Hotpath, &op)
+                });
+            }
         }
     }
-    o.text
+    o
 }

@@ -28,9 +28,11 @@ struct Prepared {
     user: String,
     text: String,
     embedding: WriteEmbedding,
+    /// Detectors whose screening action is `flag`: held as a proposal instead of written.
+    flagged: Vec<&'static str>,
 }
 
-fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
+fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<&'static str>) {
     // One size rule for every write path (src/pg/limits.rs): the SQL call, a tool call,
     // extraction and an approved proposal all come through here.
     crate::pg::limits::value_bytes("text", req.text.len());
@@ -56,13 +58,18 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String) {
         .or(existing_kind)
         .unwrap_or_else(|| "semantic".into());
     let text = text::check(&kind, &req.text).or_raise();
-    // Screened before anything is stored or embedded (src/store/screen.rs).
-    let text = screen::text("memory", Some(&user), &text);
+    // Screened before anything is stored or embedded (src/store/screen.rs), under the policy
+    // for this memory's category (or a superuser's for this call).
+    let policy = screen::memory_policy(&user, req.category.as_deref(), req.screen.as_ref());
+    let screened = screen::memory(&policy, &user, &text);
+    let mut flagged = screened.flagged;
     let mut req = req;
     if let Some(c) = req.content.take() {
-        req.content = Some(screen::text("memory", Some(&user), &c));
+        let c = screen::memory(&policy, &user, &c);
+        flagged.extend(c.flagged);
+        req.content = Some(c.text);
     }
-    (req, user, text)
+    (req, user, screened.text, flagged)
 }
 
 /// Query text with `{vector}` replaced by pgvector's schema-qualified type.
@@ -78,12 +85,13 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
     let mut out: Vec<Prepared> = reqs
         .into_iter()
         .map(|r| {
-            let (req, user, text) = prepare(r);
+            let (req, user, text, flagged) = prepare(r);
             Prepared {
                 req,
                 user,
                 text,
                 embedding: WriteEmbedding::Deferred,
+                flagged,
             }
         })
         .collect();
@@ -102,7 +110,9 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
                 m.check_supplied(&v);
                 p.embedding = embedding::supplied(m, v);
             }
-            None => todo.push(i),
+            // What screening holds for approval is embedded when it is approved, not now.
+            None if p.flagged.is_empty() => todo.push(i),
+            None => {}
         }
     }
     let texts: Vec<&str> = todo.iter().map(|&i| out[i].text.as_str()).collect();
@@ -170,6 +180,7 @@ fn write_one(p: Prepared) -> Value {
         user,
         text,
         embedding,
+        flagged: _,
     } = p;
     // A provider outage or a full model registry stores the memory without a vector (found by
     // keyword meanwhile) and leaves it to the backfill: the write is never lost.
@@ -435,6 +446,9 @@ fn write_unkeyed(req: WriteRequest) -> Value {
 /// One prepared request through the consent gate (src/store/consent.rs): a proposal instead of
 /// a write, or the write (which applies a corroborated proposal).
 fn write_gated(p: Prepared) -> Value {
+    if !p.flagged.is_empty() {
+        return consent::hold(&p.user, &p.req, &p.text, &p.flagged);
+    }
     match consent::gate(&p.user, &p.req, &p.text) {
         consent::Gate::Write => write_one(p),
         consent::Gate::Proposed(v) => v,
@@ -462,7 +476,7 @@ pub fn approve(id: &str) -> Value {
     // owner's to write, and Citus refuses a transaction in which two users write to one
     // tenant's shards (docs/citus.md). The proposal was found as the caller, so it is theirs.
     let written = crate::pg::owner::as_owner(|| {
-        let written = write(taken.req.clone());
+        let written = screen::approving(|| write(taken.req.clone()));
         consent::decided(&taken, id, written["id"].as_str());
         written
     });

@@ -2,8 +2,10 @@
 //! how `make bench screen` measures screening's cost per write and its false positives on a
 //! conversation corpus.
 //!   cargo run --release -p memory_core --example screen_file -- FILE
-//! FILE is a LoCoMo-format JSON file (every turn, image caption and observation is a text) or a
-//! plain file of one text per line.
+//! FILE is a LoCoMo-format JSON file (every turn, image caption and observation is a text), a
+//! plain file of one text per line, or a labelled set (`.tsv`: detector<TAB>text, "none" for a
+//! hard negative, as tests/data/screen_cases.tsv), for which it prints recall by family, every
+//! miss and every false positive (how `make eval` reports screening's quality).
 use memory_core::screen::{self, Policy};
 use std::time::Instant;
 
@@ -45,10 +47,52 @@ fn texts(path: &str) -> Vec<String> {
     out
 }
 
+/// Recall per family and false positives on a labelled set.
+fn labelled(path: &str) {
+    use std::collections::BTreeMap;
+    let raw = std::fs::read_to_string(path).expect("readable file");
+    let mut by_family: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let (mut negatives, mut false_positives, mut report) = (0, 0, vec![]);
+    for line in raw.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (det, text) = line.split_once('\t').expect("detector<TAB>text");
+        let text = text.replace("\\n", "\n").replace("\\\\", "\\");
+        let names: Vec<&str> = screen::scan(&text).iter().map(|f| f.detector).collect();
+        if det == "none" {
+            negatives += 1;
+            if !names.is_empty() {
+                false_positives += 1;
+                report.push(format!("false positive {names:?}: {text}"));
+            }
+            continue;
+        }
+        let family = screen::family_of(det).map_or("unknown", |f| f.name());
+        let e = by_family.entry(family).or_default();
+        e.0 += 1;
+        if names.contains(&det) {
+            e.1 += 1;
+        } else {
+            report.push(format!("missed {det} (found {names:?}): {text}"));
+        }
+    }
+    for (family, (n, found)) in &by_family {
+        println!(
+            "{family}: {found}/{n} found (recall {:.3})",
+            *found as f64 / *n as f64
+        );
+    }
+    for r in &report {
+        println!("{r}");
+    }
+    println!("hard negatives: {false_positives}/{negatives} flagged");
+}
+
 fn main() {
     let path = std::env::args()
         .nth(1)
-        .expect("a LoCoMo JSON file or a file of texts");
+        .expect("a LoCoMo JSON file, a file of texts or a labelled .tsv");
+    if path.ends_with(".tsv") {
+        return labelled(&path);
+    }
     let texts = texts(&path);
     let policy = Policy::defaults();
     // Compiles the detectors and loads the phone metadata before timing, as a server's

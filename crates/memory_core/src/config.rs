@@ -45,6 +45,9 @@ pub struct Category {
     pub rag_length: Option<i32>,
     /// Listed under `custom` rather than `system`.
     pub custom: bool,
+    /// Screening overrides for memories of this category, `{"detector or family": "action"}`
+    /// as given (checked by crate::screen): they may only tighten the operator's policy.
+    pub screen: Option<Value>,
 }
 
 /// A checked configuration.
@@ -163,7 +166,7 @@ fn add_categories(
         };
         if let Some(k) = o
             .keys()
-            .find(|k| !["name", "context", "rag_length"].contains(&k.as_str()))
+            .find(|k| !["name", "context", "rag_length", "screen"].contains(&k.as_str()))
         {
             return err(&format!("{f}.{k}"), "unknown key");
         }
@@ -194,6 +197,20 @@ fn add_categories(
                 }
             },
         };
+        let screen = match o.get("screen") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let entries = crate::screen::Policy::entries_of(v)
+                    .or_else(|e| err(&format!("{f}.screen"), &e))?;
+                // Stored as an object whichever way it was written.
+                Some(Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(n, a)| (n, Value::String(a.name().into())))
+                        .collect(),
+                ))
+            }
+        };
         if cats.iter().any(|c| c.name == name) {
             return err(
                 &format!("{f}.name"),
@@ -205,6 +222,7 @@ fn add_categories(
             context: context.to_string(),
             rag_length,
             custom,
+            screen,
         });
     }
     Ok(())

@@ -280,6 +280,9 @@ pub struct WriteRequest {
     pub source: Option<String>,
     /// The request's `idempotency_key` and the body it stands for (src/idempotency.rs).
     pub idempotency: Option<Idempotency>,
+    /// A superuser's screening policy for this call, `{"detector or family": "action"}` over
+    /// the operator's (checked by crate::screen; who may give it is checked where it is used).
+    pub screen: Option<Value>,
 }
 
 /// A retried write's key and what it asked for ([`crate::idempotency::body`]).
@@ -326,8 +329,9 @@ impl WriteRequest {
     }
 }
 
-pub const WRITE_KEYS: [&str; 20] = [
+pub const WRITE_KEYS: [&str; 21] = [
     "idempotency_key",
+    "screen",
     "source",
     "supersedes",
     "user_id",
@@ -401,7 +405,15 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         }
         Some(_) => return Err(err("embedding", "must be an array of numbers")),
     };
+    let screen = match f.get("screen") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            crate::screen::Policy::entries_of(v).map_err(|e| err("screen", e))?;
+            Some(v.clone())
+        }
+    };
     Ok(WriteRequest {
+        screen,
         user_id: f.id("user_id")?,
         text,
         kind: f.one_of("kind", &KINDS)?,

@@ -276,11 +276,15 @@ pub fn family_of(detector: &str) -> Option<Family> {
 
 // ---- policy --------------------------------------------------------------------------------
 
-/// What happens to a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What happens to a finding, from the mildest to the strictest: a policy that tightens another
+/// (a category's, docs/api.md "Screening") keeps the stricter of the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Action {
     /// Stored as written.
     Allow,
+    /// Stored as written but kept out of prompts until someone approves it: a memory becomes a
+    /// pending proposal; a write that cannot wait (a message, a block, a file) is redacted.
+    Flag,
     /// The span replaced by `[REDACTED:<detector>]` before anything is stored or embedded.
     Redact,
     /// The write refused (22023 naming the detector); nothing is written.
@@ -291,10 +295,45 @@ impl Action {
     pub fn name(self) -> &'static str {
         match self {
             Action::Allow => "allow",
+            Action::Flag => "flag",
             Action::Redact => "redact",
             Action::Block => "block",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Action> {
+        match s {
+            "allow" => Some(Action::Allow),
+            "flag" => Some(Action::Flag),
+            "redact" => Some(Action::Redact),
+            "block" => Some(Action::Block),
+            _ => None,
+        }
+    }
+}
+
+const FAMILIES: [Family; 6] = [
+    Family::Secret,
+    Family::PaymentCard,
+    Family::Iban,
+    Family::NationalId,
+    Family::Email,
+    Family::Phone,
+];
+
+/// Checks one policy entry's name and action: a family or a detector, and one of the actions.
+fn entry(name: &str, action: &str) -> Result<(String, Action), String> {
+    let known = FAMILIES.iter().any(|f| f.name() == name) || family_of(name).is_some();
+    if !known {
+        return Err(format!(
+            "unknown detector or family \"{name}\" (families: secret, payment_card, iban, national_id, email, phone; detectors: {})",
+            detector_names().join(", ")
+        ));
+    }
+    let action = Action::parse(action).ok_or_else(|| {
+        format!("\"{action}\" for {name}: the actions are allow, flag, redact, block")
+    })?;
+    Ok((name.to_string(), action))
 }
 
 /// The defaults: secrets, payment cards, IBANs and national ids redacted; email addresses and
@@ -307,6 +346,8 @@ pub const DEFAULT_POLICY: &str =
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     entries: Vec<(String, Action)>,
+    /// Entries no finding's action may be milder than (a category's overrides).
+    floor: Vec<(String, Action)>,
 }
 
 impl Policy {
@@ -317,70 +358,111 @@ impl Policy {
             let (name, action) = part
                 .split_once(':')
                 .ok_or_else(|| format!("\"{part}\": write name:action"))?;
-            let (name, action) = (name.trim(), action.trim());
-            let known = [
-                Family::Secret,
-                Family::PaymentCard,
-                Family::Iban,
-                Family::NationalId,
-                Family::Email,
-                Family::Phone,
-            ]
-            .iter()
-            .any(|f| f.name() == name)
-                || family_of(name).is_some();
-            if !known {
-                return Err(format!(
-                    "unknown detector or family \"{name}\" (families: secret, payment_card, iban, national_id, email, phone; detectors: {})",
-                    detector_names().join(", ")
-                ));
-            }
-            let action = match action {
-                "allow" => Action::Allow,
-                "redact" => Action::Redact,
-                "block" => Action::Block,
-                _ => {
-                    return Err(format!(
-                        "\"{action}\" for {name}: the actions are allow, redact, block"
-                    ))
-                }
-            };
-            p.entries.retain(|(n, _)| n != name);
-            p.entries.push((name.to_string(), action));
+            p.set(entry(name.trim(), action.trim())?);
         }
         Ok(p)
     }
 
-    pub fn defaults() -> Policy {
-        let mut p = Policy { entries: vec![] };
-        for part in DEFAULT_POLICY.split(", ") {
-            let (n, a) = part.split_once(':').expect("default policy");
-            let a = if a == "redact" {
-                Action::Redact
-            } else {
-                Action::Allow
-            };
-            p.entries.push((n.to_string(), a));
+    /// Entries as a JSON object `{"name": "action", ...}` (memory_configure's per-category
+    /// `"screen"`, a call's `"screen"`) or the same as a `name:action, ...` string.
+    pub fn entries_of(v: &serde_json::Value) -> Result<Vec<(String, Action)>, String> {
+        match v {
+            serde_json::Value::String(s) => {
+                let mut out = vec![];
+                for part in s.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    let (name, action) = part
+                        .split_once(':')
+                        .ok_or_else(|| format!("\"{part}\": write name:action"))?;
+                    out.push(entry(name.trim(), action.trim())?);
+                }
+                Ok(out)
+            }
+            serde_json::Value::Object(o) => o
+                .iter()
+                .map(|(k, a)| match a.as_str() {
+                    Some(a) => entry(k, a),
+                    None => Err(format!(
+                        "{k}: the action must be a string (allow, flag, redact, block)"
+                    )),
+                })
+                .collect(),
+            _ => Err("must be a JSON object of detector or family to action".into()),
+        }
+    }
+
+    /// This policy with `entries` set over it (a superuser's per-call override: it may loosen).
+    pub fn with(&self, entries: &[(String, Action)]) -> Policy {
+        let mut p = self.clone();
+        for e in entries {
+            p.set(e.clone());
         }
         p
     }
 
-    /// The action for a finding: its detector's entry, else its family's, else allow.
+    /// The stricter of this policy and `entries` for every finding (a category's overrides:
+    /// a tenant may tighten the operator's policy, never loosen it).
+    pub fn tightened(&self, entries: &[(String, Action)]) -> Policy {
+        Policy {
+            entries: self.entries.clone(),
+            floor: entries.to_vec(),
+        }
+    }
+
+    /// This policy with every `flag` read as `redact`: for a write that cannot wait for an
+    /// approval (a message, a block, a file), what would be held is redacted instead.
+    pub fn flags_redacted(&self) -> Policy {
+        let f = |e: &Vec<(String, Action)>| {
+            e.iter()
+                .map(|(n, a)| {
+                    let a = if *a == Action::Flag { Action::Redact } else { *a };
+                    (n.clone(), a)
+                })
+                .collect()
+        };
+        Policy {
+            entries: f(&self.entries),
+            floor: f(&self.floor),
+        }
+    }
+
+    fn set(&mut self, (name, action): (String, Action)) {
+        self.entries.retain(|(n, _)| *n != name);
+        self.entries.push((name, action));
+    }
+
+    pub fn defaults() -> Policy {
+        let mut p = Policy {
+            entries: vec![],
+            floor: vec![],
+        };
+        for part in DEFAULT_POLICY.split(", ") {
+            let (n, a) = part.split_once(':').expect("default policy");
+            p.entries
+                .push((n.to_string(), Action::parse(a).expect("default action")));
+        }
+        p
+    }
+
+    /// The action for a finding: its detector's entry, else its family's, else allow; then no
+    /// milder than the floor's (its detector's entry, else its family's).
     pub fn action(&self, f: &Finding) -> Action {
-        let by = |name: &str| self.entries.iter().find(|(n, _)| n == name).map(|e| e.1);
-        by(f.detector)
-            .or_else(|| by(f.family.name()))
-            .unwrap_or(Action::Allow)
+        let by = |entries: &[(String, Action)]| {
+            let find = |name: &str| entries.iter().find(|(n, _)| n == name).map(|e| e.1);
+            find(f.detector).or_else(|| find(f.family.name()))
+        };
+        let base = by(&self.entries).unwrap_or(Action::Allow);
+        by(&self.floor).map_or(base, |floor| base.max(floor))
     }
 }
 
-/// What screening decided for one text: the text to store, the findings redacted, and the first
-/// finding whose action is `block`, if any.
+/// What screening decided for one text: the text to store, the findings redacted, allowed and
+/// flagged (by detector), and the first finding whose action is `block`, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub text: String,
     pub redacted: Vec<&'static str>,
     pub allowed: Vec<&'static str>,
+    pub flagged: Vec<&'static str>,
     pub blocked: Option<&'static str>,
 }
 
@@ -392,6 +474,7 @@ pub fn apply(policy: &Policy, text: &str) -> Outcome {
         text: String::new(),
         redacted: vec![],
         allowed: vec![],
+        flagged: vec![],
         blocked: None,
     };
     for f in &found {
@@ -403,6 +486,7 @@ pub fn apply(policy: &Policy, text: &str) -> Outcome {
                 out.redacted.push(f.detector);
                 to_redact.push(f);
             }
+            Action::Flag => out.flagged.push(f.detector),
             Action::Allow => out.allowed.push(f.detector),
         }
     }
@@ -748,6 +832,12 @@ mod tests {
         assert_eq!(o.blocked, Some("aws_access_key"));
         assert_eq!(o.redacted, vec!["email", "payment_card"]);
         assert!(Policy::parse("secret:maybe").is_err());
+        let p = Policy::parse("email:flag").unwrap();
+        assert_eq!(apply(&p, t).flagged, vec!["email"]);
+        assert_eq!(
+            apply(&p.flags_redacted(), t).redacted,
+            vec!["email", "payment_card", "aws_access_key"]
+        );
         assert!(Policy::parse("passport:redact").is_err());
         assert!(Policy::parse("secret").is_err());
         assert_eq!(Policy::parse("").unwrap(), Policy::defaults());
@@ -757,5 +847,26 @@ mod tests {
     fn overlaps_go_to_the_earlier_detector() {
         let t = "key: sk-proj-abcDEF1234567890ghijKLMN and AKIAIOSFODNN7EXAMPLE";
         assert_eq!(detectors(t), vec!["openai_key", "aws_access_key"]);
+    }
+
+    #[test]
+    fn a_category_tightens_and_a_superuser_overrides() {
+        let t = "mail ana@example.org, card 4111 1111 1111 1111";
+        let cat = Policy::entries_of(&serde_json::json!({"email": "flag", "payment_card": "allow"}))
+            .unwrap();
+        let o = apply(&Policy::defaults().tightened(&cat), t);
+        // email tightened to flag; the card cannot be loosened below the operator's redact.
+        assert_eq!(o.flagged, vec!["email"]);
+        assert_eq!(o.redacted, vec!["payment_card"]);
+        let o = apply(&Policy::defaults().with(&cat), t);
+        assert_eq!(o.flagged, vec!["email"]);
+        assert_eq!(o.allowed, vec!["payment_card"]);
+        assert_eq!(
+            Policy::entries_of(&serde_json::json!("secret:block, email:allow")).unwrap(),
+            vec![("secret".to_string(), Action::Block), ("email".to_string(), Action::Allow)]
+        );
+        assert!(Policy::entries_of(&serde_json::json!({"passport": "redact"})).is_err());
+        assert!(Policy::entries_of(&serde_json::json!({"email": true})).is_err());
+        assert!(Policy::entries_of(&serde_json::json!([1])).is_err());
     }
 }

@@ -39,3 +39,36 @@ RESET memory_ext.screen;
 SET ROLE regress_memory_user;
 SET memory_ext.screen = 'secret:allow';
 RESET ROLE;
+-- Every decision is an event, allowed ones too (detector and action, never the value).
+SELECT op, category, count(*) FROM memory.events WHERE user_id = 'screen-sam' AND op LIKE 'allow%' GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT count(*) AS value_in_events FROM memory.events WHERE user_id = 'screen-sam' AND to_jsonb(events)::text LIKE '%sam@example.org%';
+-- A category's screening (memory_configure) tightens the operator's policy, never loosens it:
+-- contacts' email addresses are flagged, and a card stays redacted though the category allows it.
+SELECT memory_configure('{"categories": [{"name": "contact", "screen": {"email": "flag", "payment_card": "allow"}}, {"name": "health", "screen": "national_id:block"}]}');
+SELECT name, screen FROM memory.categories WHERE user_id = 'screen-sam' ORDER BY name;
+SELECT memory_configure('{"categories": [{"name": "x", "screen": {"passport": "redact"}}]}');
+SELECT memory_configure('{"categories": [{"name": "x", "screen": {"email": "hide"}}]}');
+SELECT memory_write('{"text": "Card 4111 1111 1111 1111 on file.", "category": "contact"}') ->> 'event' AS event;
+SELECT text FROM memory.items WHERE user_id = 'screen-sam' AND text LIKE 'Card%';
+SELECT memory_write('{"text": "SSN 078-05-1120 for the clinic.", "category": "health"}');
+-- Flagged: held as a proposal, out of recall and of the delta header, until approved.
+SELECT r - 'proposal_id' - 'expires_at' AS answer FROM memory_write('{"text": "Dana writes from dana.k@example.net.", "category": "contact"}') r;
+SELECT count(*) AS written FROM memory.items WHERE user_id = 'screen-sam' AND text LIKE '%dana.k%';
+SELECT category, policy, status, text FROM memory_proposals() WHERE policy = 'flag';
+SELECT count(*) FILTER (WHERE text LIKE '%dana.k%') AS found FROM memory_search('dana.k@example.net');
+SELECT memory_delta('s1', 0) LIKE '%dana.k%' AS in_header;
+SELECT memory_approve(id) ->> 'status' AS status FROM memory_proposals() WHERE policy = 'flag';
+SELECT text FROM memory.items WHERE user_id = 'screen-sam' AND text LIKE '%dana.k%';
+SELECT op, category FROM memory.events WHERE user_id = 'screen-sam' AND op IN ('flag_memory', 'approve') ORDER BY op;
+-- A write that cannot wait for approval (a message, a block, a file) redacts what is flagged.
+SET memory_ext.screen = 'email:flag';
+SELECT message_append('s1', 'user', 'write to lee@example.org') ->> 'seq' AS seq;
+SELECT content FROM memory.messages WHERE user_id = 'screen-sam' AND content LIKE 'write to%';
+RESET memory_ext.screen;
+-- A superuser's per-call "screen" is the policy for that call; anyone else gets 42501.
+SELECT memory_write('{"text": "Test fixture password is hunter3.", "screen": {"secret": "allow"}}') ->> 'event' AS event;
+SELECT text FROM memory.items WHERE user_id = 'screen-sam' AND text LIKE 'Test fixture%';
+SELECT memory_write('{"text": "x", "screen": {"secret": "maybe"}}');
+SET ROLE regress_memory_user;
+SELECT memory_write('{"text": "Other fixture password is hunter4.", "screen": "secret:allow"}');
+RESET ROLE;
