@@ -267,7 +267,7 @@ pub fn init() {
     );
     GucRegistry::define_string_guc(
         c"memory_ext.screen",
-        c"What screening does with secrets and personal data on the way in: name:action, ... (actions allow, redact, block).",
+        c"What screening does with secrets and personal data on the way in: name:action, ... (actions allow, flag, redact, block).",
         c"Names are families (secret, payment_card, iban, national_id, email, phone) or detectors; what is not named keeps its default (secrets, cards, IBANs, national ids redacted).",
         &SCREEN,
         GucContext::Suset,
