@@ -346,6 +346,31 @@ def test_erasing_a_tenant_leaves_only_its_receipt():
         assert one(a, "SELECT count(*) FROM memory.erasures WHERE tenant_hash = encode(sha256(%s::bytea), 'hex')", (user,)) == 1
 
 
+def test_an_export_imports_into_another_tenant_once():
+    # memory_import's statements all name the new tenant: routed to its shard group.
+    c, user = tenant("cx")
+    with c:
+        write(c, text="Juno restores old radios.", thread_id="j1", category="hobby")
+        write(c, text="Juno lives in Ghent.", thread_id="j1")
+        c.execute("SELECT message_append('j1', 'user', 'Juno here.')")
+        c.execute("SELECT memory_file_write('notes/juno.md', 'Juno notes.')")
+        doc = one(c, "SELECT memory_export()")
+    target = f"cy-{uuid.uuid4().hex[:10]}"
+    d, _ = connect_as(DSN, ROLE, target), target
+    with d:
+        first = one(d, "SELECT memory_import(%s)", (Jsonb(doc),))
+        again = one(d, "SELECT memory_import(%s)", (Jsonb(doc),))
+        assert first["inserted"]["memories"] == 2 and first["inserted"]["messages"] == 1, first
+        assert not any(again["inserted"].values()), again
+        found = query(d, query="Where does Juno live?", top_k=2)
+        assert any("Ghent" in r["text"] for r in found["results"]), found
+    with admin() as a:
+        for t in ("memory.items", "memory.messages", "memory.files"):
+            n = one(a, f"SELECT count(*) FROM {t} WHERE user_id = %s", (target,))
+            m = one(a, f"SELECT count(*) FROM {t} WHERE user_id = %s", (user,))
+            assert n == m and n >= 1, (t, n, m)
+
+
 def test_a_worker_added_and_rebalanced_keeps_every_tenant():
     # A third worker joins and Citus moves shards to it (docs/citus.md "Add a node"); every
     # tenant's rows are where they were before, read through the coordinator, and its calls

@@ -115,6 +115,11 @@ def jsons(r):
         # Idempotency keys (docs/api.md "Idempotency"): hostile, reused for another body, in batches.
         Jsonb({"text": "Keyed fuzz fact " + r.choice(["a", "b"]), "idempotency_key": r.choice(["k1", "", "x" * 300, 7, None, FORGE])}),
         Jsonb([{"text": "kb", "idempotency_key": "k2"}, {"text": r.choice(["kb", "kc"]), "idempotency_key": "k2"}]),
+        # Screening (docs/api.md "Screening"): a category's and a call's policy, hostile.
+        Jsonb({"categories": [{"name": texts(r), "screen": r.choice([{"email": "flag"}, {"secret": "allow"}, "secret:block",
+                                                                       {texts(r): texts(r)}, [], 7, {"email": None}])}]}),
+        Jsonb({"text": "Reach me at fuzz@example.org, password is " + texts(r), "category": r.choice(["contact", None]),
+               "screen": r.choice([{"email": "flag"}, {"secret": "allow"}, "email:block", texts(r), {"x": "y"}, None])}),
         # Import documents (docs/api.md "Import"): memory_export's, mem0's, Letta's, broken.
         Jsonb({"memories": [{"id": r.choice(["x", "0b5f3d63-94b1-4b3c-9b74-2f1b8e6b2c11", None]), "text": texts(r),
                              "importance": r.choice([1, 9, "x"])}], "messages": [{"thread_id": texts(r), "seq": ints(r)}]}),

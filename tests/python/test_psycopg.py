@@ -240,6 +240,40 @@ def test_concurrent_repeats_of_a_keyed_write_write_once():
         x.close()
 
 
+def test_a_flagged_memory_approved_from_four_connections_at_once_is_written_once():
+    """Screening's flag (docs/api.md "Screening"): a contact's email address holds the memory
+    as a proposal; four connections approve it at the same moment; one write, one decision."""
+    user = "py-" + uuid.uuid4().hex[:12]
+    conns = [connect_as(DSN, ROLE, user) for _ in range(4)]
+    c = conns[0]
+    c.execute("SELECT memory_configure(%s)", (Jsonb({"categories": [{"name": "contact", "screen": {"email": "flag"}}]}),))
+    r = write(c, text="Noor answers at noor.h@example.org.", category="contact")
+    assert r["event"] == "proposed" and r["policy"] == "flag" and r["flagged"] == ["email"], r
+    pid = r["proposal_id"]
+    barrier = threading.Barrier(len(conns))
+    answers, errs = [], []
+
+    def approve(x):
+        try:
+            barrier.wait()
+            answers.append(x.execute("SELECT memory_approve(%s)", (pid,)).fetchone()[0])
+        except errors.InvalidParameterValue as e:
+            errs.append(e)
+
+    ts = [threading.Thread(target=approve, args=(x,)) for x in conns]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert len(answers) == 1 and len(errs) == 3, (answers, errs)
+    assert answers[0]["status"] == "approved", answers
+    a = admin()
+    n = a.execute("SELECT count(*) FROM memory.items WHERE user_id = %s AND text LIKE 'Noor answers%%'", (user,)).fetchone()[0]
+    assert n == 1, f"{n} memories for one approval"
+    for x in conns:
+        x.close()
+
+
 def test_a_retry_after_the_connection_died_mid_call_writes_once():
     """The client sends a keyed call and drops its connection before the answer (it cannot know
     whether the call committed), then retries on a new connection until it gets an answer."""
