@@ -314,6 +314,8 @@ def main():
         except psycopg.Error as e:
             code = e.sqlstate or "?????"
             outcomes[code] += 1
+            if os.environ.get("FUZZ_SHOW") == code:  # FUZZ_SHOW=23502: print the calls that got it
+                print("  ", name, code, str(e)[:300])
             if code == "XX000" or "panic" in str(e).lower():
                 internal.append((name, code, str(e)[:300]))
         # Rejected: the backend still answers and nothing was half-written.

@@ -57,10 +57,13 @@ SELECT store_get('{tmp}', 'soon') IS NULL AS expired, (SELECT count(*) FROM stor
        (SELECT count(*) FROM store_list_namespaces('{tmp}')) AS namespaces;
 SELECT store_put('{tmp}', 'later', '{"v": 2}', ttl => '1 hour') ->> 'event' AS event;
 UPDATE memory.store_items SET expires_at = now() + interval '1 minute' WHERE user_id = 'store-ann' AND key = 'later';
-SELECT store_get('{tmp}', 'later', refresh_ttl => false) IS NOT NULL AS live,
-       (SELECT expires_at < now() + interval '2 minutes' FROM memory.store_items WHERE key = 'later') AS not_refreshed;
-SELECT store_get('{tmp}', 'later') IS NOT NULL AS live,
-       (SELECT expires_at > now() + interval '59 minutes' FROM memory.store_items WHERE key = 'later') AS refreshed;
+SELECT store_get('{tmp}', 'later', refresh_ttl => false) IS NOT NULL AS live;
+SELECT expires_at < now() + interval '2 minutes' AS not_refreshed FROM memory.store_items WHERE key = 'later';
+SELECT store_get('{tmp}', 'later') IS NOT NULL AS live;
+SELECT expires_at > now() + interval '59 minutes' AS refreshed FROM memory.store_items WHERE key = 'later';
+UPDATE memory.store_items SET expires_at = now() + interval '1 minute' WHERE user_id = 'store-ann' AND key = 'later';
+SELECT count(*) AS found FROM store_search('{tmp}');
+SELECT expires_at > now() + interval '59 minutes' AS refreshed_by_search FROM memory.store_items WHERE key = 'later';
 SELECT memory_purge() >= 0 AS purged;
 SELECT key FROM memory.store_items WHERE user_id = 'store-ann' AND namespace = '{tmp}';
 SELECT store_put('{tmp}', 'x', '{}', ttl => '-1 hour');
