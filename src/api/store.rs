@@ -144,15 +144,13 @@ fn store_search(
     );
     // The times as the statement wrote them (to_jsonb of a timestamptz), read back exactly.
     let ts = |v: &Value| -> pgrx::datum::TimestampWithTimeZone {
-        v.as_str()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                crate::error::raise(
-                    memory_core::SqlState::SystemError,
-                    "a store item's time did not parse",
-                    None,
-                )
-            })
+        v.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            crate::error::raise(
+                memory_core::SqlState::SystemError,
+                "a store item's time did not parse",
+                None,
+            )
+        })
     };
     let rows: Vec<_> = items
         .into_iter()
@@ -184,10 +182,10 @@ fn search_items(
     query_embedding: Option<Vec<Option<f32>>>,
     user_id: Option<&str>,
 ) -> Vec<Value> {
-    let prefix = rules::prefix("namespace_prefix", &namespace_prefix.unwrap_or_default()).or_raise();
+    let prefix =
+        rules::prefix("namespace_prefix", &namespace_prefix.unwrap_or_default()).or_raise();
     let filter = rules::filter(filter.as_ref().map(|j| &j.0)).or_raise();
-    let (limit, offset) =
-        rules::page(limit.map(i64::from), offset.map(i64::from), 10).or_raise();
+    let (limit, offset) = rules::page(limit.map(i64::from), offset.map(i64::from), 10).or_raise();
     let query_embedding = query_embedding.map(|v| {
         let v: Option<Vec<f32>> = v.into_iter().map(|x| x.filter(|x| x.is_finite())).collect();
         match v.filter(|v| !v.is_empty() && v.len() <= 16_000) {
@@ -227,8 +225,7 @@ fn store_list_namespaces(
 ) -> SetOfIterator<'static, Vec<Option<String>>> {
     let prefix = rules::prefix("prefix", &prefix.unwrap_or_default()).or_raise();
     let suffix = rules::prefix("suffix", &suffix.unwrap_or_default()).or_raise();
-    let (limit, offset) =
-        rules::page(limit.map(i64::from), offset.map(i64::from), 100).or_raise();
+    let (limit, offset) = rules::page(limit.map(i64::from), offset.map(i64::from), 100).or_raise();
     let user = store::user(user_id);
     let out: Vec<Vec<Option<String>>> =
         store::namespaces(&user, prefix, suffix, max_depth, limit, offset)

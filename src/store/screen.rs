@@ -63,7 +63,11 @@ pub struct Screened {
 /// The policy for a memory of `user` in `category`: a superuser's per-call `call` override over
 /// `memory_ext.screen` (42501 for anyone else), else `memory_ext.screen` tightened by the
 /// category's `"screen"` (memory_configure).
-pub fn memory_policy(user: &str, category: Option<&str>, call: Option<&serde_json::Value>) -> Policy {
+pub fn memory_policy(
+    user: &str,
+    category: Option<&str>,
+    call: Option<&serde_json::Value>,
+) -> Policy {
     let base = policy();
     if let Some(call) = call {
         // SAFETY: a plain read of the current role inside a transaction.

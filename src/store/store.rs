@@ -3,7 +3,7 @@
 //! batch form. What the arguments may be is memory_core::store's; the tables and the audit
 //! trigger are sql/store.sql's; the statements sql/queries/store_*.sql.
 
-use crate::embed::{self, write as embedding, vector_text};
+use crate::embed::{self, vector_text, write as embedding};
 use crate::error::{raise, OrRaise};
 use crate::pg::{spi, tenant, vector};
 use crate::store::{idempotency, screen};
@@ -72,11 +72,8 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
     crate::pg::limits::value_bytes("value", p.value.to_string().len());
     // Screened as every write is (src/store/screen.rs): the document's strings.
     let value = screen::json("store", Some(user), &p.value);
-    let now = spi::one_opt::<pgrx::datum::TimestampWithTimeZone>(
-        "SELECT now()",
-        &[],
-        "reading the time",
-    );
+    let now =
+        spi::one_opt::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time");
     let (created, id, created_at, updated_at) = spi::row(
         include_str!("../../sql/queries/store_put.sql"),
         &[
@@ -100,7 +97,11 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
     .unwrap_or_else(|| raise(SqlState::SystemError, "store_put wrote no row", None));
     spi::run(
         "DELETE FROM memory.store_vectors WHERE user_id = $1 AND namespace = $2 AND key = $3",
-        &[user.into(), p.namespace.clone().into(), p.key.as_str().into()],
+        &[
+            user.into(),
+            p.namespace.clone().into(),
+            p.key.as_str().into(),
+        ],
         "replacing a store item's vectors",
     );
     let texts = rules::to_embed(&value, &p.index);
@@ -332,7 +333,10 @@ fn op_int(op: &Value, field: &str) -> Option<i64> {
 pub fn ttl_minutes(v: Option<&Value>) -> Option<Interval> {
     match v {
         None | Some(Value::Null) => None,
-        Some(x) => match x.as_f64().filter(|m| m.is_finite() && *m > 0.0 && *m <= 5.256e7) {
+        Some(x) => match x
+            .as_f64()
+            .filter(|m| m.is_finite() && *m > 0.0 && *m <= 5.256e7)
+        {
             Some(m) => Some(Interval::from_seconds(m * 60.0)),
             None => raise(
                 SqlState::InvalidParameterValue,

@@ -414,7 +414,11 @@ impl Policy {
         let f = |e: &Vec<(String, Action)>| {
             e.iter()
                 .map(|(n, a)| {
-                    let a = if *a == Action::Flag { Action::Redact } else { *a };
+                    let a = if *a == Action::Flag {
+                        Action::Redact
+                    } else {
+                        *a
+                    };
                     (n.clone(), a)
                 })
                 .collect()
@@ -852,8 +856,9 @@ mod tests {
     #[test]
     fn a_category_tightens_and_a_superuser_overrides() {
         let t = "mail ana@example.org, card 4111 1111 1111 1111";
-        let cat = Policy::entries_of(&serde_json::json!({"email": "flag", "payment_card": "allow"}))
-            .unwrap();
+        let cat =
+            Policy::entries_of(&serde_json::json!({"email": "flag", "payment_card": "allow"}))
+                .unwrap();
         let o = apply(&Policy::defaults().tightened(&cat), t);
         // email tightened to flag; the card cannot be loosened below the operator's redact.
         assert_eq!(o.flagged, vec!["email"]);
@@ -863,7 +868,10 @@ mod tests {
         assert_eq!(o.allowed, vec!["payment_card"]);
         assert_eq!(
             Policy::entries_of(&serde_json::json!("secret:block, email:allow")).unwrap(),
-            vec![("secret".to_string(), Action::Block), ("email".to_string(), Action::Allow)]
+            vec![
+                ("secret".to_string(), Action::Block),
+                ("email".to_string(), Action::Allow)
+            ]
         );
         assert!(Policy::entries_of(&serde_json::json!({"passport": "redact"})).is_err());
         assert!(Policy::entries_of(&serde_json::json!({"email": true})).is_err());

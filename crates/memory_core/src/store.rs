@@ -146,10 +146,7 @@ fn dumps(v: &Value) -> String {
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(dumps).collect::<Vec<_>>().join(", ")
-        ),
+        Value::Array(a) => format!("[{}]", a.iter().map(dumps).collect::<Vec<_>>().join(", ")),
         other => other.to_string(),
     }
 }
@@ -293,7 +290,11 @@ pub struct Condition {
     pub value: Value,
 }
 
-fn conditions(prefix: &[String], filter: &Map<String, Value>, out: &mut Vec<Condition>) -> Result<(), StoreError> {
+fn conditions(
+    prefix: &[String],
+    filter: &Map<String, Value>,
+    out: &mut Vec<Condition>,
+) -> Result<(), StoreError> {
     for (k, v) in filter {
         let mut path = prefix.to_vec();
         path.push(k.clone());
@@ -307,12 +308,12 @@ fn conditions(prefix: &[String], filter: &Map<String, Value>, out: &mut Vec<Cond
                         "$gte" => "gte",
                         "$lt" => "lt",
                         "$lte" => "lte",
-                        _ => {
-                            return err(
-                                "filter",
-                                format!("unknown operator \"{op}\" (use $eq, $ne, $gt, $gte, $lt, $lte)"),
-                            )
-                        }
+                        _ => return err(
+                            "filter",
+                            format!(
+                                "unknown operator \"{op}\" (use $eq, $ne, $gt, $gte, $lt, $lte)"
+                            ),
+                        ),
                     };
                     out.push(Condition {
                         path: path.clone(),
@@ -353,7 +354,11 @@ pub fn filter(v: Option<&Value>) -> Result<Value, StoreError> {
 }
 
 /// A limit or offset: `limit` 1..=[`MAX_LIMIT`], `offset` 0 or more.
-pub fn page(limit: Option<i64>, offset: Option<i64>, default_limit: i64) -> Result<(i64, i64), StoreError> {
+pub fn page(
+    limit: Option<i64>,
+    offset: Option<i64>,
+    default_limit: i64,
+) -> Result<(i64, i64), StoreError> {
     let limit = limit.unwrap_or(default_limit);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return err("limit", format!("must be between 1 and {MAX_LIMIT}"));
@@ -372,7 +377,11 @@ pub fn matches(ns: &[String], prefix: &[String], suffix: &[String]) -> bool {
     ns.len() >= prefix.len()
         && ns.len() >= suffix.len()
         && ns.iter().zip(prefix).all(|(a, p)| eq(a, p))
-        && ns.iter().rev().zip(suffix.iter().rev()).all(|(a, p)| eq(a, p))
+        && ns
+            .iter()
+            .rev()
+            .zip(suffix.iter().rev())
+            .all(|(a, p)| eq(a, p))
 }
 
 #[cfg(test)]
@@ -418,7 +427,10 @@ mod tests {
 
     #[test]
     fn filters_and_labels() {
-        let f = filter(Some(&json!({"color": "red", "score": {"$gte": 4, "$lt": 5}, "m": {"a": 1}}))).unwrap();
+        let f = filter(Some(
+            &json!({"color": "red", "score": {"$gte": 4, "$lt": 5}, "m": {"a": 1}}),
+        ))
+        .unwrap();
         assert_eq!(
             f,
             json!([
@@ -434,8 +446,16 @@ mod tests {
         assert!(namespace(&[None]).is_err());
         assert!(namespace(&[Some("a.b%_\n".into())]).is_ok());
         let ns = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(matches(&ns(&["uid", "users", "alice"]), &ns(&["uid", "*", "alice"]), &[]));
-        assert!(!matches(&ns(&["uid", "users", "malice"]), &[], &ns(&["alice"])));
+        assert!(matches(
+            &ns(&["uid", "users", "alice"]),
+            &ns(&["uid", "*", "alice"]),
+            &[]
+        ));
+        assert!(!matches(
+            &ns(&["uid", "users", "malice"]),
+            &[],
+            &ns(&["alice"])
+        ));
         assert!(matches(&ns(&["a"]), &[], &[]));
         assert!(!matches(&ns(&["fo"]), &ns(&["foo"]), &[]));
     }
