@@ -111,7 +111,7 @@ fn store_delete(
 /// without a vector last, score NULL); without one, most recently updated first. `filter`:
 /// `{"field": value}` or `{"field": {"$gt": 3}}` ($eq $ne $gt $gte $lt $lte), all must hold.
 #[pg_extern(volatile, parallel_unsafe)]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn store_search(
     namespace_prefix: default!(Option<Vec<Option<String>>>, "'{}'"),
     query: default!(Option<&str>, "NULL"),

@@ -308,12 +308,14 @@ fn conditions(
                         "$gte" => "gte",
                         "$lt" => "lt",
                         "$lte" => "lte",
-                        _ => return err(
-                            "filter",
-                            format!(
+                        _ => {
+                            return err(
+                                "filter",
+                                format!(
                                 "unknown operator \"{op}\" (use $eq, $ne, $gt, $gte, $lt, $lte)"
                             ),
-                        ),
+                            )
+                        }
                     };
                     out.push(Condition {
                         path: path.clone(),
