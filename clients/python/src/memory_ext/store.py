@@ -33,6 +33,7 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -285,15 +286,16 @@ class MemoryExtStore(_Base, BaseStore):
         return True
 
 
-class AsyncMemoryExtStore(_Base, BaseStore):
+class AsyncMemoryExtStore(_Base, AsyncBatchedBaseStore):
     """:class:`MemoryExtStore` on psycopg's ``AsyncConnection`` / ``AsyncConnectionPool``.
-    Made inside a running event loop (its connections belong to it)."""
+    Made inside a running event loop (its connections belong to it). As LangGraph's
+    ``AsyncPostgresStore``, operations issued in the same tick are sent as one batch, and the
+    synchronous methods work from other threads (not from the loop itself)."""
 
     def __init__(self, conn: Any, **kwargs: Any) -> None:
-        super().__init__(conn, **kwargs)
-        self.loop = asyncio.get_running_loop()
+        _Base.__init__(self, conn, **kwargs)
+        AsyncBatchedBaseStore.__init__(self)
         self._lock = asyncio.Lock() if not isinstance(conn, AsyncConnectionPool) else _NoLock()
-
 
     @classmethod
     @asynccontextmanager
@@ -340,19 +342,6 @@ class AsyncMemoryExtStore(_Base, BaseStore):
             await cur.execute(_BATCH_SQL, (Jsonb(payload),))
             answers = (await cur.fetchone())[0]
         return self._results(ops, answers)
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """From another thread: runs on the store's event loop and waits (as LangGraph's
-        ``AsyncPostgresStore`` does). From the loop itself it would block it: an error."""
-        try:
-            if asyncio.get_running_loop() is not None:
-                raise asyncio.InvalidStateError(
-                    "synchronous calls to AsyncMemoryExtStore are only allowed from a different "
-                    "thread; from the event loop use the async methods (abatch, aput, aget, ...)"
-                )
-        except RuntimeError:
-            pass
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self.loop).result()
 
     async def sweep_ttl(self) -> int:
         return 0
