@@ -29,11 +29,14 @@
 #      worker and shard group per single-tenant call, a worker killed under a writer) through
 #      the coordinator; then every node restored from a base backup and its WAL archive to one
 #      citus_create_restore_point (tests/backup/citus_restore.sh)
-# Layers 4-10 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+#  13. clients: the Python package (clients/python) under its frameworks' own tests —
+#      LangGraph's Postgres store tests from PyPI against MemoryExtStore
+#      (clients/python/tests/run.sh; pinned versions in a virtualenv cached outside the checkout)
+# Layers 4-10 and 13 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
 # (scripts/lib.sh); runs on two versions take turns (the HTTP stand-in has one port for all).
 # Usage: [PG=NN] scripts/test.sh [layer ...]
-#   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus
+#   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus clients
 #   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +49,7 @@ OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored
 mkdir -p "$OUT"
 # The Citus cluster of layer 12: its own ports and directory, removed on exit.
 CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
-layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus}
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus clients}
 
 step() { printf '\n==> %s\n' "$*"; }
 # Each layer's wall time, printed as it ends and together at the end (a new layer pays for
@@ -103,7 +106,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus; then
+if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus || want clients; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
   scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
@@ -200,6 +203,11 @@ if want backup; then
   psql_test -d postgres -c "ALTER SYSTEM RESET memory_ext.database" -c "ALTER SYSTEM RESET memory_ext.worker_naptime"
   step "live install: a rebuilt library installed under a running server (tests/backup/live_install.sh)"
   tests/backup/live_install.sh
+fi
+
+if want clients; then
+  step "clients: LangGraph's own store tests against MemoryExtStore (clients/python/tests/run.sh)"
+  clients/python/tests/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=postgres"
 fi
 
 if want crash; then

@@ -261,7 +261,7 @@ CREATE TABLE memory.change_log (
 CREATE TABLE memory.history (
     user_id   text        NOT NULL,
     id        uuid        NOT NULL DEFAULT gen_random_uuid(),
-    entity    text        NOT NULL CHECK (entity IN ('item', 'block', 'file', 'message')),
+    entity    text        NOT NULL CHECK (entity IN ('item', 'block', 'file', 'message', 'store')),
     memory_id text        NOT NULL,
     event     text        NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'MERGE', 'LINK', 'TTL', 'RESTORE', 'PURGE', 'SUPERSEDE')),
     old_ref   text,

@@ -26,7 +26,8 @@ BEGIN
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
-                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys']
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
+                             'store_items', 'store_vectors']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -41,7 +42,7 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
-    memory.details, memory.detail_chunks, memory.files
+    memory.details, memory.detail_chunks, memory.files, memory.store_items, memory.store_vectors
 TO PUBLIC;
 
 -- Consolidation's bookkeeping enforces the operator's budget (memory_ext.consolidation_max_llm_calls

@@ -91,6 +91,12 @@ extension_sql_file!(
     name = "idempotency",
     requires = ["schema"]
 );
+// The store's audit trigger writes history as triggers.sql's do (memory._restoring, _actor).
+extension_sql_file!(
+    "../sql/store.sql",
+    name = "store",
+    requires = ["schema", "triggers"]
+);
 // Marks every table for pg_dump, the erasure receipts included.
 extension_sql_file!(
     "../sql/backup.sql",
@@ -102,7 +108,8 @@ extension_sql_file!(
         "consolidate",
         "worker",
         "erase",
-        "idempotency"
+        "idempotency",
+        "store"
     ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

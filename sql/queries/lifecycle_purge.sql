@@ -6,7 +6,8 @@
 -- kept; a delta header asked for a revision before them says "too many changes", src/store/delta.rs).
 -- Consent proposals still pending past their expiry become 'expired' (kept: the decision is
 -- the audit trail). Idempotency keys older than $6 days go (memory_ext.idempotency_days: a
--- repeat after that writes again). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
+-- repeat after that writes again). Store items past their expiry go (their vectors with them;
+-- no read returned them since they expired, sql/store.sql). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
@@ -33,6 +34,9 @@ WITH gone AS (
 ), keys AS (
     DELETE FROM memory.idempotency_keys
     WHERE ($1::text IS NULL OR user_id = $1) AND created_at < now() - make_interval(days => $6)
+), store AS (
+    DELETE FROM memory.store_items
+    WHERE ($1::text IS NULL OR user_id = $1) AND expires_at <= now()
 ), expired AS (
     UPDATE memory.proposals SET status = 'expired', decided_at = expires_at
     WHERE ($1::text IS NULL OR user_id = $1) AND status = 'pending' AND expires_at <= now()

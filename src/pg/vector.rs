@@ -38,6 +38,11 @@ pub fn ty(dims: usize) -> String {
     format!("{}.vector({dims})", schema())
 }
 
+/// `"public".vector_dims`, a vector's size.
+pub fn dims_fn() -> String {
+    format!("{}.vector_dims", schema())
+}
+
 /// `OPERATOR("public".<=>)`, cosine distance.
 pub fn cosine_op() -> String {
     format!("OPERATOR({}.<=>)", schema())

@@ -25,5 +25,8 @@ pub mod recall;
 pub mod screen;
 pub mod search;
 pub mod session;
+// The store feature (docs/api.md "Store") in the layer of the same name.
+#[allow(clippy::module_inception)]
+pub mod store;
 pub mod tools;
 pub mod write;

@@ -371,6 +371,34 @@ def test_an_export_imports_into_another_tenant_once():
             assert n == m and n >= 1, (t, n, m)
 
 
+def test_the_store_answers_through_the_coordinator():
+    # Every store statement names its tenant: routed to the tenant's shard group, the vectors
+    # colocated with their items, history written by the shard's trigger.
+    c, user = tenant("cs")
+    with c:
+        put = one(c, "SELECT store_put('{prefs,food}', 'tea', %s, ttl => '1 hour')",
+                  (Jsonb({"text": "Green tea, no sugar.", "n": 2}),))
+        assert put["event"] == "created" and put["indexed"] == 1, put
+        one(c, "SELECT store_put('{prefs,travel}', 'seat', %s, index => '[\"text\"]')", (Jsonb({"text": "Aisle seat.", "n": 5}),))
+        got = one(c, "SELECT store_get('{prefs,food}', 'tea')")
+        assert got["value"]["text"] == "Green tea, no sugar.", got
+        rows = c.execute("SELECT key, score FROM store_search('{prefs}', query => 'what does the user drink', "
+                         "filter => '{\"n\": {\"$lt\": 10}}')").fetchall()
+        assert [r[0] for r in rows][0] == "tea" and rows[0][1] > rows[1][1], rows
+        ns = [r[0] for r in c.execute("SELECT store_list_namespaces(prefix => '{prefs}')").fetchall()]
+        assert ns == [["prefs", "food"], ["prefs", "travel"]], ns
+        answers = one(c, "SELECT store_batch(%s)", (Jsonb([
+            {"op": "put", "namespace": ["b"], "key": "1", "value": {"v": 1}, "index": False},
+            {"op": "get", "namespace": ["b"], "key": "1"},
+            {"op": "delete", "namespace": ["b"], "key": "1"}]),))
+        assert answers[0] is None and answers[1]["value"] == {"v": 1} and answers[2] is None, answers
+        assert one(c, "SELECT store_delete('{prefs,travel}', 'seat')") is True
+    with admin() as a:
+        n = one(a, "SELECT count(*) FROM memory.history WHERE user_id = %s AND entity = 'store'", (user,))
+        assert n >= 5, n
+        assert one(a, "SELECT count(*) FROM memory.store_vectors WHERE user_id = %s", (user,)) == 1
+
+
 def test_a_worker_added_and_rebalanced_keeps_every_tenant():
     # A third worker joins and Citus moves shards to it (docs/citus.md "Add a node"); every
     # tenant's rows are where they were before, read through the coordinator, and its calls

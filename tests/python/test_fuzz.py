@@ -43,7 +43,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
-          "embedding_failures", "lexicon", "corpus"]
+          "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors"]
 
 
 class Raw(str):
@@ -120,6 +120,14 @@ def jsons(r):
                                                                        {texts(r): texts(r)}, [], 7, {"email": None}])}]}),
         Jsonb({"text": "Reach me at fuzz@example.org, password is " + texts(r), "category": r.choice(["contact", None]),
                "screen": r.choice([{"email": "flag"}, {"secret": "allow"}, "email:block", texts(r), {"x": "y"}, None])}),
+        # Store batches and filters (docs/api.md "Store").
+        Jsonb([{"op": r.choice(["put", "get", "delete", "search", "list_namespaces", "x", None]),
+                "namespace": r.choice([["a"], [], [None], "a", [texts(r)]]), "key": r.choice(["k", "", None, 5, texts(r)]),
+                "value": r.choice([{"t": texts(r)}, None, [1], "v"]), "ttl": r.choice([None, 1, -1, 1e300, "x"]),
+                "index": r.choice([None, False, ["t"], "t", [""]]), "filter": r.choice([None, {"t": {"$gt": 1}}, {"t": {"$x": 1}}, []]),
+                "limit": r.choice([None, 0, 5, 10**9]), "max_depth": r.choice([None, 0, 2, -5])}
+               for _ in range(r.choice([0, 1, 3]))]),
+        Jsonb({"color": "red", "score": {"$gte": r.choice([1, "x", None, [1]])}, "m": {"a": {"$lt": 2}}}),
         # Import documents (docs/api.md "Import"): memory_export's, mem0's, Letta's, broken.
         Jsonb({"memories": [{"id": r.choice(["x", "0b5f3d63-94b1-4b3c-9b74-2f1b8e6b2c11", None]), "text": texts(r),
                              "importance": r.choice([1, 9, "x"])}], "messages": [{"thread_id": texts(r), "seq": ints(r)}]}),
@@ -214,10 +222,18 @@ CALLS_SPEC = [
     ("memory_tool_call", ["agent", ids, tool_names, tool_args]),
     ("memory_prompt", [ids, "textarray", "textarray"]),
     ("memory_tool_allowlist", [ids, "textarray"]),
+    # The store (docs/api.md "Store"): hostile namespaces, keys, documents, filters, batches.
+    ("store_put", ["namespace", texts, jsons]),
+    ("store_put", ["namespace", texts, jsons, jsons, "interval", jsons, ids, "user"]),
+    ("store_get", ["namespace", texts, "bool", "user"]),
+    ("store_delete", ["namespace", texts]),
+    ("store_search", ["namespace", texts, jsons, ints, ints, "bool"]),
+    ("store_list_namespaces", ["namespace", "namespace", ints, ints, ints]),
+    ("store_batch", [jsons]),
 ]
 
 SETOF = {"memory_search", "conversation_search", "memory_history", "memory_embed_batch", "memory_file_ls",
-         "memory_file_grep", "memory_file_search", "context_messages"}
+         "memory_file_grep", "memory_file_search", "context_messages", "store_search", "store_list_namespaces"}
 
 
 def arg(r, kind, user):
@@ -231,6 +247,12 @@ def arg(r, kind, user):
         return "fuzz-agent"
     if kind == "bool":
         return r.choice([True, False, None])
+    if kind == "namespace":
+        return r.choice([[], ["a"], ["a", "b"], [None], [""], ["a.b", "%", "_", "*", "\n"], [texts(r)], ["x"] * 40,
+                         [FORGE, "\u2028"], None])
+    if kind == "interval":
+        return Raw(r.choice(["NULL", "interval '1 hour'", "interval '-1 day'", "interval '0'",
+                             "interval '1000000 years'", "interval '1 microsecond'"]))
     if kind == "textarray":
         return r.choice([[], ["a"] * r.choice([1, 100]), [None], ["x" * 70_000, ""], ["a"] * 20_001])
     raise ValueError(kind)
@@ -292,6 +314,8 @@ def main():
         except psycopg.Error as e:
             code = e.sqlstate or "?????"
             outcomes[code] += 1
+            if os.environ.get("FUZZ_SHOW") == code:  # FUZZ_SHOW=23502: print the calls that got it
+                print("  ", name, code, str(e)[:300])
             if code == "XX000" or "panic" in str(e).lower():
                 internal.append((name, code, str(e)[:300]))
         # Rejected: the backend still answers and nothing was half-written.

@@ -274,6 +274,41 @@ def test_a_flagged_memory_approved_from_four_connections_at_once_is_written_once
         x.close()
 
 
+def test_parallel_puts_of_one_store_key_leave_one_item_and_every_event():
+    """Eight connections put the same store key at once (docs/api.md "Store"): one item holds
+    one of their documents, with its own vectors only; history has one ADD and seven UPDATEs."""
+    user = "py-" + uuid.uuid4().hex[:12]
+    conns = [connect_as(DSN, ROLE, user) for _ in range(8)]
+    barrier = threading.Barrier(len(conns))
+    errs = []
+
+    def put(i, x):
+        try:
+            barrier.wait()
+            x.execute("SELECT store_put('{prefs}', 'drink', %s, index => '[\"text\", \"alt\"]')",
+                      (Jsonb({"text": f"Drink number {i}", "alt": f"alt {i}"}),))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errs.append(e)
+
+    ts = [threading.Thread(target=put, args=(i, x)) for i, x in enumerate(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert not errs, errs
+    a = admin()
+    rows = a.execute("SELECT value ->> 'text' FROM memory.store_items WHERE user_id = %s", (user,)).fetchall()
+    assert len(rows) == 1, rows
+    vecs = a.execute("SELECT text FROM memory.store_vectors WHERE user_id = %s ORDER BY field", (user,)).fetchall()
+    n = rows[0][0].split()[-1]
+    assert vecs == [(f"alt {n}",), (f"Drink number {n}",)], (rows, vecs)
+    events = dict(a.execute("SELECT event, count(*) FROM memory.history WHERE user_id = %s AND entity = 'store' GROUP BY 1",
+                            (user,)).fetchall())
+    assert events == {"ADD": 1, "UPDATE": 7}, events
+    for x in conns:
+        x.close()
+
+
 def test_a_retry_after_the_connection_died_mid_call_writes_once():
     """The client sends a keyed call and drops its connection before the answer (it cannot know
     whether the call committed), then retries on a new connection until it gets an answer."""

@@ -23,6 +23,7 @@ pub mod request;
 pub mod schedule;
 pub mod screen;
 pub mod session;
+pub mod store;
 pub mod summary;
 pub mod text;
 pub mod tokens;

@@ -1,0 +1,441 @@
+//! The store (docs/api.md "Store"): LangGraph's `BaseStore` — namespaced key → JSON documents
+//! with semantic search over chosen fields — for the SQL functions of src/api/store.rs and their
+//! batch form. What the arguments may be is memory_core::store's; the tables and the audit
+//! trigger are sql/store.sql's; the statements sql/queries/store_*.sql.
+
+use crate::embed::{self, vector_text, write as embedding};
+use crate::error::{raise, OrRaise};
+use crate::pg::{spi, tenant, vector};
+use crate::store::{idempotency, screen};
+use memory_core::request::Idempotency;
+use memory_core::store::{self as rules, Index};
+use memory_core::SqlState;
+use pgrx::datum::Interval;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// A vector's model when the caller computed it (the packages' own `embed`, clients/).
+pub const CLIENT_MODEL: &str = "client";
+
+/// One put, checked.
+pub struct Put {
+    pub namespace: Vec<String>,
+    pub key: String,
+    pub value: Value,
+    pub index: Index,
+    pub ttl: Option<Interval>,
+    /// Vectors the caller computed, by field (`{"title": [...], "$": [...]}`).
+    pub embeddings: Option<Vec<(String, Vec<f32>)>>,
+}
+
+/// `embeddings`: an object of field → array of finite numbers (1 to 16,000 of them).
+pub fn embeddings_arg(v: Option<&Value>) -> Option<Vec<(String, Vec<f32>)>> {
+    let bad = |why: &str| -> ! {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("invalid \"embeddings\": {why}"),
+            Some("{\"field\": [0.1, ...], ...}: a vector per indexed field".into()),
+        )
+    };
+    match v {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(o)) => Some(
+            o.iter()
+                .map(|(k, v)| {
+                    let Some(a) = v.as_array().filter(|a| !a.is_empty() && a.len() <= 16_000)
+                    else {
+                        bad("each must be an array of 1 to 16000 numbers")
+                    };
+                    let nums: Option<Vec<f32>> = a
+                        .iter()
+                        .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))
+                        .collect();
+                    match nums {
+                        Some(n) => (k.clone(), n),
+                        None => bad("each must be an array of finite numbers"),
+                    }
+                })
+                .collect(),
+        ),
+        Some(_) => bad("must be a JSON object"),
+    }
+}
+
+/// Writes an item (creating or overwriting it) and its vectors; `{namespace, key, event,
+/// created_at, updated_at, indexed}` (event `created` or `updated`). With an idempotency key a
+/// repeat answers as the first call did (src/store/idempotency.rs).
+pub fn put(user: &str, p: Put, key: Option<&Idempotency>) -> Value {
+    idempotency::once(user, "store_put", key, || put_unkeyed(user, p))
+}
+
+fn put_unkeyed(user: &str, p: Put) -> Value {
+    crate::pg::limits::value_bytes("value", p.value.to_string().len());
+    // Screened as every write is (src/store/screen.rs): the document's strings.
+    let value = screen::json("store", Some(user), &p.value);
+    let now =
+        spi::one_opt::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time");
+    let (created, id, created_at, updated_at) = spi::row(
+        include_str!("../../sql/queries/store_put.sql"),
+        &[
+            user.into(),
+            p.namespace.clone().into(),
+            p.key.as_str().into(),
+            JsonB(value.clone()).into(),
+            p.ttl.into(),
+            now.into(),
+        ],
+        "writing a store item",
+        |r| {
+            Ok((
+                r.get::<bool>(1)?.unwrap_or(false),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<JsonB>(3)?.map(|j| j.0).unwrap_or(Value::Null),
+                r.get::<JsonB>(4)?.map(|j| j.0).unwrap_or(Value::Null),
+            ))
+        },
+    )
+    .unwrap_or_else(|| raise(SqlState::SystemError, "store_put wrote no row", None));
+    spi::run(
+        "DELETE FROM memory.store_vectors WHERE user_id = $1 AND namespace = $2 AND key = $3",
+        &[
+            user.into(),
+            p.namespace.clone().into(),
+            p.key.as_str().into(),
+        ],
+        "replacing a store item's vectors",
+    );
+    let texts = rules::to_embed(&value, &p.index);
+    let rows: Vec<(String, String, Option<String>, Option<String>)> = match &p.embeddings {
+        // The caller's vectors, for the fields it gave; the text kept where it is known.
+        Some(given) => given
+            .iter()
+            .map(|(field, v)| {
+                let text = texts
+                    .iter()
+                    .find(|t| &t.0 == field)
+                    .map(|t| t.1.clone())
+                    .unwrap_or_default();
+                (
+                    field.clone(),
+                    text,
+                    Some(vector_text(v)),
+                    Some(CLIENT_MODEL.to_string()),
+                )
+            })
+            .collect(),
+        None => {
+            let refs: Vec<&str> = texts.iter().map(|t| t.1.as_str()).collect();
+            let vecs = embedding::for_writes(&refs);
+            texts
+                .iter()
+                .zip(vecs)
+                .map(|((field, text), e)| {
+                    let (v, m) = e.columns();
+                    (field.clone(), text.clone(), v, m.map(str::to_string))
+                })
+                .collect()
+        }
+    };
+    for (field, text, v, model) in &rows {
+        spi::run(
+            &format!(
+                "INSERT INTO memory.store_vectors (user_id, namespace, key, field, text, embedding, embedding_model) VALUES ($1, $2, $3, $4, $5, $6::{}, $7)",
+                vector::unsized_ty()
+            ),
+            &[
+                user.into(),
+                p.namespace.clone().into(),
+                p.key.as_str().into(),
+                field.as_str().into(),
+                text.as_str().into(),
+                v.clone().into(),
+                model.clone().into(),
+            ],
+            "storing a store item's vector",
+        );
+    }
+    json!({
+        "namespace": p.namespace, "key": p.key, "id": id,
+        "event": if created { "created" } else { "updated" },
+        "created_at": created_at, "updated_at": updated_at, "indexed": rows.len(),
+    })
+}
+
+/// The live item, or `None`; `refresh` pushes a ttl item's expiry back.
+pub fn get(user: &str, namespace: &[String], key: &str, refresh: bool) -> Option<Value> {
+    spi::one_opt::<JsonB>(
+        include_str!("../../sql/queries/store_get.sql"),
+        &[
+            user.into(),
+            namespace.to_vec().into(),
+            key.into(),
+            refresh.into(),
+        ],
+        "reading a store item",
+    )
+    .map(|j| j.0)
+}
+
+/// Deletes the item; whether there was one.
+pub fn delete(user: &str, namespace: &[String], key: &str) -> bool {
+    spi::one_opt::<bool>(
+        "DELETE FROM memory.store_items WHERE user_id = $1 AND namespace = $2 AND key = $3 RETURNING true",
+        &[user.into(), namespace.to_vec().into(), key.into()],
+        "deleting a store item",
+    )
+    .unwrap_or(false)
+}
+
+/// One search, checked.
+pub struct Search {
+    pub prefix: Vec<String>,
+    pub query: Option<String>,
+    pub filter: Value,
+    pub limit: i64,
+    pub offset: i64,
+    pub refresh: bool,
+    /// The caller's query vector (compared with the vectors it supplied on put).
+    pub query_embedding: Option<Vec<f32>>,
+}
+
+/// A page of items, best first (each with `score`: cosine similarity, or null).
+pub fn search(user: &str, s: Search) -> Vec<Value> {
+    let (vec, model) = match (&s.query_embedding, s.query.as_deref()) {
+        (Some(v), _) => (Some(vector_text(v)), Some(CLIENT_MODEL.to_string())),
+        (None, Some(q)) if !q.trim().is_empty() => {
+            crate::pg::limits::query("query", q);
+            match embed::query_vector(q, "store_search") {
+                Some((m, v)) => (Some(vector_text(&v)), Some(m.id)),
+                None => (None, None),
+            }
+        }
+        _ => (None, None),
+    };
+    let q = include_str!("../../sql/queries/store_search.sql")
+        .replace("{op}", &vector::cosine_op())
+        .replace("{vector_dims}", &vector::dims_fn())
+        .replace("{vector}", &vector::unsized_ty());
+    spi::rows_mut(
+        &q,
+        &[
+            user.into(),
+            s.prefix.into(),
+            JsonB(s.filter).into(),
+            s.limit.into(),
+            s.offset.into(),
+            vec.into(),
+            model.into(),
+            s.refresh.into(),
+        ],
+        "searching the store",
+        |r| Ok(r.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null)),
+    )
+}
+
+/// The namespaces of live items matching `prefix` and `suffix`, cut to `max_depth` labels.
+pub fn namespaces(
+    user: &str,
+    prefix: Vec<String>,
+    suffix: Vec<String>,
+    max_depth: Option<i32>,
+    limit: i64,
+    offset: i64,
+) -> Vec<Vec<String>> {
+    if let Some(d) = max_depth.filter(|d| *d < 1) {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("invalid \"max_depth\": {d} (at least 1)"),
+            None,
+        );
+    }
+    spi::rows(
+        include_str!("../../sql/queries/store_namespaces.sql"),
+        &[
+            user.into(),
+            prefix.into(),
+            suffix.into(),
+            max_depth.into(),
+            limit.into(),
+            offset.into(),
+        ],
+        "listing store namespaces",
+        |r| {
+            Ok(r.get::<Vec<Option<String>>>(1)?
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect())
+        },
+    )
+}
+
+fn strings(field: &str, v: Option<&Value>) -> Vec<Option<String>> {
+    match v {
+        None | Some(Value::Null) => vec![],
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                _ => raise(
+                    SqlState::InvalidParameterValue,
+                    format!("invalid \"{field}\": labels must be strings"),
+                    None,
+                ),
+            })
+            .collect(),
+        Some(_) => raise(
+            SqlState::InvalidParameterValue,
+            format!("invalid \"{field}\": must be an array of labels"),
+            None,
+        ),
+    }
+}
+
+fn op_str<'a>(op: &'a Value, field: &str) -> Option<&'a str> {
+    match op.get(field) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => raise(
+            SqlState::InvalidParameterValue,
+            format!("invalid \"{field}\": must be a string"),
+            None,
+        ),
+    }
+}
+
+fn op_bool(op: &Value, field: &str, default: bool) -> bool {
+    match op.get(field) {
+        None | Some(Value::Null) => default,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => raise(
+            SqlState::InvalidParameterValue,
+            format!("invalid \"{field}\": must be true or false"),
+            None,
+        ),
+    }
+}
+
+fn op_int(op: &Value, field: &str) -> Option<i64> {
+    match op.get(field) {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_i64().unwrap_or_else(|| {
+            raise(
+                SqlState::InvalidParameterValue,
+                format!("invalid \"{field}\": must be an integer"),
+                None,
+            )
+        })),
+    }
+}
+
+/// A ttl in minutes (LangGraph's unit; fractions allowed), as an interval.
+pub fn ttl_minutes(v: Option<&Value>) -> Option<Interval> {
+    match v {
+        None | Some(Value::Null) => None,
+        Some(x) => match x
+            .as_f64()
+            .filter(|m| m.is_finite() && *m > 0.0 && *m <= 5.256e7)
+        {
+            Some(m) => Some(Interval::from_seconds(m * 60.0)),
+            None => raise(
+                SqlState::InvalidParameterValue,
+                "invalid \"ttl\": minutes, more than 0 and at most 100 years",
+                None,
+            ),
+        },
+    }
+}
+
+/// store_batch: each operation in order, one answer each (`get`: the item or null; `put` and
+/// `delete`: null; `search`: the list of items; `list_namespaces`: the list of namespaces), in
+/// the caller's transaction: all of them happen or none.
+pub fn batch(user: &str, ops: &[Value]) -> Value {
+    let answers: Vec<Value> = ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let kind = op_str(op, "op").unwrap_or_else(|| {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("operation {i}: \"op\" is required (get, put, delete, search, list_namespaces)"),
+                    None,
+                )
+            });
+            match kind {
+                "get" => {
+                    let ns = rules::namespace(&strings("namespace", op.get("namespace"))).or_raise();
+                    let key = op_str(op, "key").unwrap_or_default();
+                    rules::key(key).or_raise();
+                    get(user, &ns, key, op_bool(op, "refresh_ttl", true)).unwrap_or(Value::Null)
+                }
+                "put" | "delete" => {
+                    let ns = rules::namespace(&strings("namespace", op.get("namespace"))).or_raise();
+                    let key = op_str(op, "key").unwrap_or_default().to_string();
+                    rules::key(&key).or_raise();
+                    match op.get("value") {
+                        // LangGraph's PutOp with value None is a delete.
+                        None | Some(Value::Null) => {
+                            delete(user, &ns, &key);
+                        }
+                        Some(v) if kind == "put" => {
+                            rules::value(v).or_raise();
+                            let p = Put {
+                                namespace: ns,
+                                key,
+                                value: v.clone(),
+                                index: rules::index(op.get("index")).or_raise(),
+                                ttl: ttl_minutes(op.get("ttl")),
+                                embeddings: embeddings_arg(op.get("embeddings")),
+                            };
+                            put_unkeyed(user, p);
+                        }
+                        Some(_) => raise(
+                            SqlState::InvalidParameterValue,
+                            format!("operation {i}: a delete takes no \"value\""),
+                            None,
+                        ),
+                    }
+                    Value::Null
+                }
+                "search" => {
+                    let prefix =
+                        rules::prefix("namespace_prefix", &strings("namespace_prefix", op.get("namespace_prefix")))
+                            .or_raise();
+                    let (limit, offset) = rules::page(op_int(op, "limit"), op_int(op, "offset"), 10).or_raise();
+                    let s = Search {
+                        prefix,
+                        query: op_str(op, "query").map(str::to_string),
+                        filter: rules::filter(op.get("filter")).or_raise(),
+                        limit,
+                        offset,
+                        refresh: op_bool(op, "refresh_ttl", true),
+                        query_embedding: embeddings_arg(
+                            op.get("query_embedding").map(|v| json!({ "q": v })).as_ref(),
+                        )
+                        .and_then(|mut v| v.pop().map(|x| x.1)),
+                    };
+                    Value::Array(search(user, s))
+                }
+                "list_namespaces" => {
+                    let prefix = rules::prefix("prefix", &strings("prefix", op.get("prefix"))).or_raise();
+                    let suffix = rules::prefix("suffix", &strings("suffix", op.get("suffix"))).or_raise();
+                    let (limit, offset) = rules::page(op_int(op, "limit"), op_int(op, "offset"), 100).or_raise();
+                    let depth = op_int(op, "max_depth").map(|d| d.clamp(-1, 1000) as i32);
+                    json!(namespaces(user, prefix, suffix, depth, limit, offset))
+                }
+                other => raise(
+                    SqlState::InvalidParameterValue,
+                    format!("operation {i}: unknown op \"{other}\" (get, put, delete, search, list_namespaces)"),
+                    None,
+                ),
+            }
+        })
+        .collect();
+    Value::Array(answers)
+}
+
+/// The tenant a store call acts for.
+pub fn user(arg: Option<&str>) -> String {
+    tenant::resolve(arg)
+}
