@@ -67,7 +67,8 @@ RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);
 -- Citus creates memory_ext there), and so does the 0.6.0 -> 0.7.0 upgrade. A node that gained
 -- citus after memory_ext gets them from memory_citus_distribute (src/store/citus.rs), for the
 -- coordinator; its workers always create memory_ext after citus.
--- (0.11.0: also memory._erase_copies, which the audit triggers call on every DELETE.)
+-- (0.11.0: also memory._erase_copies, which the audit triggers call on every DELETE; 0.12.0:
+-- the store's audit trigger, sql/store.sql.)
 CREATE FUNCTION memory._citus_trigger_plans() RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -75,7 +76,7 @@ DECLARE
 BEGIN
     FOREACH f IN ARRAY ARRAY['_items_term_stats()', '_items_audit()', '_relations_audit()', '_blocks_audit()',
                              '_messages_before_insert()', '_messages_audit()', '_files_audit()', '_threads_guard()',
-                             '_erase_copies(text, text, text)']
+                             '_erase_copies(text, text, text)', '_store_audit()']
     LOOP
         EXECUTE format('ALTER FUNCTION memory.%s SET plan_cache_mode = force_custom_plan', f);
     END LOOP;

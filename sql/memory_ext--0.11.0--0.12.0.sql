@@ -223,3 +223,26 @@ CREATE  FUNCTION "store_search"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'store_search_wrapper';
+
+-------------------------------------------------------------------------------- citus
+-- As sql/citus.sql: on a Citus node the store's audit trigger plans its statements per call too.
+CREATE OR REPLACE FUNCTION memory._citus_trigger_plans() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    f text;
+BEGIN
+    FOREACH f IN ARRAY ARRAY['_items_term_stats()', '_items_audit()', '_relations_audit()', '_blocks_audit()',
+                             '_messages_before_insert()', '_messages_audit()', '_files_audit()', '_threads_guard()',
+                             '_erase_copies(text, text, text)', '_store_audit()']
+    LOOP
+        EXECUTE format('ALTER FUNCTION memory.%s SET plan_cache_mode = force_custom_plan', f);
+    END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION memory._citus_trigger_plans() FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._citus_trigger_plans();
+    END IF;
+END $$;

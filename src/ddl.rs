@@ -59,11 +59,16 @@ extension_sql_file!(
     name = "consent",
     requires = ["schema", api::checkpoints::resolve_tenant]
 );
-// The Citus-only plan setting names trigger functions of triggers.sql and search.sql.
+// The Citus-only plan setting names trigger functions of triggers.sql, search.sql and store.sql.
 extension_sql_file!(
     "../sql/citus.sql",
     name = "citus",
-    requires = ["triggers", "search", api::citus::memory_citus_distribute]
+    requires = [
+        "triggers",
+        "search",
+        "store",
+        api::citus::memory_citus_distribute
+    ]
 );
 
 extension_sql_file!(
