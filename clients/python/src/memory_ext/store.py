@@ -171,14 +171,15 @@ class _Base:
                 queries.append((i, op.query))
         return docs, doc_keys, queries
 
-    @staticmethod
-    def _vectors(doc_keys, doc_vecs, queries, query_vecs) -> dict[int, Any]:
+    def _payload(self, ops: list[Op], doc_keys, doc_vecs, queries, query_vecs) -> list[dict[str, Any]]:
+        """store_batch's operations, with the vectors computed here (by op: a put's per field,
+        a search's query vector)."""
         vectors: dict[int, Any] = {}
         for (i, field), v in zip(doc_keys, doc_vecs):
             vectors.setdefault(i, {})[field] = list(v)
         for (i, _), v in zip(queries, query_vecs):
             vectors[i] = list(v)
-        return vectors
+        return [self._json(op, vectors, i) for i, op in enumerate(ops)]
 
     @staticmethod
     def _results(ops: list[Op], answers: list[Any]) -> list[Result]:
@@ -262,8 +263,7 @@ class MemoryExtStore(_Base, BaseStore):
         docs, doc_keys, queries = self._to_embed(ops)
         doc_vecs = self.embeddings.embed_documents(docs) if docs else []
         query_vecs = [self.embeddings.embed_query(q) for _, q in queries] if queries else []
-        vectors = self._vectors(doc_keys, doc_vecs, queries, query_vecs)
-        payload = [self._json(op, vectors, i) for i, op in enumerate(ops)]
+        payload = self._payload(ops, doc_keys, doc_vecs, queries, query_vecs)
         # One connection serves one transaction at a time: callers on other threads wait here
         # (a pool hands each its own connection).
         with self._lock, tenant_tx(self.conn, self.user_id) as cur:
@@ -334,8 +334,7 @@ class AsyncMemoryExtStore(_Base, AsyncBatchedBaseStore):
         docs, doc_keys, queries = self._to_embed(ops)
         doc_vecs = await self.embeddings.aembed_documents(docs) if docs else []
         query_vecs = [await self.embeddings.aembed_query(q) for _, q in queries] if queries else []
-        vectors = self._vectors(doc_keys, doc_vecs, queries, query_vecs)
-        payload = [self._json(op, vectors, i) for i, op in enumerate(ops)]
+        payload = self._payload(ops, doc_keys, doc_vecs, queries, query_vecs)
         # One connection serves one transaction at a time: concurrent tasks wait here (a pool
         # hands each its own connection).
         async with self._lock, atenant_tx(self.conn, self.user_id) as cur:
