@@ -1,11 +1,12 @@
 -- The store: one live item ($1 user_id, $2 namespace, $3 key), as JSON; with $4 (refresh_ttl)
--- its expiry is pushed back to now + ttl first. An expired item is not returned (nor refreshed).
+-- its expiry is pushed back to now + ttl first ($5 the statement's time: Citus refuses now() with
+-- a column in an UPDATE, docs/citus.md). An expired item is not returned (nor refreshed).
 WITH refreshed AS (
-    UPDATE memory.store_items SET expires_at = now() + ttl
-    WHERE $4 AND user_id = $1 AND namespace = $2 AND key = $3 AND ttl IS NOT NULL AND expires_at > now()
+    UPDATE memory.store_items SET expires_at = $5::timestamptz + ttl
+    WHERE $4 AND user_id = $1 AND namespace = $2 AND key = $3 AND ttl IS NOT NULL AND expires_at > $5::timestamptz
     RETURNING 1
 )
 SELECT jsonb_build_object('namespace', to_jsonb(namespace), 'key', key, 'value', value,
                           'created_at', created_at, 'updated_at', updated_at)
 FROM memory.store_items, (SELECT count(*) FROM refreshed) r
-WHERE user_id = $1 AND namespace = $2 AND key = $3 AND (expires_at IS NULL OR expires_at > now())
+WHERE user_id = $1 AND namespace = $2 AND key = $3 AND (expires_at IS NULL OR expires_at > $5::timestamptz)

@@ -1,6 +1,7 @@
 -- The store: a page of live items under a namespace prefix ($1 user_id, $2 prefix, $3 filter
 -- conditions for memory._store_match, $4 limit, $5 offset, $6 query vector or NULL, $7 its
--- model, $8 refresh_ttl). With a vector: by cosine similarity of the item's best-matching
+-- model, $8 refresh_ttl, $9 the statement's time: Citus refuses now() with a column in an
+-- UPDATE). With a vector: by cosine similarity of the item's best-matching
 -- indexed text (items with no vector of that model last, score NULL), then newest first;
 -- without: newest first. The page's items with a ttl are refreshed when $8.
 WITH page AS (
@@ -12,12 +13,12 @@ WITH page AS (
                AND {vector_dims}(v.embedding) = {vector_dims}($6::{vector})) AS score
     FROM memory.store_items s
     WHERE s.user_id = $1 AND s.namespace[1:cardinality($2::text[])] = $2::text[]
-      AND (s.expires_at IS NULL OR s.expires_at > now())
+      AND (s.expires_at IS NULL OR s.expires_at > $9::timestamptz)
       AND memory._store_match(s.value, $3)
     ORDER BY score DESC NULLS LAST, s.updated_at DESC, s.namespace, s.key
     LIMIT $4 OFFSET $5
 ), refreshed AS (
-    UPDATE memory.store_items s SET expires_at = now() + s.ttl
+    UPDATE memory.store_items s SET expires_at = $9::timestamptz + s.ttl
     FROM page p
     WHERE $8 AND s.user_id = $1 AND s.namespace = p.namespace AND s.key = p.key AND s.ttl IS NOT NULL
     RETURNING 1

@@ -53,11 +53,25 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
     screened(&policy().flags_redacted(), what, user, s).text
 }
 
-/// A memory's text screened: the text to store, and the detectors whose action is `flag` (the
-/// write path then holds it as a proposal until approved, src/store/write.rs).
+/// A memory's text screened: the text to store, the detectors whose action is `flag` (the
+/// write path then holds it as a proposal until approved, src/store/write.rs), and every
+/// decision as (action, detector), recorded by [`record`] once the write path knows who writes
+/// next: on Citus one transaction must not write a tenant's shards as two users.
 pub struct Screened {
     pub text: String,
     pub flagged: Vec<&'static str>,
+    pub decisions: Vec<(&'static str, &'static str)>,
+}
+
+/// Records a memory's screening decisions as events of `user` (op `<action>_memory`).
+pub fn record(user: &str, decisions: &[(&'static str, &'static str)]) {
+    for (action, detector) in decisions {
+        let op = format!("{action}_memory");
+        events::record(Event {
+            category: Some(detector),
+            ..Event::new(user, Node::Hotpath, &op)
+        });
+    }
 }
 
 /// The policy for a memory of `user` in `category`: a superuser's per-call `call` override over
@@ -96,17 +110,27 @@ pub fn memory_policy(
 
 /// A memory's `s` under `policy` (from [`memory_policy`]): as [`text`], but what is flagged is
 /// kept and named. Not screened again while memory_approve writes (see [`approving`]).
-pub fn memory(policy: &Policy, user: &str, s: &str) -> Screened {
+pub fn memory(policy: &Policy, s: &str) -> Screened {
     if s.is_empty() || APPROVING.with(Cell::get) {
         return Screened {
             text: s.to_string(),
             flagged: vec![],
+            decisions: vec![],
         };
     }
-    let o = screened(policy, "memory", Some(user), s);
+    let o = decide(policy, "memory", s);
+    let mut decisions = vec![];
+    for (action, detectors) in [
+        ("redact", &o.redacted),
+        ("allow", &o.allowed),
+        ("flag", &o.flagged),
+    ] {
+        decisions.extend(detectors.iter().map(|d| (action, *d)));
+    }
     Screened {
         text: o.text,
         flagged: o.flagged,
+        decisions,
     }
 }
 
@@ -137,7 +161,8 @@ fn json_with(
     }
 }
 
-fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> screen::Outcome {
+/// `s` under `policy`, refused (22023) where a finding's action is `block`.
+fn decide(policy: &Policy, what: &str, s: &str) -> screen::Outcome {
     let o = screen::apply(policy, s);
     if let Some(detector) = o.blocked {
         pgrx::log!("memory_ext: screening refused a {what} write: it holds a {detector}");
@@ -147,6 +172,11 @@ fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> screen:
             Some("remove it and write again, or ask the operator about memory_ext.screen".into()),
         );
     }
+    o
+}
+
+fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> screen::Outcome {
+    let o = decide(policy, what, s);
     let decisions = [
         ("redact", &o.redacted),
         ("allow", &o.allowed),

@@ -61,6 +61,12 @@ pub fn embeddings_arg(v: Option<&Value>) -> Option<Vec<(String, Vec<f32>)>> {
     }
 }
 
+/// The transaction's time, passed to the statements that compute with it and a column: Citus
+/// refuses now() there (docs/citus.md).
+fn now() -> Option<pgrx::datum::TimestampWithTimeZone> {
+    spi::one_opt::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time")
+}
+
 /// Writes an item (creating or overwriting it) and its vectors; `{namespace, key, event,
 /// created_at, updated_at, indexed}` (event `created` or `updated`). With an idempotency key a
 /// repeat answers as the first call did (src/store/idempotency.rs).
@@ -72,8 +78,7 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
     crate::pg::limits::value_bytes("value", p.value.to_string().len());
     // Screened as every write is (src/store/screen.rs): the document's strings.
     let value = screen::json("store", Some(user), &p.value);
-    let now =
-        spi::one_opt::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time");
+    let now = now();
     let (created, id, created_at, updated_at) = spi::row(
         include_str!("../../sql/queries/store_put.sql"),
         &[
@@ -170,6 +175,7 @@ pub fn get(user: &str, namespace: &[String], key: &str, refresh: bool) -> Option
             namespace.to_vec().into(),
             key.into(),
             refresh.into(),
+            now().into(),
         ],
         "reading a store item",
     )
@@ -226,6 +232,7 @@ pub fn search(user: &str, s: Search) -> Vec<Value> {
             vec.into(),
             model.into(),
             s.refresh.into(),
+            now().into(),
         ],
         "searching the store",
         |r| Ok(r.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null)),

@@ -30,9 +30,13 @@ struct Prepared {
     embedding: WriteEmbedding,
     /// Detectors whose screening action is `flag`: held as a proposal instead of written.
     flagged: Vec<&'static str>,
+    /// Screening's decisions, recorded by whoever writes next (src/store/screen.rs `record`).
+    screened: Vec<(&'static str, &'static str)>,
 }
 
-fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<&'static str>) {
+type Screening = (Vec<&'static str>, Vec<(&'static str, &'static str)>);
+
+fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Screening) {
     // One size rule for every write path (src/pg/limits.rs): the SQL call, a tool call,
     // extraction and an approved proposal all come through here.
     crate::pg::limits::value_bytes("text", req.text.len());
@@ -61,15 +65,16 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<&'static str
     // Screened before anything is stored or embedded (src/store/screen.rs), under the policy
     // for this memory's category (or a superuser's for this call).
     let policy = screen::memory_policy(&user, req.category.as_deref(), req.screen.as_ref());
-    let screened = screen::memory(&policy, &user, &text);
-    let mut flagged = screened.flagged;
+    let screened = screen::memory(&policy, &text);
+    let (mut flagged, mut decisions) = (screened.flagged, screened.decisions);
     let mut req = req;
     if let Some(c) = req.content.take() {
-        let c = screen::memory(&policy, &user, &c);
+        let c = screen::memory(&policy, &c);
         flagged.extend(c.flagged);
+        decisions.extend(c.decisions);
         req.content = Some(c.text);
     }
-    (req, user, screened.text, flagged)
+    (req, user, screened.text, (flagged, decisions))
 }
 
 /// Query text with `{vector}` replaced by pgvector's schema-qualified type.
@@ -85,13 +90,14 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
     let mut out: Vec<Prepared> = reqs
         .into_iter()
         .map(|r| {
-            let (req, user, text, flagged) = prepare(r);
+            let (req, user, text, (flagged, screened)) = prepare(r);
             Prepared {
                 req,
                 user,
                 text,
                 embedding: WriteEmbedding::Deferred,
                 flagged,
+                screened,
             }
         })
         .collect();
@@ -181,6 +187,7 @@ fn write_one(p: Prepared) -> Value {
         text,
         embedding,
         flagged: _,
+        screened: _,
     } = p;
     // A provider outage or a full model registry stores the memory without a vector (found by
     // keyword meanwhile) and leaves it to the backfill: the write is never lost.
@@ -446,16 +453,29 @@ fn write_unkeyed(req: WriteRequest) -> Value {
 /// One prepared request through the consent gate (src/store/consent.rs): a proposal instead of
 /// a write, or the write (which applies a corroborated proposal).
 fn write_gated(p: Prepared) -> Value {
+    // Screening's decisions are recorded by the user who writes the rest: the owner where a
+    // proposal is written, else the caller (on Citus one transaction must not write a
+    // tenant's shards as two users, docs/citus.md).
+    let owner_records =
+        |p: &Prepared| crate::pg::owner::as_owner(|| screen::record(&p.user, &p.screened));
     if !p.flagged.is_empty() {
+        owner_records(&p);
         return consent::hold(&p.user, &p.req, &p.text, &p.flagged);
     }
     match consent::gate(&p.user, &p.req, &p.text) {
-        consent::Gate::Write => write_one(p),
-        consent::Gate::Proposed(v) => v,
+        consent::Gate::Write => {
+            screen::record(&p.user, &p.screened);
+            write_one(p)
+        }
+        consent::Gate::Proposed(v) => {
+            owner_records(&p);
+            v
+        }
         // The write and the proposal's decision both as the owner: the decision is the
         // owner's, and Citus refuses a transaction in which two users write to one tenant's
         // shards (docs/citus.md). The tenant was checked when the request was prepared.
         consent::Gate::Corroborated(proposal) => crate::pg::owner::as_owner(|| {
+            screen::record(&p.user, &p.screened);
             let user = p.user.clone();
             let mut out = write_one(p);
             if let Some(id) = out["id"].as_str() {

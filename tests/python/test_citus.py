@@ -354,7 +354,7 @@ def test_an_export_imports_into_another_tenant_once():
         write(c, text="Juno lives in Ghent.", thread_id="j1")
         c.execute("SELECT message_append('j1', 'user', 'Juno here.')")
         c.execute("SELECT memory_file_write('notes/juno.md', 'Juno notes.')")
-        doc = one(c, "SELECT memory_export()")
+        doc = one(c, "SELECT memory_export(%s)", (user,))
     target = f"cy-{uuid.uuid4().hex[:10]}"
     d, _ = connect_as(DSN, ROLE, target), target
     with d:
