@@ -63,6 +63,9 @@ DECLARE
     skipped  jsonb := '{}';
     det      record;
     i        integer;
+    t_users  text[];
+    t_thrs   text[];
+    t_tsvs   tsvector[];
 BEGIN
     FOR s IN SELECT * FROM memory._import_sections() LOOP
         v_rows := p_doc -> s.section;
@@ -105,12 +108,17 @@ BEGIN
             END IF;
         END IF;
         IF s.section = 'memories' AND n > 0 THEN
-            -- The statistics the term trigger would have added (sql/search.sql).
-            PERFORM memory._apply_term_stats(array_agg(i.user_id), array_agg(i.thread_id), array_agg(i.tsv), 1)
-               FROM memory.items i
-              WHERE i.user_id = p_user AND i.id IN (SELECT (r ->> 'id')::uuid FROM jsonb_array_elements(v_rows) r)
-                AND NOT (i.id = ANY (coalesce(pre, '{}')))
-             HAVING count(*) > 0;
+            -- The statistics the term trigger would have added (sql/search.sql). Read first,
+            -- applied after: on Citus a function that writes, called inside a query of the
+            -- tenant's shard, would run there and cannot reach the other distributed tables.
+            SELECT array_agg(i.user_id), array_agg(i.thread_id), array_agg(i.tsv)
+              INTO t_users, t_thrs, t_tsvs
+              FROM memory.items i
+             WHERE i.user_id = p_user AND i.id IN (SELECT (r ->> 'id')::uuid FROM jsonb_array_elements(v_rows) r)
+               AND NOT (i.id = ANY (coalesce(pre, '{}')));
+            IF t_users IS NOT NULL THEN
+                PERFORM memory._apply_term_stats(t_users, t_thrs, t_tsvs, 1);
+            END IF;
         END IF;
         IF s.section = 'details' AND n > 0 THEN
             -- A detail's content is exported whole; stored in 64 KiB chunks (src/store/detail.rs).

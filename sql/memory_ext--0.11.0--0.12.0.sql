@@ -246,3 +246,94 @@ BEGIN
         PERFORM memory._citus_trigger_plans();
     END IF;
 END $$;
+
+-------------------------------------------------------------------------------- import
+-- As sql/import.sql: memory_import on Citus (0.11.0's applied the BM25 statistics from inside a
+-- query of the tenant's shard, which Citus refuses).
+CREATE OR REPLACE FUNCTION memory._import(p_user text, p_doc jsonb, p_agents jsonb, p_threads jsonb) RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp SET row_security = off SET check_function_bodies = off AS $$
+DECLARE
+    s        record;
+    v_rows   jsonb;
+    pre      uuid[];
+    cols     text;
+    vals     text;
+    n        bigint;
+    total    bigint;
+    taken    bigint;
+    inserted jsonb := '{}';
+    skipped  jsonb := '{}';
+    det      record;
+    i        integer;
+    t_users  text[];
+    t_thrs   text[];
+    t_tsvs   tsvector[];
+BEGIN
+    FOR s IN SELECT * FROM memory._import_sections() LOOP
+        v_rows := p_doc -> s.section;
+        CONTINUE WHEN v_rows IS NULL OR jsonb_typeof(v_rows) <> 'array' OR jsonb_array_length(v_rows) = 0;
+        SELECT jsonb_agg(memory._import_row(r, s.section, p_user, p_agents, p_threads))
+          INTO v_rows FROM jsonb_array_elements(v_rows) r;
+        -- The columns the document has (an older release's export lacks newer ones, which take
+        -- their defaults), generated columns aside.
+        -- A null where the column has a default takes the default.
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum),
+               string_agg(CASE WHEN a.attnotnull AND d.adbin IS NOT NULL
+                               THEN format('coalesce(x.%I, %s)', a.attname, pg_get_expr(d.adbin, d.adrelid))
+                               ELSE format('x.%I', a.attname) END, ', ' ORDER BY a.attnum)
+          INTO cols, vals
+          FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+         WHERE a.attrelid = s.tbl AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+           AND EXISTS (SELECT 1 FROM jsonb_array_elements(v_rows) r WHERE r ? a.attname);
+        IF s.section = 'memories' THEN
+            SELECT array_agg(i.id) INTO pre FROM memory.items i
+             WHERE i.user_id = p_user AND i.id IN (SELECT (r ->> 'id')::uuid FROM jsonb_array_elements(v_rows) r);
+        END IF;
+        EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1) x ON CONFLICT DO NOTHING',
+                       s.tbl, cols, vals, s.tbl) USING v_rows;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        total := jsonb_array_length(v_rows);
+        inserted := inserted || jsonb_build_object(s.section, n);
+        IF total > n THEN
+            skipped := skipped || jsonb_build_object(s.section, total - n);
+        END IF;
+        -- Rows skipped for a conflict on their id were there already; any other skipped row
+        -- collided with a different row of the tenant.
+        IF total > n AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = s.tbl AND attname = 'id' AND NOT attisdropped) THEN
+            EXECUTE format('SELECT count(*) FROM jsonb_array_elements($1) r
+                            WHERE NOT EXISTS (SELECT 1 FROM %s t WHERE t.user_id = $2 AND t.id::text = r ->> ''id'')', s.tbl)
+               INTO taken USING v_rows, p_user;
+            IF taken > 0 THEN
+                RAISE EXCEPTION 'memory_import: % of the document''s % collide with rows the tenant has', taken, s.section
+                    USING ERRCODE = '23505',
+                          HINT = 'map the document''s threads or agents to new ids: {"remap": {"thread_ids": {...}, "agent_ids": {...}}}';
+            END IF;
+        END IF;
+        IF s.section = 'memories' AND n > 0 THEN
+            -- The statistics the term trigger would have added (sql/search.sql). Read first,
+            -- applied after: on Citus a function that writes, called inside a query of the
+            -- tenant's shard, would run there and cannot reach the other distributed tables.
+            SELECT array_agg(i.user_id), array_agg(i.thread_id), array_agg(i.tsv)
+              INTO t_users, t_thrs, t_tsvs
+              FROM memory.items i
+             WHERE i.user_id = p_user AND i.id IN (SELECT (r ->> 'id')::uuid FROM jsonb_array_elements(v_rows) r)
+               AND NOT (i.id = ANY (coalesce(pre, '{}')));
+            IF t_users IS NOT NULL THEN
+                PERFORM memory._apply_term_stats(t_users, t_thrs, t_tsvs, 1);
+            END IF;
+        END IF;
+        IF s.section = 'details' AND n > 0 THEN
+            -- A detail's content is exported whole; stored in 64 KiB chunks (src/store/detail.rs).
+            FOR det IN SELECT r ->> 'key' AS key, coalesce(r ->> 'content', '') AS content FROM jsonb_array_elements(v_rows) r LOOP
+                IF NOT EXISTS (SELECT 1 FROM memory.detail_chunks c WHERE c.user_id = p_user AND c.key = det.key) THEN
+                    FOR i IN 0 .. greatest(ceil(length(det.content) / 65536.0)::integer - 1, 0) LOOP
+                        INSERT INTO memory.detail_chunks (user_id, key, n, content)
+                        VALUES (p_user, det.key, i, substr(det.content, i * 65536 + 1, 65536));
+                    END LOOP;
+                END IF;
+            END LOOP;
+        END IF;
+    END LOOP;
+    RETURN jsonb_build_object('user_id', p_user, 'inserted', inserted, 'skipped', skipped);
+END $$;

@@ -18,7 +18,7 @@ WITH page AS (
     ORDER BY score DESC NULLS LAST, s.updated_at DESC, s.namespace, s.key
     LIMIT $4 OFFSET $5
 ), refreshed AS (
-    UPDATE memory.store_items s SET expires_at = $9::timestamptz + s.ttl
+    UPDATE memory.store_items s SET expires_at = memory._seconds_after($9::timestamptz, extract(epoch FROM s.ttl)::float8)
     FROM page p
     WHERE $8 AND s.user_id = $1 AND s.namespace = p.namespace AND s.key = p.key AND s.ttl IS NOT NULL
     RETURNING 1
