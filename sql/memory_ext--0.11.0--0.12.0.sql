@@ -290,9 +290,13 @@ BEGIN
             SELECT array_agg(i.id) INTO pre FROM memory.items i
              WHERE i.user_id = p_user AND i.id IN (SELECT (r ->> 'id')::uuid FROM jsonb_array_elements(v_rows) r);
         END IF;
+        -- Rows inserted, counted as the tenant's rows before and after: on Citus an INSERT ...
+        -- SELECT goes through the coordinator and its row count is the rows it sent, conflicts
+        -- included.
+        EXECUTE format('SELECT count(*) FROM %s WHERE user_id = $1', s.tbl) INTO n USING p_user;
         EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1) x ON CONFLICT DO NOTHING',
                        s.tbl, cols, vals, s.tbl) USING v_rows;
-        GET DIAGNOSTICS n = ROW_COUNT;
+        EXECUTE format('SELECT count(*) - $2 FROM %s WHERE user_id = $1', s.tbl) INTO n USING p_user, n;
         total := jsonb_array_length(v_rows);
         inserted := inserted || jsonb_build_object(s.section, n);
         IF total > n THEN
