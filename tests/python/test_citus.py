@@ -363,7 +363,7 @@ def test_an_export_imports_into_another_tenant_once():
         assert first["inserted"]["memories"] == 2 and first["inserted"]["messages"] == 1, first
         assert not any(again["inserted"].values()), again
         found = query(d, query="Where does Juno live?", top_k=2)
-        assert any("Ghent" in r["text"] for r in found["results"]), found
+        assert any("Ghent" in r["text"] for r in found["items"]), found
     with admin() as a:
         for t in ("memory.items", "memory.messages", "memory.files"):
             n = one(a, f"SELECT count(*) FROM {t} WHERE user_id = %s", (target,))
