@@ -53,20 +53,44 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
     screened(&policy().flags_redacted(), what, user, s).text
 }
 
-/// A memory's text screened: the text to store, the detectors whose action is `flag` (the
-/// write path then holds it as a proposal until approved, src/store/write.rs), and every
-/// decision as (action, detector), recorded by [`record`] once the write path knows who writes
-/// next: on Citus one transaction must not write a tenant's shards as two users.
-pub struct Screened {
-    pub text: String,
-    pub flagged: Vec<&'static str>,
-    pub decisions: Vec<(&'static str, &'static str)>,
+/// One screening decision: (action, detector).
+pub type Decision = (&'static str, &'static str);
+
+/// Every decision of an outcome (a block raises before there is one).
+fn decisions(o: &screen::Outcome) -> Vec<Decision> {
+    [
+        ("redact", &o.redacted),
+        ("allow", &o.allowed),
+        ("flag", &o.flagged),
+    ]
+    .into_iter()
+    .flat_map(|(action, detectors)| detectors.iter().map(move |d| (action, *d)))
+    .collect()
 }
 
-/// Records a memory's screening decisions as events of `user` (op `<action>_memory`).
-pub fn record(user: &str, decisions: &[(&'static str, &'static str)]) {
+/// The detectors whose action was `flag` (the write path then holds the memory as a proposal
+/// until approved, src/store/write.rs).
+pub fn flagged(decisions: &[Decision]) -> Vec<&'static str> {
+    decisions
+        .iter()
+        .filter(|d| d.0 == "flag")
+        .map(|d| d.1)
+        .collect()
+}
+
+/// A memory's text screened: the text to store and its decisions, recorded by [`record`] once
+/// the write path knows who writes next: on Citus one transaction must not write a tenant's
+/// shards as two users.
+pub struct Screened {
+    pub text: String,
+    pub decisions: Vec<Decision>,
+}
+
+/// Records decisions of a `what` write as events of `user`: op `<action>_<what>`, the detector
+/// as category, never the value.
+pub fn record(user: &str, what: &str, decisions: &[Decision]) {
     for (action, detector) in decisions {
-        let op = format!("{action}_memory");
+        let op = format!("{action}_{what}");
         events::record(Event {
             category: Some(detector),
             ..Event::new(user, Node::Hotpath, &op)
@@ -114,23 +138,13 @@ pub fn memory(policy: &Policy, s: &str) -> Screened {
     if s.is_empty() || APPROVING.with(Cell::get) {
         return Screened {
             text: s.to_string(),
-            flagged: vec![],
             decisions: vec![],
         };
     }
     let o = decide(policy, "memory", s);
-    let mut decisions = vec![];
-    for (action, detectors) in [
-        ("redact", &o.redacted),
-        ("allow", &o.allowed),
-        ("flag", &o.flagged),
-    ] {
-        decisions.extend(detectors.iter().map(|d| (action, *d)));
-    }
     Screened {
+        decisions: decisions(&o),
         text: o.text,
-        flagged: o.flagged,
-        decisions,
     }
 }
 
@@ -177,23 +191,10 @@ fn decide(policy: &Policy, what: &str, s: &str) -> screen::Outcome {
 
 fn screened(policy: &Policy, what: &str, user: Option<&str>, s: &str) -> screen::Outcome {
     let o = decide(policy, what, s);
-    let decisions = [
-        ("redact", &o.redacted),
-        ("allow", &o.allowed),
-        ("flag", &o.flagged),
-    ];
-    if decisions.iter().all(|d| d.1.is_empty()) {
-        return o;
-    }
-    if let Some(user) = user.map(str::to_string).or_else(tenant::current) {
-        for (action, detectors) in decisions {
-            let op = format!("{action}_{what}");
-            for d in detectors {
-                events::record(Event {
-                    category: Some(d),
-                    ..Event::new(&user, Node::Hotpath, &op)
-                });
-            }
+    let d = decisions(&o);
+    if !d.is_empty() {
+        if let Some(user) = user.map(str::to_string).or_else(tenant::current) {
+            record(&user, what, &d);
         }
     }
     o

@@ -30,35 +30,41 @@ pub struct Put {
 
 /// `embeddings`: an object of field → array of finite numbers (1 to 16,000 of them).
 pub fn embeddings_arg(v: Option<&Value>) -> Option<Vec<(String, Vec<f32>)>> {
-    let bad = |why: &str| -> ! {
-        raise(
-            SqlState::InvalidParameterValue,
-            format!("invalid \"embeddings\": {why}"),
-            Some("{\"field\": [0.1, ...], ...}: a vector per indexed field".into()),
-        )
-    };
     match v {
         None | Some(Value::Null) => None,
         Some(Value::Object(o)) => Some(
             o.iter()
-                .map(|(k, v)| {
-                    let Some(a) = v.as_array().filter(|a| !a.is_empty() && a.len() <= 16_000)
-                    else {
-                        bad("each must be an array of 1 to 16000 numbers")
-                    };
-                    let nums: Option<Vec<f32>> = a
-                        .iter()
-                        .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))
-                        .collect();
-                    match nums {
-                        Some(n) => (k.clone(), n),
-                        None => bad("each must be an array of finite numbers"),
-                    }
-                })
+                .map(|(k, v)| (k.clone(), vector_arg("embeddings", v)))
                 .collect(),
         ),
-        Some(_) => bad("must be a JSON object"),
+        Some(_) => raise(
+            SqlState::InvalidParameterValue,
+            "invalid \"embeddings\": must be a JSON object",
+            Some("{\"field\": [0.1, ...], ...}: a vector per indexed field".into()),
+        ),
     }
+}
+
+/// A vector given as JSON (`embeddings`' values, a batch search's `query_embedding`): 1 to
+/// 16,000 finite numbers (22023 otherwise).
+fn vector_arg(field: &str, v: &Value) -> Vec<f32> {
+    let nums: Option<Vec<f32>> = v
+        .as_array()
+        .filter(|a| !a.is_empty() && a.len() <= 16_000)
+        .and_then(|a| {
+            a.iter()
+                .map(|x| x.as_f64().filter(|x| x.is_finite()).map(|x| x as f32))
+                .collect()
+        });
+    nums.unwrap_or_else(|| {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!(
+                "invalid \"{field}\": each vector must be an array of 1 to 16000 finite numbers"
+            ),
+            None,
+        )
+    })
 }
 
 /// The transaction's time, passed to the statements that compute with it and a column: Citus
@@ -417,10 +423,10 @@ pub fn batch(user: &str, ops: &[Value]) -> Value {
                         limit,
                         offset,
                         refresh: op_bool(op, "refresh_ttl", true),
-                        query_embedding: embeddings_arg(
-                            op.get("query_embedding").map(|v| json!({ "q": v })).as_ref(),
-                        )
-                        .and_then(|mut v| v.pop().map(|x| x.1)),
+                        query_embedding: op
+                            .get("query_embedding")
+                            .filter(|v| !v.is_null())
+                            .map(|v| vector_arg("query_embedding", v)),
                     };
                     Value::Array(search(user, s))
                 }

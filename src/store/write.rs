@@ -28,15 +28,12 @@ struct Prepared {
     user: String,
     text: String,
     embedding: WriteEmbedding,
-    /// Detectors whose screening action is `flag`: held as a proposal instead of written.
-    flagged: Vec<&'static str>,
-    /// Screening's decisions, recorded by whoever writes next (src/store/screen.rs `record`).
-    screened: Vec<(&'static str, &'static str)>,
+    /// Screening's decisions, recorded by whoever writes next (src/store/screen.rs `record`);
+    /// a `flag` among them holds the memory as a proposal instead.
+    screened: Vec<screen::Decision>,
 }
 
-type Screening = (Vec<&'static str>, Vec<(&'static str, &'static str)>);
-
-fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Screening) {
+fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<screen::Decision>) {
     // One size rule for every write path (src/pg/limits.rs): the SQL call, a tool call,
     // extraction and an approved proposal all come through here.
     crate::pg::limits::value_bytes("text", req.text.len());
@@ -66,15 +63,14 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Screening) {
     // for this memory's category (or a superuser's for this call).
     let policy = screen::memory_policy(&user, req.category.as_deref(), req.screen.as_ref());
     let screened = screen::memory(&policy, &text);
-    let (mut flagged, mut decisions) = (screened.flagged, screened.decisions);
+    let mut decisions = screened.decisions;
     let mut req = req;
     if let Some(c) = req.content.take() {
         let c = screen::memory(&policy, &c);
-        flagged.extend(c.flagged);
         decisions.extend(c.decisions);
         req.content = Some(c.text);
     }
-    (req, user, screened.text, (flagged, decisions))
+    (req, user, screened.text, decisions)
 }
 
 /// Query text with `{vector}` replaced by pgvector's schema-qualified type.
@@ -90,13 +86,12 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
     let mut out: Vec<Prepared> = reqs
         .into_iter()
         .map(|r| {
-            let (req, user, text, (flagged, screened)) = prepare(r);
+            let (req, user, text, screened) = prepare(r);
             Prepared {
                 req,
                 user,
                 text,
                 embedding: WriteEmbedding::Deferred,
-                flagged,
                 screened,
             }
         })
@@ -117,7 +112,7 @@ fn prepare_all(reqs: Vec<WriteRequest>) -> Vec<Prepared> {
                 p.embedding = embedding::supplied(m, v);
             }
             // What screening holds for approval is embedded when it is approved, not now.
-            None if p.flagged.is_empty() => todo.push(i),
+            None if screen::flagged(&p.screened).is_empty() => todo.push(i),
             None => {}
         }
     }
@@ -186,7 +181,6 @@ fn write_one(p: Prepared) -> Value {
         user,
         text,
         embedding,
-        flagged: _,
         screened: _,
     } = p;
     // A provider outage or a full model registry stores the memory without a vector (found by
@@ -456,15 +450,17 @@ fn write_gated(p: Prepared) -> Value {
     // Screening's decisions are recorded by the user who writes the rest: the owner where a
     // proposal is written, else the caller (on Citus one transaction must not write a
     // tenant's shards as two users, docs/citus.md).
-    let owner_records =
-        |p: &Prepared| crate::pg::owner::as_owner(|| screen::record(&p.user, &p.screened));
-    if !p.flagged.is_empty() {
+    let owner_records = |p: &Prepared| {
+        crate::pg::owner::as_owner(|| screen::record(&p.user, "memory", &p.screened))
+    };
+    let flagged = screen::flagged(&p.screened);
+    if !flagged.is_empty() {
         owner_records(&p);
-        return consent::hold(&p.user, &p.req, &p.text, &p.flagged);
+        return consent::hold(&p.user, &p.req, &p.text, &flagged);
     }
     match consent::gate(&p.user, &p.req, &p.text) {
         consent::Gate::Write => {
-            screen::record(&p.user, &p.screened);
+            screen::record(&p.user, "memory", &p.screened);
             write_one(p)
         }
         consent::Gate::Proposed(v) => {
@@ -475,7 +471,7 @@ fn write_gated(p: Prepared) -> Value {
         // owner's, and Citus refuses a transaction in which two users write to one tenant's
         // shards (docs/citus.md). The tenant was checked when the request was prepared.
         consent::Gate::Corroborated(proposal) => crate::pg::owner::as_owner(|| {
-            screen::record(&p.user, &p.screened);
+            screen::record(&p.user, "memory", &p.screened);
             let user = p.user.clone();
             let mut out = write_one(p);
             if let Some(id) = out["id"].as_str() {
