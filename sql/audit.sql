@@ -61,6 +61,25 @@ BEGIN
         UNION ALL
         SELECT 14, 'proposals', to_jsonb(p) - 'user_id', row_number() OVER (ORDER BY p.created_at, p.id)
         FROM memory.proposals p WHERE p.user_id = tenant
+        UNION ALL
+        SELECT 15, 'store_items', to_jsonb(s) - 'user_id', row_number() OVER (ORDER BY s.namespace, s.key)
+        FROM memory.store_items s WHERE s.user_id = tenant
+        UNION ALL
+        SELECT 16, 'store_vectors', to_jsonb(v) - 'user_id' - 'embedding' - 'embedding_model',
+               row_number() OVER (ORDER BY v.namespace, v.key, v.field)
+        FROM memory.store_vectors v WHERE v.user_id = tenant
+        UNION ALL
+        SELECT 17, 'checkpoint_steps', to_jsonb(c) - 'user_id',
+               row_number() OVER (ORDER BY c.thread_id, c.checkpoint_ns, c.checkpoint_id)
+        FROM memory.checkpoint_steps c WHERE c.user_id = tenant
+        UNION ALL
+        SELECT 18, 'checkpoint_blobs', to_jsonb(b) - 'user_id',
+               row_number() OVER (ORDER BY b.thread_id, b.checkpoint_ns, b.channel, b.version)
+        FROM memory.checkpoint_blobs b WHERE b.user_id = tenant
+        UNION ALL
+        SELECT 19, 'checkpoint_writes', to_jsonb(w) - 'user_id',
+               row_number() OVER (ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx)
+        FROM memory.checkpoint_writes w WHERE w.user_id = tenant
     ) x
     ORDER BY o, n;
 END

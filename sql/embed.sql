@@ -25,7 +25,7 @@ CREATE TABLE memory.embedding_models (
 -- row here makes the backfill try again.
 CREATE TABLE memory.embedding_failures (
     user_id         text        NOT NULL,
-    target          text        NOT NULL CHECK (target IN ('item', 'message', 'file')),
+    target          text        NOT NULL CHECK (target IN ('item', 'message', 'file', 'store')),
     row_id          uuid        NOT NULL,
     model_id        text        NOT NULL,
     attempts        integer     NOT NULL DEFAULT 1 CHECK (attempts >= 1),

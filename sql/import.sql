@@ -13,7 +13,8 @@
 -- with 23505 naming the section: remap its thread or agent.
 
 -- The sections of a memory_export document, in the order they are inserted (each after what
--- its foreign keys name), with their tables.
+-- its foreign keys name), with their tables. Store texts come without vectors, as memories do:
+-- the backfill embeds them (a caller's own vectors too, with the active model).
 CREATE FUNCTION memory._import_sections() RETURNS TABLE (section text, tbl regclass)
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     VALUES ('agents', 'memory.agents'::regclass), ('threads', 'memory.threads'), ('blocks', 'memory.blocks'),
@@ -21,7 +22,9 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('history', 'memory.history'), ('categories', 'memory.categories'),
            ('allowlists', 'memory.allowlists'), ('checkpoints', 'memory.checkpoints'),
            ('details', 'memory.details'), ('files', 'memory.files'), ('events', 'memory.events'),
-           ('proposals', 'memory.proposals')
+           ('proposals', 'memory.proposals'), ('store_items', 'memory.store_items'),
+           ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
+           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes')
 $$;
 REVOKE ALL ON FUNCTION memory._import_sections() FROM PUBLIC;
 

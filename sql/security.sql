@@ -27,7 +27,8 @@ BEGIN
                              'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
-                             'store_items', 'store_vectors']
+                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
+                             'checkpoint_writes']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -42,7 +43,8 @@ GRANT USAGE ON SCHEMA memory TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.agents, memory.blocks, memory.messages, memory.items, memory.relations,
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
-    memory.details, memory.detail_chunks, memory.files, memory.store_items, memory.store_vectors
+    memory.details, memory.detail_chunks, memory.files, memory.store_items, memory.store_vectors,
+    memory.checkpoint_steps, memory.checkpoint_blobs, memory.checkpoint_writes
 TO PUBLIC;
 
 -- Consolidation's bookkeeping enforces the operator's budget (memory_ext.consolidation_max_llm_calls

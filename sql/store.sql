@@ -27,13 +27,15 @@ CREATE INDEX store_items_expires_idx ON memory.store_items (expires_at) WHERE ex
 -- One row per indexed text of an item: `field` is the path it came from (`$`, `title`,
 -- `tags[*]#1`). `embedding_model` is the model the vector is of: the active model's id, or
 -- 'client' for a vector the caller computed (the Python and TypeScript stores' own `embed`);
--- a search compares only vectors of its query's model and size. No vector yet: the backfill
--- embeds `text` with the active model.
+-- a search compares only vectors of its query's model and size. No vector yet (the provider
+-- was down, or an import): the backfill embeds `text` with the active model (src/embed/reembed.rs;
+-- `id` names the row in memory.embedding_failures). A caller's vector is never replaced.
 CREATE TABLE memory.store_vectors (
     user_id         text   NOT NULL,
     namespace       text[] NOT NULL,
     key             text   NOT NULL,
     field           text   NOT NULL,
+    id              uuid   NOT NULL DEFAULT gen_random_uuid(),
     text            text   NOT NULL,
     embedding       vector,
     embedding_model text,
@@ -41,6 +43,7 @@ CREATE TABLE memory.store_vectors (
     FOREIGN KEY (user_id, namespace, key) REFERENCES memory.store_items ON DELETE CASCADE
 );
 CREATE INDEX store_vectors_unembedded_idx ON memory.store_vectors (user_id) WHERE embedding IS NULL;
+CREATE UNIQUE INDEX store_vectors_id_idx ON memory.store_vectors (user_id, id);
 
 -- Whether `v` satisfies every condition of `conds` (memory_core::store::filter: a list of
 -- {path, op, value}). Equality is jsonb equality; the order operators compare numbers as numbers

@@ -88,7 +88,8 @@ extension_sql_file!(
         "detail",
         "checkpoints",
         "events",
-        "consent"
+        "consent",
+        "store"
     ]
 );
 extension_sql_file!(
@@ -114,7 +115,8 @@ extension_sql_file!(
         "worker",
         "erase",
         "idempotency",
-        "store"
+        "store",
+        "checkpoints"
     ]
 );
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

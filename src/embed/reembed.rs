@@ -24,7 +24,7 @@ struct Claimed {
 }
 
 /// What the backfill embeds, in order, with the statement that claims a tenant's rows of it.
-const CLAIMS: [(&str, &str); 3] = [
+const CLAIMS: [(&str, &str); 4] = [
     (
         "item",
         include_str!("../../sql/queries/embed_reembed_items.sql"),
@@ -36,6 +36,10 @@ const CLAIMS: [(&str, &str); 3] = [
     (
         "file",
         include_str!("../../sql/queries/embed_reembed_files.sql"),
+    ),
+    (
+        "store",
+        include_str!("../../sql/queries/embed_reembed_store.sql"),
     ),
 ];
 
@@ -72,7 +76,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
             return 0;
         }
     }
-    for target in ["item", "message", "file"] {
+    for target in ["item", "message", "file", "store"] {
         let (users, ids, vecs): (Vec<String>, Vec<String>, Vec<String>) = rows
             .iter()
             .zip(vectors)
@@ -90,7 +94,8 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
         let table = match target {
             "item" => "items",
             "message" => "messages",
-            _ => "files",
+            "file" => "files",
+            _ => "store_vectors",
         };
         spi::run(
             &include_str!("../../sql/queries/embed_store.sql")
@@ -113,7 +118,8 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
     rows.len()
 }
 
-/// One backfill batch of up to `batch` rows: memories first, then messages, then memory files;
+/// One backfill batch of up to `batch` rows: memories first, then messages, memory files and
+/// store texts;
 /// returns how many rows got a vector (memory_reembed, and the worker's embedding job).
 pub fn reembed(batch: i32) -> i64 {
     let model = embed::active_model().or_raise();
@@ -124,7 +130,7 @@ pub fn reembed(batch: i32) -> i64 {
     )
     .unwrap_or_default();
     // Tenant by tenant (a claim locks one tenant's rows: docs/citus.md), and within a tenant
-    // memories first, then messages, then files, while the batch has room.
+    // memories first, then messages, files and store texts, while the batch has room.
     let turn = NEXT_TENANT.fetch_add(1, Ordering::Relaxed);
     let tenants: Vec<String> = spi::rows(
         include_str!("../../sql/queries/embed_reembed_tenants.sql"),

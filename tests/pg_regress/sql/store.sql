@@ -103,3 +103,27 @@ SELECT count(*) AS seen FROM store_search('{}', "limit" => 100);
 SELECT store_get('{cars}', 'doc1') IS NULL AS hidden;
 SELECT store_get('{cars}', 'doc1', user_id => 'store-ann');
 RESET memory_ext.user_id;
+-- A text whose vector could not be made at put (the provider down; here: taken away) is embedded
+-- by the backfill, and then found; a caller's own vector is never replaced.
+SET memory_ext.user_id = 'store-ann';
+SELECT store_put('{later}', 'k1', '{"text": "the lighthouse keeper feeds the cats"}') ->> 'event' AS event;
+SELECT store_put('{later}', 'k2', '{"text": "x"}', embeddings => '{"$": [0.1, 0.2, 0.3]}') ->> 'event' AS event;
+UPDATE memory.store_vectors SET embedding = NULL, embedding_model = NULL WHERE user_id = 'store-ann' AND namespace = '{later}' AND key = 'k1';
+SELECT memory_reembed(100) >= 1 AS embedded;
+SELECT key, embedding IS NOT NULL AS has_vector, embedding_model = 'client' AS callers
+FROM memory.store_vectors WHERE user_id = 'store-ann' AND namespace = '{later}' ORDER BY key;
+SELECT key, score > 0.3 AS close FROM store_search('{later}', 'who feeds the cats?');
+-- Export carries the store (its texts without vectors); an import into another tenant brings
+-- it back, and the backfill embeds it there.
+SELECT jsonb_array_length(d -> 'store_items') > 0 AS items, jsonb_array_length(d -> 'store_vectors') > 0 AS texts,
+       bool_and(NOT (v ? 'embedding')) AS no_vectors
+FROM memory_export('store-ann') d, jsonb_array_elements(d -> 'store_vectors') v GROUP BY d;
+SELECT (SELECT count(*) FROM memory_export_rows() WHERE section = 'store_items')
+     = (SELECT count(*) FROM memory.store_items WHERE user_id = 'store-ann') AS rows_match;
+SELECT memory_export('store-ann') AS doc \gset
+SET memory_ext.user_id = 'store-copy';
+SELECT (memory_import(:'doc') -> 'inserted' ->> 'store_items')::int > 0 AS imported;
+SELECT memory_import(:'doc') -> 'inserted' ->> 'store_items' AS again;
+SELECT memory_reembed(100) > 0 AS embedded;
+SELECT key FROM store_search('{later}', 'who feeds the cats?', "limit" => 1);
+RESET memory_ext.user_id;

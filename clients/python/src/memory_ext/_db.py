@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager, contextmanager
+import threading
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any, AsyncIterator, Iterator
 
 import psycopg
@@ -64,3 +65,53 @@ async def atenant_tx(conn: AConn, user_id: str) -> AsyncIterator[psycopg.AsyncCu
         async with conn.transaction(), conn.cursor() as cur:
             await cur.execute(TENANT_SQL, (user_id,))
             yield cur
+
+
+class Connector:
+    """The connection of an adapter that makes one call at a time (a session, a chat history):
+    ``dsn`` (opened on first use, kept, closed by :meth:`close`), ``conn`` (a psycopg
+    ``Connection`` in autocommit mode, shared under a lock) or ``pool`` (a ``ConnectionPool``).
+    Each call is a transaction of its own for ``user_id``; the first checks the version."""
+
+    def __init__(self, *, user_id: str, dsn: str | None = None, conn: psycopg.Connection | None = None,
+                 pool: ConnectionPool | None = None, what: str = "this object") -> None:
+        if not user_id:
+            raise ValueError(f"user_id is required: the tenant {what} belongs to")
+        if sum(x is not None for x in (dsn, conn, pool)) != 1:
+            raise ValueError("give one of dsn, conn or pool")
+        self.user_id = user_id
+        self._dsn, self._conn, self._pool = dsn, conn, pool
+        self._own = dsn is not None
+        self._lock = threading.Lock()
+        self._checked = False
+        self.closed = False
+
+    def _connection(self, name: str) -> Conn:
+        if self._pool is not None:
+            return self._pool
+        if self.closed:
+            raise RuntimeError(f"{name} is closed")
+        if self._conn is None or (self._own and self._conn.closed):
+            self._conn = psycopg.connect(self._dsn, autocommit=True)  # type: ignore[arg-type]
+        return self._conn
+
+    def call(self, name: str, sql: str, args: tuple[Any, ...]) -> Any:
+        """The first column of the one row `sql` answers (`name` names the caller in errors)."""
+        # A shared connection serves one transaction at a time; a pool's are each the caller's.
+        with self._lock if self._pool is None else nullcontext():
+            with tenant_tx(self._connection(name), self.user_id) as cur:
+                if not self._checked:
+                    cur.execute(VERSION_SQL)
+                    row = cur.fetchone()
+                    check_version(row[0] if row else None)
+                    self._checked = True
+                cur.execute(sql, args)
+                row = cur.fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            if self._own and self._conn is not None:
+                self._conn.close()
+                self._conn = None

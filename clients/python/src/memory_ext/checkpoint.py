@@ -1,0 +1,421 @@
+"""LangGraph's checkpointer over memory_ext's checkpoints (docs/api.md "Checkpoints").
+
+The extension keeps each thread's checkpoint history (``checkpoint_put``, ``checkpoint_list``,
+...); this module only turns LangGraph's objects into those functions' arguments and back. As
+LangGraph's ``PostgresSaver`` does, channel values that are JSON scalars stay in the checkpoint
+document and the others are serialized by the saver's ``serde`` into blobs, stored once per
+channel version.
+
+Which tenant a call acts for: ``configurable["user_id"]`` of the call's config when it has one,
+otherwise the ``user_id`` the saver was made with (``delete_thread``, ``copy_thread``, ``prune``
+and ``delete_for_runs`` take no config: always the saver's). Every call runs in a transaction
+of its own that names its tenant (``set_config(..., true)``), so a pooled connection carries
+nothing to its next user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, AsyncIterator, Iterator, Sequence
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from memory_ext._db import VERSION_SQL, atenant_tx, check_version, tenant_tx
+
+_PUT = ("SELECT checkpoint_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::bytea[])")
+_PUT_WRITES = ("SELECT checkpoint_put_writes(%s, %s, %s, %s, %s, %s::int[], %s, %s, %s::bytea[], %s)")
+_COLUMNS = ("thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, "
+            "channel_values, pending_writes")
+_GET = f"SELECT {_COLUMNS} FROM checkpoint_get(%s, %s, %s)"
+_LIST = f"SELECT {_COLUMNS} FROM checkpoint_list(%s, %s, %s, %s, %s, %s)"
+_DELETE_THREAD = "SELECT checkpoint_delete_thread(%s)"
+_DELETE_RUNS = "SELECT checkpoint_delete_runs(%s)"
+_COPY = "SELECT checkpoint_copy_thread(%s, %s)"
+_PRUNE = "SELECT checkpoint_prune(%s, %s)"
+
+
+def _scalar(v: Any) -> bool:
+    """Whether a channel value stays in the checkpoint document (JSON scalars that jsonb can
+    hold: a string with a NUL character goes to a blob instead)."""
+    if isinstance(v, str):
+        return "\x00" not in v
+    return v is None or isinstance(v, (int, float, bool))
+
+
+class _Base(BaseCheckpointSaver[str]):
+    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        if not user_id:
+            raise ValueError("user_id is required: the tenant this saver acts for")
+        self.conn = conn
+        self.user_id = user_id
+
+    def _tenant(self, config: RunnableConfig | None) -> str:
+        uid = ((config or {}).get("configurable") or {}).get("user_id")
+        return str(uid) if uid else self.user_id
+
+    # -- LangGraph's objects to the functions' arguments -----------------------------------
+
+    def _put_args(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                  new_versions: ChannelVersions) -> tuple[tuple[Any, ...], RunnableConfig]:
+        conf = config["configurable"]
+        thread_id = str(conf["thread_id"])
+        ns = conf.get("checkpoint_ns", "") or ""
+        parent = conf.get("checkpoint_id")
+        doc = dict(checkpoint)
+        values = dict(doc.get("channel_values") or {})
+        blobs = {k: values.pop(k) for k in list(values) if not _scalar(values[k])}
+        doc["channel_values"] = values
+        channels, versions, types, data = [], [], [], []
+        for k, ver in new_versions.items():
+            if k not in blobs:
+                continue
+            t, b = self.serde.dumps_typed(blobs[k])
+            channels.append(k)
+            versions.append(str(ver))
+            types.append(t)
+            data.append(b)
+        md = get_serializable_checkpoint_metadata(config, metadata)
+        args = (thread_id, ns, checkpoint["id"], parent, Jsonb(doc), Jsonb(md), channels, versions, types, data)
+        next_config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}
+        }
+        if "user_id" in conf:
+            next_config["configurable"]["user_id"] = conf["user_id"]
+        return args, next_config
+
+    def _writes_args(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                     task_path: str) -> tuple[Any, ...]:
+        conf = config["configurable"]
+        idx, channels, types, data = [], [], [], []
+        for i, (channel, value) in enumerate(writes):
+            t, b = self.serde.dumps_typed(value)
+            idx.append(WRITES_IDX_MAP.get(channel, i))
+            channels.append(channel)
+            types.append(t)
+            data.append(b)
+        # LangGraph's special writes (errors, interrupts, resumes) replace an earlier one.
+        replace = all(w[0] in WRITES_IDX_MAP for w in writes)
+        return (str(conf["thread_id"]), conf.get("checkpoint_ns", "") or "", conf["checkpoint_id"], task_id,
+                task_path, idx, channels, types, data, replace)
+
+    def _list_args(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
+                   before: RunnableConfig | None, limit: int | None) -> tuple[Any, ...]:
+        conf = (config or {}).get("configurable") or {}
+        thread_id = conf.get("thread_id")
+        return (str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
+                get_checkpoint_id(config) if config else None, Jsonb(filter) if filter else None,
+                get_checkpoint_id(before) if before else None, int(limit) if limit is not None else None)
+
+    @staticmethod
+    def _get_args(config: RunnableConfig) -> tuple[Any, ...]:
+        conf = config["configurable"]
+        return (str(conf["thread_id"]), conf.get("checkpoint_ns", "") or "", get_checkpoint_id(config))
+
+    # -- rows to LangGraph's objects ---------------------------------------------------------
+
+    def _tuple(self, row: Sequence[Any], user_id: str | None) -> CheckpointTuple:
+        thread_id, ns, cid, parent, doc, md, blobs, writes = row
+        values = dict(doc.get("channel_values") or {})
+        for channel, t, b in blobs or []:
+            t = bytes(t).decode()
+            if t != "empty":
+                values[bytes(channel).decode()] = self.serde.loads_typed((t, bytes(b) if b is not None else b""))
+        extra = {"user_id": user_id} if user_id else {}
+        return CheckpointTuple(
+            config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid, **extra}},
+            checkpoint={**doc, "channel_values": values},
+            metadata=md,
+            parent_config=(
+                {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent, **extra}}
+                if parent else None
+            ),
+            pending_writes=[
+                (bytes(task).decode(), bytes(ch).decode(), self.serde.loads_typed((bytes(t).decode(), bytes(b))))
+                for task, ch, t, b in writes or []
+            ],
+        )
+
+    @staticmethod
+    def _user_in(config: RunnableConfig | None) -> str | None:
+        uid = ((config or {}).get("configurable") or {}).get("user_id")
+        return str(uid) if uid else None
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        # PostgresSaver's versions: a zero-padded counter (so they sort), then a random part.
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(str(current).split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+
+class MemoryExtSaver(_Base):
+    """A LangGraph checkpointer whose checkpoints live in memory_ext.
+
+    ``conn`` is a psycopg ``Connection`` (autocommit) or ``ConnectionPool``; or use
+    :meth:`from_conn_string` as you would ``PostgresSaver.from_conn_string``. The async
+    methods run the sync ones in a thread; in async code use :class:`AsyncMemoryExtSaver`.
+    """
+
+    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(conn, user_id=user_id, serde=serde)
+        # One connection serves one transaction at a time (a pool hands each its own).
+        self.lock = threading.Lock() if not isinstance(conn, ConnectionPool) else None
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str, *, user_id: str,
+                         pool_config: dict[str, Any] | None = None) -> Iterator["MemoryExtSaver"]:
+        if pool_config is not None:
+            with ConnectionPool(conn_string, open=True, **pool_config) as pool:
+                saver = cls(pool, user_id=user_id)
+                saver.setup()
+                yield saver
+        else:
+            with psycopg.connect(conn_string, autocommit=True) as conn:
+                saver = cls(conn, user_id=user_id)
+                saver.setup()
+                yield saver
+
+    def setup(self) -> None:
+        """Checks that the extension is there and recent enough (it owns the tables: nothing
+        to migrate here, unlike ``PostgresSaver.setup``)."""
+        with self._tx(self.user_id) as cur:
+            cur.execute(VERSION_SQL)
+            row = cur.fetchone()
+        check_version(row[0] if row else None)
+
+    @contextmanager
+    def _tx(self, user_id: str) -> Iterator[psycopg.Cursor[Any]]:
+        if self.lock is None:
+            with tenant_tx(self.conn, user_id) as cur:
+                yield cur
+        else:
+            with self.lock, tenant_tx(self.conn, user_id) as cur:
+                yield cur
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with self._tx(self._tenant(config)) as cur:
+            cur.execute(_GET, self._get_args(config))
+            row = cur.fetchone()
+        return self._tuple(row, self._user_in(config)) if row else None
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        with self._tx(self._tenant(config)) as cur:
+            cur.execute(_LIST, self._list_args(config, filter, before, limit))
+            rows = cur.fetchall()
+        user = self._user_in(config)
+        for row in rows:
+            yield self._tuple(row, user)
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        with self._tx(self._tenant(config)) as cur:
+            cur.execute(_PUT, args)
+        return next_config
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        if not writes:
+            return
+        with self._tx(self._tenant(config)) as cur:
+            cur.execute(_PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self._tx(self.user_id) as cur:
+            cur.execute(_DELETE_THREAD, (str(thread_id),))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        with self._tx(self.user_id) as cur:
+            cur.execute(_DELETE_RUNS, ([str(r) for r in run_ids],))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        with self._tx(self.user_id) as cur:
+            cur.execute(_COPY, (str(source_thread_id), str(target_thread_id)))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        with self._tx(self.user_id) as cur:
+            cur.execute(_PRUNE, ([str(t) for t in thread_ids], strategy))
+
+    # The async interface, for graphs run with ainvoke on a sync saver.
+    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, **kwargs))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._run(self.get_tuple, config)
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None
+                    ) -> AsyncIterator[CheckpointTuple]:
+        rows = await self._run(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
+        for t in rows:
+            yield t
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
+        return await self._run(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        await self._run(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self._run(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._run(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._run(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self._run(self.prune, thread_ids, strategy=strategy)
+
+
+class AsyncMemoryExtSaver(_Base):
+    """:class:`MemoryExtSaver` on psycopg's ``AsyncConnection`` / ``AsyncConnectionPool``, as
+    ``AsyncPostgresSaver``. Its sync methods work from other threads (not from the loop)."""
+
+    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(conn, user_id=user_id, serde=serde)
+        self.lock = asyncio.Lock() if not isinstance(conn, AsyncConnectionPool) else None
+        self.loop = asyncio.get_running_loop()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(cls, conn_string: str, *, user_id: str,
+                               pool_config: dict[str, Any] | None = None
+                               ) -> AsyncIterator["AsyncMemoryExtSaver"]:
+        if pool_config is not None:
+            async with AsyncConnectionPool(conn_string, open=False, **pool_config) as pool:
+                saver = cls(pool, user_id=user_id)
+                await saver.setup()
+                yield saver
+        else:
+            async with await psycopg.AsyncConnection.connect(conn_string, autocommit=True) as conn:
+                saver = cls(conn, user_id=user_id)
+                await saver.setup()
+                yield saver
+
+    async def setup(self) -> None:
+        async with self._tx(self.user_id) as cur:
+            await cur.execute(VERSION_SQL)
+            row = await cur.fetchone()
+        check_version(row[0] if row else None)
+
+    @asynccontextmanager
+    async def _tx(self, user_id: str) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
+        if self.lock is None:
+            async with atenant_tx(self.conn, user_id) as cur:
+                yield cur
+        else:
+            async with self.lock, atenant_tx(self.conn, user_id) as cur:
+                yield cur
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        async with self._tx(self._tenant(config)) as cur:
+            await cur.execute(_GET, self._get_args(config))
+            row = await cur.fetchone()
+        return self._tuple(row, self._user_in(config)) if row else None
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None
+                    ) -> AsyncIterator[CheckpointTuple]:
+        async with self._tx(self._tenant(config)) as cur:
+            await cur.execute(_LIST, self._list_args(config, filter, before, limit))
+            rows = await cur.fetchall()
+        user = self._user_in(config)
+        for row in rows:
+            yield self._tuple(row, user)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
+        args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
+        async with self._tx(self._tenant(config)) as cur:
+            await cur.execute(_PUT, args)
+        return next_config
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        if not writes:
+            return
+        async with self._tx(self._tenant(config)) as cur:
+            await cur.execute(_PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        async with self._tx(self.user_id) as cur:
+            await cur.execute(_DELETE_THREAD, (str(thread_id),))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        async with self._tx(self.user_id) as cur:
+            await cur.execute(_DELETE_RUNS, ([str(r) for r in run_ids],))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        async with self._tx(self.user_id) as cur:
+            await cur.execute(_COPY, (str(source_thread_id), str(target_thread_id)))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        async with self._tx(self.user_id) as cur:
+            await cur.execute(_PRUNE, ([str(t) for t in thread_ids], strategy))
+
+    # The sync interface, from threads other than the loop's (as AsyncPostgresSaver's).
+    def _sync(self, coro: Any) -> Any:
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncMemoryExtSaver are only allowed from a different thread; "
+                    "in the loop's thread use the async methods (await saver.aget_tuple(...))")
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._sync(self.aget_tuple(config))
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+        yield from self._sync(collect())
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        return self._sync(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        return self._sync(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        return self._sync(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        return self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        return self._sync(self.aprune(thread_ids, strategy=strategy))
