@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
-# The Python package's tests (scripts/test.sh layer `clients`): LangGraph's own Postgres store
-# tests, from the sdist of langgraph-checkpoint-postgres on PyPI at the version pinned here, run
-# against MemoryExtStore (tests/langgraph_store/conftest.py binds the names they import).
+# The Python package's tests (scripts/test.sh layer `clients`), each framework's own tests run as
+# published, at the versions pinned here, from PyPI:
+#   1. LangGraph's Postgres store tests (tests/ of the langgraph-checkpoint-postgres sdist)
+#      against MemoryExtStore and AsyncMemoryExtStore (tests/langgraph_store/conftest.py binds
+#      the names they import);
+#   2. langgraph-checkpoint-conformance against MemoryExtSaver and AsyncMemoryExtSaver, every
+#      capability (tests/conformance/run_conformance.py);
+#   3. the OpenAI Agents SDK's session tests (tests/memory of the openai-agents sdist), first on
+#      the SDK's own SQLiteSession, then on MemoryExtSession (tests/agents_session/conftest.py);
+#   4. langchain-core's chat history tests (its sdist), first on InMemoryChatMessageHistory,
+#      then on MemoryExtChatMessageHistory (tests/langchain_history/conftest.py);
+#   5. ours: a real Runner on both sessions (test_agents_runner.py); the adapters under
+#      parallel calls and hostile text, a real LangGraph graph, memory_tools (test_adapters.py);
+#   6. the examples (examples/*.py), each with a scripted model: a fact carried to a new thread.
 #   clients/python/tests/run.sh DSN     DSN: a superuser on a server with memory_ext installed
-# The virtualenv and the sdist are cached in $MEMORY_EXT_HOME/clients (outside the checkout):
+# The virtualenv and the sdists are cached in $MEMORY_EXT_HOME/clients (outside the checkout):
 # a second run installs nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pkg=$(dirname "$here")
 dsn=${1:?usage: run.sh DSN}
-LANGGRAPH_CHECKPOINT=4.3.2
 LANGGRAPH_CHECKPOINT_POSTGRES=3.1.1   # whose tests/ we run
-pins="langgraph-checkpoint==$LANGGRAPH_CHECKPOINT langchain-core==1.8.1 pytest==9.2.0 pytest-asyncio==1.5.0 pytest-mock==3.17.0 anyio==4.16.0 psycopg[binary]==3.3.9 psycopg-pool==3.3.3"
+OPENAI_AGENTS=0.24.0                  # whose tests/memory we run
+LANGCHAIN_CORE=1.8.1                  # whose chat history tests we run
+pins="langgraph-checkpoint==4.3.2 langgraph==1.2.22 langgraph-checkpoint-conformance==0.0.2
+      langchain-core==$LANGCHAIN_CORE openai-agents==$OPENAI_AGENTS pytest==9.2.0 pytest-asyncio==1.5.0
+      pytest-mock==3.17.0 anyio==4.16.0 blockbuster==1.5.26 psycopg[binary]==3.3.9 psycopg-pool==3.3.3"
 cache=${MEMORY_EXT_HOME:-/var/tmp/memory_ext}/clients
 venv=$cache/venv-$(printf %s "$pins" | md5sum | cut -c1-8)
 mkdir -p "$cache"
@@ -22,19 +36,54 @@ if [ ! -f "$venv/.complete" ]; then   # a venv cannot be moved: built in place, 
   touch "$venv/.complete"
 fi
 "$venv/bin/pip" install -q --no-deps --force-reinstall "$pkg" >/dev/null
-sdist=$cache/langgraph_checkpoint_postgres-$LANGGRAPH_CHECKPOINT_POSTGRES
-if [ ! -d "$sdist/tests" ]; then
-  "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$cache/dl" "langgraph-checkpoint-postgres==$LANGGRAPH_CHECKPOINT_POSTGRES"
-  tar xzf "$cache/dl/langgraph_checkpoint_postgres-$LANGGRAPH_CHECKPOINT_POSTGRES.tar.gz" -C "$cache"
-fi
+py=$venv/bin/python
+# sdist NAME VERSION: the unpacked sdist's directory (downloaded once).
+sdist() {
+  local dir="$cache/$1-$2"
+  if [ ! -d "$dir/tests" ]; then
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$cache/dl" "$1==$2"
+    tar xzf "$cache/dl/$1-$2.tar.gz" -C "$cache"
+  fi
+  echo "$dir"
+}
 run=$(mktemp -d)
 trap 'rm -rf "$run"' EXIT
-cp -r "$sdist/tests" "$run/tests"
-cp "$here/langgraph_store/conftest.py" "$run/conftest.py"
+pytest=("$py" -m pytest -q -rs -p no:cacheprovider -o asyncio_mode=auto -o asyncio_default_fixture_loop_scope=function)
+export MEMORY_EXT_DSN=$dsn
+step() { printf '\n--> %s\n' "$*"; }
+
+step "1. LangGraph's Postgres store tests on MemoryExtStore (langgraph-checkpoint-postgres $LANGGRAPH_CHECKPOINT_POSTGRES)"
+src=$(sdist langgraph_checkpoint_postgres "$LANGGRAPH_CHECKPOINT_POSTGRES")
+mkdir "$run/store" && cp -r "$src/tests" "$run/store/tests" && cp "$here/langgraph_store/conftest.py" "$run/store/conftest.py"
 # The one edit: where the server is (the tests name a docker-compose Postgres on port 5441).
-uri=$(python3 -c "import sys; from psycopg.conninfo import conninfo_to_dict as c; d=c(sys.argv[1]); print(f\"postgres://{d.get('user','postgres')}@{d.get('host','127.0.0.1')}:{d.get('port','5432')}/{d.get('dbname','postgres')}\")" "$dsn" 2>/dev/null ||
-      "$venv/bin/python" -c "import sys; from psycopg.conninfo import conninfo_to_dict as c; d=c(sys.argv[1]); print(f\"postgres://{d.get('user','postgres')}@{d.get('host','127.0.0.1')}:{d.get('port','5432')}/{d.get('dbname','postgres')}\")" "$dsn")
-sed -i "s|^DEFAULT_URI = .*|DEFAULT_URI = \"$uri\"|; s|^DEFAULT_POSTGRES_URI = .*|DEFAULT_POSTGRES_URI = \"${uri%/*}/\"|" "$run/tests/conftest.py"
-cd "$run"
-"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider -o asyncio_mode=auto \
-  tests/test_store.py tests/test_async_store.py "${@:2}"
+uri=$("$py" -c "import sys; from psycopg.conninfo import conninfo_to_dict as c; d=c(sys.argv[1]); print(f\"postgres://{d.get('user','postgres')}@{d.get('host','127.0.0.1')}:{d.get('port','5432')}/{d.get('dbname','postgres')}\")" "$dsn")
+sed -i "s|^DEFAULT_URI = .*|DEFAULT_URI = \"$uri\"|; s|^DEFAULT_POSTGRES_URI = .*|DEFAULT_POSTGRES_URI = \"${uri%/*}/\"|" "$run/store/tests/conftest.py"
+(cd "$run/store" && "${pytest[@]}" tests/test_store.py tests/test_async_store.py)
+
+step "2. langgraph-checkpoint-conformance on MemoryExtSaver and AsyncMemoryExtSaver"
+"$py" "$here/conformance/run_conformance.py" "$dsn"
+
+step "3. the Agents SDK's session tests (openai-agents $OPENAI_AGENTS): on SQLiteSession, then on MemoryExtSession"
+src=$(sdist openai_agents "$OPENAI_AGENTS")
+mkdir "$run/agents" && cp -r "$src/tests" "$run/agents/tests" && cp "$here/agents_session/conftest.py" "$run/agents/conftest.py"
+(cd "$run/agents" && MEMORY_EXT_DSN= "${pytest[@]}" tests/memory/test_session.py tests/memory/test_session_limit.py)
+(cd "$run/agents" && "${pytest[@]}" tests/memory/test_session.py tests/memory/test_session_limit.py)
+
+step "4. langchain-core's chat history tests ($LANGCHAIN_CORE): on InMemoryChatMessageHistory, then on MemoryExtChatMessageHistory"
+src=$(sdist langchain_core "$LANGCHAIN_CORE")
+mkdir "$run/langchain" && cp -r "$src/tests" "$run/langchain/tests" && cp "$here/langchain_history/conftest.py" "$run/langchain/conftest.py"
+history_tests=(tests/unit_tests/chat_history tests/unit_tests/runnables/test_history.py)
+(cd "$run/langchain" && MEMORY_EXT_DSN= "${pytest[@]}" "${history_tests[@]}")
+(cd "$run/langchain" && "${pytest[@]}" "${history_tests[@]}")
+
+step "5. a Runner on both sessions; the adapters under parallel calls and hostile text"
+(cd "$here" && "${pytest[@]}" test_agents_runner.py test_adapters.py "${@:2}")
+
+step "6. the examples, each with a scripted model (examples/*.py)"
+for example in langgraph_agent agents_sdk langchain_history; do
+  echo "examples/$example.py"
+  "$py" "$pkg/../../examples/$example.py" > "$run/$example.out" 2>&1 || { cat "$run/$example.out"; exit 1; }
+done
+grep -q "I am allergic to peanuts" "$run/langgraph_agent.out"   # the fact, found from the other thread
+grep -q "daughter is called Mia" "$run/agents_sdk.out"
+grep -q "(thread trip-planning) user: I'm going to Lisbon" "$run/langchain_history.out"
