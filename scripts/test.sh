@@ -29,9 +29,12 @@
 #      worker and shard group per single-tenant call, a worker killed under a writer) through
 #      the coordinator; then every node restored from a base backup and its WAL archive to one
 #      citus_create_restore_point (tests/backup/citus_restore.sh)
-#  13. clients: the Python package (clients/python) under its frameworks' own tests —
-#      LangGraph's Postgres store tests from PyPI against MemoryExtStore
-#      (clients/python/tests/run.sh; pinned versions in a virtualenv cached outside the checkout)
+#  13. clients: the Python and TypeScript packages (clients/python, clients/js) under their
+#      frameworks' own tests, at pinned versions from PyPI and npm (LangGraph's store tests and
+#      checkpoint conformance, the Agents SDK's session tests, langchain-core's chat history
+#      tests, @langchain/langgraph-checkpoint-validation, the AI SDK's mock model), and the
+#      examples (clients/python/tests/run.sh, clients/js/test/run.sh; a virtualenv and
+#      node_modules cached outside the checkout)
 # Layers 4-10 and 13 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
 # (scripts/lib.sh); runs on two versions take turns (the HTTP stand-in has one port for all).
@@ -206,8 +209,11 @@ if want backup; then
 fi
 
 if want clients; then
-  step "clients: LangGraph's own store tests against MemoryExtStore (clients/python/tests/run.sh)"
-  clients/python/tests/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=postgres"
+  fresh_db "$TEST_PORT" memory_ext_clients
+  step "clients: the Python package under its frameworks' own tests (clients/python/tests/run.sh)"
+  clients/python/tests/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_clients"
+  step "clients: the TypeScript package under its frameworks' own tests (clients/js/test/run.sh)"
+  clients/js/test/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_clients"
 fi
 
 if want crash; then

@@ -1,0 +1,1 @@
+export { memoryTools, memoryPrompt, appendMessage, type MemoryToolsOptions } from "./tools.js";

@@ -1,0 +1,2 @@
+export { MemoryExtSaver } from "./saver.js";
+export { MemoryExtStore, SERVER_EMBEDDINGS, type MemoryExtIndexConfig } from "./store.js";

@@ -1,0 +1,3 @@
+// memory-ext/langgraph: LangGraph.js's store and checkpointer over memory_ext.
+export { MemoryExtSaver } from "./saver.js";
+export { MemoryExtStore, SERVER_EMBEDDINGS } from "./store.js";
