@@ -399,6 +399,34 @@ def test_the_store_answers_through_the_coordinator():
         assert one(a, "SELECT count(*) FROM memory.store_vectors WHERE user_id = %s", (user,)) == 1
 
 
+def test_graph_checkpoints_answer_through_the_coordinator():
+    # The checkpointer's functions are PL/pgSQL whose statements each name the tenant: routed to
+    # its shard group, blobs and writes colocated with the checkpoints; copy, prune, delete by run
+    # and by thread each a router statement (a data-modifying CTE included).
+    c, user = tenant("ck")
+    with c:
+        doc = lambda i, v: Jsonb({"v": 4, "id": f"c{i}", "channel_versions": {"m": v}, "channel_values": {}})  # noqa: E731
+        one(c, "SELECT checkpoint_put('g', '', 'c1', NULL, %s, %s, '{m}', '{1}', '{msgpack}', ARRAY['\\x01'::bytea])",
+            (doc(1, "1"), Jsonb({"run_id": "r1", "step": 0})))
+        one(c, "SELECT checkpoint_put('g', '', 'c2', 'c1', %s, %s, '{m}', '{2}', '{msgpack}', ARRAY['\\x02'::bytea])",
+            (doc(2, "2"), Jsonb({"run_id": "r2", "step": 1})))
+        assert one(c, "SELECT checkpoint_put_writes('g', '', 'c2', 't', '', '{0,1}', '{m,n}', '{json,json}', "
+                      "ARRAY['\\x0a'::bytea, '\\x0b'])") == 2
+        rows = c.execute("SELECT checkpoint_id, parent_checkpoint_id, array_length(pending_writes, 1) "
+                         "FROM checkpoint_list('g')").fetchall()
+        assert rows == [("c2", "c1", 2), ("c1", None, None)], rows
+        assert one(c, "SELECT checkpoint_id FROM checkpoint_get('g')") == "c2"
+        assert one(c, "SELECT checkpoint_copy_thread('g', 'h')") == 6
+        assert one(c, "SELECT checkpoint_prune('{h}')") == 2   # c1 and its blob
+        assert one(c, "SELECT checkpoint_delete_runs('{r1}')") == 2   # g's c1 and its blob
+        assert [r[0] for r in c.execute("SELECT thread_id FROM checkpoint_list() ORDER BY 1").fetchall()] == ["g", "h"]
+        assert one(c, "SELECT checkpoint_delete_thread('g')") == 4   # c2, its blob, its two writes
+    with admin() as a:
+        left = {t: one(a, f"SELECT count(*) FROM memory.{t} WHERE user_id = %s", (user,))
+                for t in ("checkpoint_steps", "checkpoint_blobs", "checkpoint_writes")}
+        assert left == {"checkpoint_steps": 1, "checkpoint_blobs": 1, "checkpoint_writes": 2}, left
+
+
 def test_a_worker_added_and_rebalanced_keeps_every_tenant():
     # A third worker joins and Citus moves shards to it (docs/citus.md "Add a node"); every
     # tenant's rows are where they were before, read through the coordinator, and its calls

@@ -43,7 +43,8 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
-          "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors"]
+          "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
+          "checkpoint_blobs", "checkpoint_writes"]
 
 
 class Raw(str):
@@ -230,10 +231,23 @@ CALLS_SPEC = [
     ("store_search", ["namespace", texts, jsons, ints, ints, "bool"]),
     ("store_list_namespaces", ["namespace", "namespace", ints, ints, ints]),
     ("store_batch", [jsons]),
+    # Graph checkpoints (docs/api.md "Graph checkpoints"): hostile ids, documents, arrays of
+    # different lengths and NULLs, blobs of any bytes.
+    ("checkpoint_put", [ids, "ns", ids, ids, jsons, jsons, "textarray", "textarray", "textarray", "bytesarray",
+                        "user"]),
+    ("checkpoint_put_writes", [ids, "ns", ids, ids, "ns", "intarray", "textarray", "textarray", "bytesarray",
+                               "bool", "user"]),
+    ("checkpoint_list", [ids, "ns", ids, jsons, ids, ints, "user"]),
+    ("checkpoint_get", [ids, "ns", ids, "user"]),
+    ("checkpoint_delete_thread", [ids, "user"]),
+    ("checkpoint_delete_runs", ["textarray", "user"]),
+    ("checkpoint_copy_thread", [ids, ids, "user"]),
+    ("checkpoint_prune", ["textarray", texts, "user"]),
 ]
 
 SETOF = {"memory_search", "conversation_search", "memory_history", "memory_embed_batch", "memory_file_ls",
-         "memory_file_grep", "memory_file_search", "context_messages", "store_search", "store_list_namespaces"}
+         "memory_file_grep", "memory_file_search", "context_messages", "store_search", "store_list_namespaces",
+         "checkpoint_list", "checkpoint_get"}
 
 
 def arg(r, kind, user):
@@ -253,6 +267,12 @@ def arg(r, kind, user):
     if kind == "interval":
         return Raw(r.choice(["NULL", "interval '1 hour'", "interval '-1 day'", "interval '0'",
                              "interval '1000000 years'", "interval '1 microsecond'"]))
+    if kind == "ns":
+        return r.choice(["", "", "child", None, "a|b", "\n", "x" * 201, FORGE])
+    if kind == "intarray":
+        return r.choice([[0], [0, 1], [0, 0], [-1], [None], [], [2**31 - 1]])
+    if kind == "bytesarray":
+        return r.choice([[b"\x00\xff"], [b""], [None], [], [b"x" * 70_000, b"y"], [b"\x80" * 10] * 3])
     if kind == "textarray":
         return r.choice([[], ["a"] * r.choice([1, 100]), [None], ["x" * 70_000, ""], ["a"] * 20_001])
     raise ValueError(kind)

@@ -7,12 +7,8 @@ export declare class VersionError extends Error {
 }
 /** Throws a VersionError saying what is needed when `found` is missing or too old. */
 export declare function checkVersion(found: string | null | undefined): void;
-/**
- * Runs `fn` in a transaction of its own that acts for `userId`
- * (`set_config('memory_ext.user_id', ..., true)`: gone when the transaction ends, so a pooled
- * connection carries nothing to its next user). The first call on a pool or client checks the
- * extension's version.
- */
-export declare function withTenant<T>(db: Db, userId: string, fn: (c: pg.ClientBase) => Promise<T>): Promise<T>;
-/** The first column of the one row `sql` answers, for `userId`. */
+/** The rows of `sql` (with its {tenant} FROM item) run for `userId`, as one statement. The
+ * first call on a pool or client checks the extension's version. */
+export declare function tenantRows(db: Db, userId: string, sql: string, args: unknown[]): Promise<any[]>;
+/** The first column of the one row a tenant statement answers. */
 export declare function call<T = any>(db: Db, userId: string, sql: string, args: unknown[]): Promise<T>;

@@ -1,6 +1,3 @@
-// Connections, tenancy and the extension's version, shared by the adapters (the Python
-// package's clients/python/src/memory_ext/_db.py does the same).
-import pg from "pg";
 /** The memory_ext release this package is written for (its version is the package's). */
 export const REQUIRED_VERSION = "0.12.0";
 export class VersionError extends Error {
@@ -22,55 +19,29 @@ export function checkVersion(found) {
         throw new VersionError(`memory_ext ${found} is installed; this package needs ${REQUIRED_VERSION} or later: install the newer extension and run ALTER EXTENSION memory_ext UPDATE`);
     }
 }
-// One client serves one transaction at a time: calls on it wait for the one before.
-const turns = new WeakMap();
 const checked = new WeakSet();
-/**
- * Runs `fn` in a transaction of its own that acts for `userId`
- * (`set_config('memory_ext.user_id', ..., true)`: gone when the transaction ends, so a pooled
- * connection carries nothing to its next user). The first call on a pool or client checks the
- * extension's version.
- */
-export async function withTenant(db, userId, fn) {
+// One statement that names its tenant first: the FROM item sets memory_ext.user_id for the
+// statement's own transaction (set_config(..., true)), and the call takes the tenant from it
+// (`tenant.t`), so the setting is made before the call runs and is gone when it ends: one round
+// trip, and nothing left on a pooled connection for its next user. OFFSET 0 keeps the planner
+// from folding the FROM item into the call's query. SQL passed to tenantRows names the place of
+// this FROM item with {tenant}; the tenant is the last parameter.
+const tenantFrom = (n) => `(SELECT set_config('memory_ext.user_id', $${n}, true) AS t OFFSET 0) tenant`;
+/** The rows of `sql` (with its {tenant} FROM item) run for `userId`, as one statement. The
+ * first call on a pool or client checks the extension's version. */
+export async function tenantRows(db, userId, sql, args) {
     if (!userId)
         throw new Error("userId is required: the tenant the call acts for");
-    const run = async (c) => {
-        if (!checked.has(db)) {
-            const r = await c.query("SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'");
-            checkVersion(r.rows[0]?.extversion);
-            checked.add(db);
-        }
-        await c.query("BEGIN");
-        try {
-            await c.query("SELECT set_config('memory_ext.user_id', $1, true)", [userId]);
-            const out = await fn(c);
-            await c.query("COMMIT");
-            return out;
-        }
-        catch (e) {
-            await c.query("ROLLBACK").catch(() => undefined);
-            throw e;
-        }
-    };
-    if (db instanceof pg.Pool) {
-        const c = await db.connect();
-        try {
-            return await run(c);
-        }
-        finally {
-            c.release();
-        }
+    if (!checked.has(db)) {
+        const r = await db.query("SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'");
+        checkVersion(r.rows[0]?.extversion);
+        checked.add(db);
     }
-    const before = turns.get(db) ?? Promise.resolve();
-    const mine = before.catch(() => undefined).then(() => run(db));
-    turns.set(db, mine);
-    return mine;
+    const r = await db.query(sql.replace("{tenant}", tenantFrom(args.length + 1)), [...args, userId]);
+    return r.rows;
 }
-/** The first column of the one row `sql` answers, for `userId`. */
+/** The first column of the one row a tenant statement answers. */
 export async function call(db, userId, sql, args) {
-    return withTenant(db, userId, async (c) => {
-        const r = await c.query(sql, args);
-        const row = r.rows[0];
-        return (row ? Object.values(row)[0] : null);
-    });
+    const rows = await tenantRows(db, userId, sql, args);
+    return (rows[0] ? Object.values(rows[0])[0] : null);
 }

@@ -1,1 +1,1 @@
-export { REQUIRED_VERSION, VersionError, checkVersion, withTenant, call, type Db } from "./db.js";
+export { REQUIRED_VERSION, VersionError, checkVersion, tenantRows, call, type Db } from "./db.js";

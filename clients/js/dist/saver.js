@@ -1,6 +1,6 @@
 import { BaseCheckpointSaver, TASKS, WRITES_IDX_MAP, maxChannelVersion, } from "@langchain/langgraph-checkpoint";
-import { withTenant } from "./db.js";
-const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, channel_values, pending_writes";
+import { tenantRows } from "./db.js";
+const COLUMNS = "c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata, c.channel_values, c.pending_writes";
 const text = (b) => Buffer.from(b).toString("utf8");
 export class MemoryExtSaver extends BaseCheckpointSaver {
     db;
@@ -18,7 +18,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
         return uid ? String(uid) : this.userId;
     }
     async rows(config, sql, args) {
-        return withTenant(this.db, this.tenant(config), async (c) => (await c.query(sql, args)).rows);
+        return tenantRows(this.db, this.tenant(config), sql, args);
     }
     async toTuple(row, config) {
         const values = { ...(row.checkpoint.channel_values ?? {}) };
@@ -35,7 +35,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
         if ((row.checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id) {
             // A checkpoint of LangGraph's format before 4 keeps its sends as the parent's writes to
             // TASKS: they become the channel's value, as PostgresSaver migrates them.
-            const parent = await this.rows(config, "SELECT pending_writes FROM checkpoint_get($1, $2, $3)", [
+            const parent = await this.rows(config, "SELECT c.pending_writes FROM {tenant}, LATERAL checkpoint_get($1, $2, $3, tenant.t) c", [
                 row.thread_id,
                 row.checkpoint_ns,
                 row.parent_checkpoint_id,
@@ -65,7 +65,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
     }
     async getTuple(config) {
         const c = config.configurable ?? {};
-        const rows = await this.rows(config, `SELECT ${COLUMNS} FROM checkpoint_get($1, $2, $3)`, [
+        const rows = await this.rows(config, `SELECT ${COLUMNS} FROM {tenant}, LATERAL checkpoint_get($1, $2, $3, tenant.t) c`, [
             String(c.thread_id),
             c.checkpoint_ns ?? "",
             c.checkpoint_id ?? null,
@@ -74,7 +74,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
     }
     async *list(config, options) {
         const c = config?.configurable ?? {};
-        const rows = await this.rows(config, `SELECT ${COLUMNS} FROM checkpoint_list($1, $2, $3, $4, $5, $6)`, [
+        const rows = await this.rows(config, `SELECT ${COLUMNS} FROM {tenant}, LATERAL checkpoint_list($1, $2, $3, $4, $5, $6, tenant.t) c`, [
             c.thread_id !== undefined ? String(c.thread_id) : null,
             c.checkpoint_ns ?? null,
             c.checkpoint_id ?? null,
@@ -105,7 +105,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
             types.push(type);
             data.push(Buffer.from(bytes));
         }
-        await this.rows(config, "SELECT checkpoint_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::bytea[])", [
+        await this.rows(config, "SELECT checkpoint_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::bytea[], tenant.t) FROM {tenant}", [
             threadId,
             ns,
             checkpoint.id,
@@ -145,10 +145,10 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
         }
         // LangGraph's special writes (errors, interrupts, resumes) replace an earlier one.
         const replace = writes.every(([channel]) => channel in WRITES_IDX_MAP);
-        await this.rows(config, "SELECT checkpoint_put_writes($1, $2, $3, $4, $5, $6::int[], $7, $8, $9::bytea[], $10)", [String(c.thread_id), c.checkpoint_ns ?? "", c.checkpoint_id, taskId, taskPath, idx, channels, types, data, replace]);
+        await this.rows(config, "SELECT checkpoint_put_writes($1, $2, $3, $4, $5, $6::int[], $7, $8, $9::bytea[], $10, tenant.t) FROM {tenant}", [String(c.thread_id), c.checkpoint_ns ?? "", c.checkpoint_id, taskId, taskPath, idx, channels, types, data, replace]);
     }
     async deleteThread(threadId) {
-        await this.rows(undefined, "SELECT checkpoint_delete_thread($1)", [String(threadId)]);
+        await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)]);
     }
     /** PostgresSaver's versions: a zero-padded counter (so they sort), then a random part. */
     getNextVersion(current) {

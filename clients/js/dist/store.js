@@ -1,5 +1,5 @@
 import { BaseStore, getTextAtPath, } from "@langchain/langgraph-checkpoint";
-import { withTenant } from "./db.js";
+import { call } from "./db.js";
 /** `index: { embeddings: SERVER_EMBEDDINGS }`: vectors from the extension's own model. */
 export const SERVER_EMBEDDINGS = "memory_ext";
 const isPut = (op) => "value" in op;
@@ -77,10 +77,9 @@ export class MemoryExtStore extends BaseStore {
             }
         }
         const payload = operations.map((op, i) => this.json(op, vectors.get(i)));
-        const answers = await withTenant(this.db, this.userId, async (c) => {
-            const r = await c.query("SELECT store_batch($1) AS a", [JSON.stringify(payload)]);
-            return r.rows[0].a;
-        });
+        const answers = await call(this.db, this.userId, "SELECT store_batch($1, tenant.t) FROM {tenant}", [
+            JSON.stringify(payload),
+        ]);
         return operations.map((op, i) => {
             const a = answers[i];
             if (isPut(op))

@@ -12,7 +12,7 @@ export interface MemoryToolsOptions {
 }
 /**
  * Tools for `generateText` / `streamText`: one per memory tool, each executing
- * `memory_tool_call` in a transaction of its own for the tenant. A call the model gets wrong
+ * `memory_tool_call` as a statement of its own for the tenant. A call the model gets wrong
  * comes back as the tool's error text, which the model can act on; nothing is written by it.
  */
 export declare function memoryTools(db: Db, opts: MemoryToolsOptions): Promise<ToolSet>;

@@ -1,5 +1,5 @@
 // LangGraph.js's checkpointer over memory_ext's graph checkpoints (docs/api.md "Graph
-// checkpoints"): one SQL call per LangGraph call, in a transaction of its own for the tenant.
+// checkpoints"): one SQL statement per LangGraph call, naming its tenant for its own transaction.
 // As LangGraph.js's PostgresSaver: the channel values a put's newVersions name are serialized
 // by the saver's serde into blobs, stored once per channel version (the Python saver also keeps
 // JSON scalars in the checkpoint document; either reads both). The tenant: `configurable.user_id`
@@ -20,10 +20,10 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { withTenant, type Db } from "./db.js";
+import { tenantRows, type Db } from "./db.js";
 
 const COLUMNS =
-  "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, channel_values, pending_writes";
+  "c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata, c.channel_values, c.pending_writes";
 
 const text = (b: Buffer | Uint8Array) => Buffer.from(b).toString("utf8");
 
@@ -45,7 +45,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
   }
 
   private async rows(config: RunnableConfig | undefined, sql: string, args: unknown[]): Promise<any[]> {
-    return withTenant(this.db, this.tenant(config), async (c) => (await c.query(sql, args)).rows);
+    return tenantRows(this.db, this.tenant(config), sql, args);
   }
 
   private async toTuple(row: any, config?: RunnableConfig): Promise<CheckpointTuple> {
@@ -62,7 +62,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
     if ((row.checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id) {
       // A checkpoint of LangGraph's format before 4 keeps its sends as the parent's writes to
       // TASKS: they become the channel's value, as PostgresSaver migrates them.
-      const parent = await this.rows(config, "SELECT pending_writes FROM checkpoint_get($1, $2, $3)", [
+      const parent = await this.rows(config, "SELECT c.pending_writes FROM {tenant}, LATERAL checkpoint_get($1, $2, $3, tenant.t) c", [
         row.thread_id,
         row.checkpoint_ns,
         row.parent_checkpoint_id,
@@ -92,7 +92,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const c = config.configurable ?? {};
-    const rows = await this.rows(config, `SELECT ${COLUMNS} FROM checkpoint_get($1, $2, $3)`, [
+    const rows = await this.rows(config, `SELECT ${COLUMNS} FROM {tenant}, LATERAL checkpoint_get($1, $2, $3, tenant.t) c`, [
       String(c.thread_id),
       c.checkpoint_ns ?? "",
       c.checkpoint_id ?? null,
@@ -102,7 +102,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
 
   async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     const c = config?.configurable ?? {};
-    const rows = await this.rows(config, `SELECT ${COLUMNS} FROM checkpoint_list($1, $2, $3, $4, $5, $6)`, [
+    const rows = await this.rows(config, `SELECT ${COLUMNS} FROM {tenant}, LATERAL checkpoint_list($1, $2, $3, $4, $5, $6, tenant.t) c`, [
       c.thread_id !== undefined ? String(c.thread_id) : null,
       c.checkpoint_ns ?? null,
       c.checkpoint_id ?? null,
@@ -138,7 +138,7 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
       types.push(type);
       data.push(Buffer.from(bytes));
     }
-    await this.rows(config, "SELECT checkpoint_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::bytea[])", [
+    await this.rows(config, "SELECT checkpoint_put($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::bytea[], tenant.t) FROM {tenant}", [
       threadId,
       ns,
       checkpoint.id,
@@ -179,13 +179,13 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
     const replace = writes.every(([channel]) => channel in WRITES_IDX_MAP);
     await this.rows(
       config,
-      "SELECT checkpoint_put_writes($1, $2, $3, $4, $5, $6::int[], $7, $8, $9::bytea[], $10)",
+      "SELECT checkpoint_put_writes($1, $2, $3, $4, $5, $6::int[], $7, $8, $9::bytea[], $10, tenant.t) FROM {tenant}",
       [String(c.thread_id), c.checkpoint_ns ?? "", c.checkpoint_id, taskId, taskPath, idx, channels, types, data, replace]
     );
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    await this.rows(undefined, "SELECT checkpoint_delete_thread($1)", [String(threadId)]);
+    await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)]);
   }
 
   /** PostgresSaver's versions: a zero-padded counter (so they sort), then a random part. */

@@ -1,5 +1,5 @@
 // LangGraph.js's BaseStore over memory_ext's store (docs/api.md "Store"): every batch of
-// operations is one store_batch call in one transaction, for the tenant the store was made
+// operations is one store_batch statement, its own transaction, for the tenant the store was made
 // for. Semantic search, as LangGraph configures it with `index`:
 //   - no index (the default): no vectors;
 //   - { embeddings: SERVER_EMBEDDINGS, fields }: the extension embeds with its own model;
@@ -18,7 +18,7 @@ import {
   type SearchItem,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
-import { withTenant, type Db } from "./db.js";
+import { call, type Db } from "./db.js";
 
 /** `index: { embeddings: SERVER_EMBEDDINGS }`: vectors from the extension's own model. */
 export const SERVER_EMBEDDINGS = "memory_ext" as const;
@@ -105,10 +105,9 @@ export class MemoryExtStore extends BaseStore {
       }
     }
     const payload = operations.map((op, i) => this.json(op, vectors.get(i)));
-    const answers: any[] = await withTenant(this.db, this.userId, async (c) => {
-      const r = await c.query("SELECT store_batch($1) AS a", [JSON.stringify(payload)]);
-      return r.rows[0].a;
-    });
+    const answers: any[] = await call(this.db, this.userId, "SELECT store_batch($1, tenant.t) FROM {tenant}", [
+      JSON.stringify(payload),
+    ]);
     return operations.map((op, i) => {
       const a = answers[i];
       if (isPut(op)) return undefined;

@@ -16,17 +16,17 @@ export interface MemoryToolsOptions {
 
 /** The agent, created with its default blocks when the tenant has none of that id. */
 async function ensureAgent(db: Db, opts: MemoryToolsOptions): Promise<void> {
-  await call(db, opts.tenant, "SELECT memory_agent($1, $2)", [opts.agentId, opts.tenant]);
+  await call(db, opts.tenant, "SELECT memory_agent($1, tenant.t) FROM {tenant}", [opts.agentId]);
 }
 
 /**
  * Tools for `generateText` / `streamText`: one per memory tool, each executing
- * `memory_tool_call` in a transaction of its own for the tenant. A call the model gets wrong
+ * `memory_tool_call` as a statement of its own for the tenant. A call the model gets wrong
  * comes back as the tool's error text, which the model can act on; nothing is written by it.
  */
 export async function memoryTools(db: Db, opts: MemoryToolsOptions): Promise<ToolSet> {
   await ensureAgent(db, opts);
-  const defs: any[] = await call(db, opts.tenant, "SELECT memory_tools($1, 'openai', $2)", [
+  const defs: any[] = await call(db, opts.tenant, "SELECT memory_tools($1, 'openai', $2) FROM {tenant}", [
     opts.agentId,
     opts.tools ?? null,
   ]);
@@ -40,7 +40,7 @@ export async function memoryTools(db: Db, opts: MemoryToolsOptions): Promise<Too
         const answer: { content: string; is_error: boolean } = await call(
           db,
           opts.tenant,
-          "SELECT memory_tool_call($1, $2, $3, $4)",
+          "SELECT memory_tool_call($1, $2, $3, $4) FROM {tenant}",
           [opts.agentId, opts.threadId ?? null, fn.name, JSON.stringify(input ?? {})]
         );
         return answer.content;
@@ -54,11 +54,11 @@ export async function memoryTools(db: Db, opts: MemoryToolsOptions): Promise<Too
  * agent's core memory blocks as they are now. */
 export async function memoryPrompt(db: Db, opts: MemoryToolsOptions): Promise<string> {
   await ensureAgent(db, opts);
-  const prompt: string = await call(db, opts.tenant, "SELECT memory_prompt($1, NULL, $2)", [
+  const prompt: string = await call(db, opts.tenant, "SELECT memory_prompt($1, NULL, $2) FROM {tenant}", [
     opts.agentId,
     opts.tools ?? null,
   ]);
-  const blocks: string = await call(db, opts.tenant, "SELECT compile_core_blocks($1)", [opts.agentId]);
+  const blocks: string = await call(db, opts.tenant, "SELECT compile_core_blocks($1) FROM {tenant}", [opts.agentId]);
   return `${prompt}\n\n${blocks}`;
 }
 
@@ -70,5 +70,5 @@ export async function appendMessage(
   role: "system" | "user" | "assistant" | "tool",
   content: string
 ): Promise<{ id: string; seq: number; tokens: number }> {
-  return call(db, opts.tenant, "SELECT message_append($1, $2, $3)", [opts.threadId, role, content]);
+  return call(db, opts.tenant, "SELECT message_append($1, $2, $3, tenant.t) FROM {tenant}", [opts.threadId, role, content]);
 }

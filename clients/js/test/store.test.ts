@@ -167,4 +167,19 @@ describe("MemoryExtStore", () => {
     expect(await other.listNamespaces()).toEqual([]);
     await expect(store.put([], "k", { a: 1 })).rejects.toThrow();
   });
+
+  it("leaves no tenant on a pooled connection, after a call that worked or one that failed", async () => {
+    const one = newPool(1);
+    try {
+      const store = new MemoryExtStore(one, { userId: tenant("store") });
+      const leftover = async () =>
+        (await one.query("SELECT coalesce(current_setting('memory_ext.user_id', true), '') AS t")).rows[0].t;
+      await store.put(["a"], "k", { v: 1 });
+      expect(await leftover()).toBe("");
+      await expect(store.batch([{ namespace: ["a"], key: "", value: { v: 1 } }])).rejects.toThrow();
+      expect(await leftover()).toBe("");
+    } finally {
+      await one.end();
+    }
+  });
 });

@@ -16,7 +16,7 @@ from typing import TypedDict
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import ConnectionPool
 
 from memory_ext import AsyncMemoryExtSaver, MemoryExtChatMessageHistory, MemoryExtSaver, memory_tools
 
@@ -216,6 +216,35 @@ def test_parallel_checkpoints_of_one_thread_all_land():
             assert rows[0][0] == 0
 
     asyncio.run(main())
+
+
+def test_a_pooled_connection_keeps_no_tenant_after_any_adapter_call():
+    """Every call names its tenant for its own transaction only: the next user of the same
+    pooled connection finds no tenant set, whichever adapter made the call."""
+    from memory_ext import MemoryExtSession, MemoryExtStore
+
+    with ConnectionPool(DSN, min_size=1, max_size=1, kwargs={"autocommit": True}) as pool:
+        def leftover() -> str:
+            with pool.connection() as c:
+                return c.execute("SELECT coalesce(current_setting('memory_ext.user_id', true), '')").fetchone()[0]
+
+        store = MemoryExtStore(pool, user_id=tenant("leak"))
+        store.put(("a",), "k", {"v": 1})
+        assert store.get(("a",), "k").value == {"v": 1}
+        assert leftover() == ""
+        saver = MemoryExtSaver(pool, user_id=tenant("leak"))
+        assert list(saver.list({"configurable": {"thread_id": "t"}})) == []
+        assert leftover() == ""
+        history = MemoryExtChatMessageHistory("t", user_id=tenant("leak"), pool=pool)
+        history.add_user_message("hi")
+        assert leftover() == ""
+        session = MemoryExtSession("s", user_id=tenant("leak"), pool=pool)
+        assert asyncio.run(session.get_items()) == []
+        assert leftover() == ""
+        # A failing call leaves nothing either.
+        with pytest.raises(psycopg.Error):
+            store.put(("a",), "", {"v": 1})
+        assert leftover() == ""
 
 
 def test_a_saver_on_an_older_extension_says_what_it_needs():

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from contextlib import asynccontextmanager, contextmanager, nullcontext
-from typing import Any, AsyncIterator, Iterator
+from contextlib import nullcontext
+from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -35,36 +35,71 @@ def check_version(found: str | None) -> None:
 
 
 VERSION_SQL = "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'"
-TENANT_SQL = "SELECT set_config('memory_ext.user_id', %s, true)"
 
 Conn = psycopg.Connection | ConnectionPool
 AConn = psycopg.AsyncConnection | AsyncConnectionPool
 
 
-@contextmanager
-def tenant_tx(conn: Conn, user_id: str) -> Iterator[psycopg.Cursor[Any]]:
-    """A cursor in a transaction of its own that acts for `user_id` (a transaction-local
-    setting: gone when the transaction ends, whatever the connection does next)."""
+# One statement that names its tenant first: the FROM item sets memory_ext.user_id for the
+# statement's own transaction (set_config(..., true)), and the call takes the tenant from it
+# (`tenant.t`), so the setting is made before the call runs and is gone when it ends. On an
+# autocommit connection that is one round trip instead of four (BEGIN, set_config, the call,
+# COMMIT). OFFSET 0 keeps the planner from folding the FROM item into the call's query: it runs
+# first, as its own scan. SQL passed to tenant_rows names the place of this FROM item with
+# {tenant}.
+_TENANT_FROM = "(SELECT set_config('memory_ext.user_id', %s, true) AS t OFFSET 0) tenant"
+
+
+def _tenant_sql(sql: str, args: tuple[Any, ...] | list[Any], user_id: str) -> tuple[str, list[Any]]:
+    at = sql.index("{tenant}")
+    a = list(args)
+    a.insert(sql[:at].count("%s"), user_id)
+    return sql.replace("{tenant}", _TENANT_FROM), a
+
+
+def _one_statement(c: Any) -> bool:
+    return bool(c.autocommit) and c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def tenant_rows(conn: Conn, user_id: str, sql: str, args: tuple[Any, ...] | list[Any]) -> list[Any]:
+    """The rows of `sql` (with its {tenant} FROM item) run for `user_id`: as one statement on
+    an autocommit connection, otherwise inside a transaction (or savepoint) of its own."""
+    q, a = _tenant_sql(sql, args, user_id)
+
+    def run(c: psycopg.Connection) -> list[Any]:
+        if _one_statement(c):
+            return c.execute(q, a).fetchall()
+        with c.transaction():
+            return c.execute(q, a).fetchall()
+
     if isinstance(conn, ConnectionPool):
-        with conn.connection() as c, c.transaction(), c.cursor() as cur:
-            cur.execute(TENANT_SQL, (user_id,))
-            yield cur
-    else:
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute(TENANT_SQL, (user_id,))
-            yield cur
+        with conn.connection() as c:
+            return run(c)
+    return run(conn)
 
 
-@asynccontextmanager
-async def atenant_tx(conn: AConn, user_id: str) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
+async def atenant_rows(conn: AConn, user_id: str, sql: str, args: tuple[Any, ...] | list[Any]) -> list[Any]:
+    q, a = _tenant_sql(sql, args, user_id)
+
+    async def run(c: psycopg.AsyncConnection) -> list[Any]:
+        if _one_statement(c):
+            return await (await c.execute(q, a)).fetchall()
+        async with c.transaction():
+            return await (await c.execute(q, a)).fetchall()
+
     if isinstance(conn, AsyncConnectionPool):
-        async with conn.connection() as c, c.transaction(), c.cursor() as cur:
-            await cur.execute(TENANT_SQL, (user_id,))
-            yield cur
+        async with conn.connection() as c:
+            return await run(c)
+    return await run(conn)
+
+
+def _version(conn: Conn) -> str | None:
+    if isinstance(conn, ConnectionPool):
+        with conn.connection() as c:
+            row = c.execute(VERSION_SQL).fetchone()
     else:
-        async with conn.transaction(), conn.cursor() as cur:
-            await cur.execute(TENANT_SQL, (user_id,))
-            yield cur
+        row = conn.execute(VERSION_SQL).fetchone()
+    return row[0] if row else None
 
 
 class Connector:
@@ -96,18 +131,16 @@ class Connector:
         return self._conn
 
     def call(self, name: str, sql: str, args: tuple[Any, ...]) -> Any:
-        """The first column of the one row `sql` answers (`name` names the caller in errors)."""
-        # A shared connection serves one transaction at a time; a pool's are each the caller's.
+        """The first column of the one row `sql` answers (`name` names the caller in errors);
+        `sql` is a tenant statement (tenant_rows: its {tenant} FROM item)."""
+        # A shared connection serves one statement at a time; a pool's are each the caller's.
         with self._lock if self._pool is None else nullcontext():
-            with tenant_tx(self._connection(name), self.user_id) as cur:
-                if not self._checked:
-                    cur.execute(VERSION_SQL)
-                    row = cur.fetchone()
-                    check_version(row[0] if row else None)
-                    self._checked = True
-                cur.execute(sql, args)
-                row = cur.fetchone()
-        return row[0] if row else None
+            conn = self._connection(name)
+            if not self._checked:
+                check_version(_version(conn))
+                self._checked = True
+            rows = tenant_rows(conn, self.user_id, sql, args)
+        return rows[0][0] if rows else None
 
     def close(self) -> None:
         with self._lock:

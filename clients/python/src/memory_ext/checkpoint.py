@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 import psycopg
@@ -37,18 +37,20 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from memory_ext._db import VERSION_SQL, atenant_tx, check_version, tenant_tx
+from memory_ext._db import VERSION_SQL, atenant_rows, check_version, tenant_rows
 
-_PUT = ("SELECT checkpoint_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::bytea[])")
-_PUT_WRITES = ("SELECT checkpoint_put_writes(%s, %s, %s, %s, %s, %s::int[], %s, %s, %s::bytea[], %s)")
-_COLUMNS = ("thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, "
-            "channel_values, pending_writes")
-_GET = f"SELECT {_COLUMNS} FROM checkpoint_get(%s, %s, %s)"
-_LIST = f"SELECT {_COLUMNS} FROM checkpoint_list(%s, %s, %s, %s, %s, %s)"
-_DELETE_THREAD = "SELECT checkpoint_delete_thread(%s)"
-_DELETE_RUNS = "SELECT checkpoint_delete_runs(%s)"
-_COPY = "SELECT checkpoint_copy_thread(%s, %s)"
-_PRUNE = "SELECT checkpoint_prune(%s, %s)"
+# Each a statement that names its tenant (memory_ext._db.tenant_rows: the {tenant} FROM item).
+_PUT = "SELECT checkpoint_put(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::bytea[], tenant.t) FROM {tenant}"
+_PUT_WRITES = ("SELECT checkpoint_put_writes(%s, %s, %s, %s, %s, %s::int[], %s, %s, %s::bytea[], %s, tenant.t) "
+               "FROM {tenant}")
+_COLUMNS = ("c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, c.metadata, "
+            "c.channel_values, c.pending_writes")
+_GET = f"SELECT {_COLUMNS} FROM {{tenant}}, LATERAL checkpoint_get(%s, %s, %s, tenant.t) c"
+_LIST = f"SELECT {_COLUMNS} FROM {{tenant}}, LATERAL checkpoint_list(%s, %s, %s, %s, %s, %s, tenant.t) c"
+_DELETE_THREAD = "SELECT checkpoint_delete_thread(%s, tenant.t) FROM {tenant}"
+_DELETE_RUNS = "SELECT checkpoint_delete_runs(%s, tenant.t) FROM {tenant}"
+_COPY = "SELECT checkpoint_copy_thread(%s, %s, tenant.t) FROM {tenant}"
+_PRUNE = "SELECT checkpoint_prune(%s, %s, tenant.t) FROM {tenant}"
 
 
 def _scalar(v: Any) -> bool:
@@ -200,31 +202,28 @@ class MemoryExtSaver(_Base):
     def setup(self) -> None:
         """Checks that the extension is there and recent enough (it owns the tables: nothing
         to migrate here, unlike ``PostgresSaver.setup``)."""
-        with self._tx(self.user_id) as cur:
-            cur.execute(VERSION_SQL)
-            row = cur.fetchone()
+        with self._locked():
+            if isinstance(self.conn, ConnectionPool):
+                with self.conn.connection() as c:
+                    row = c.execute(VERSION_SQL).fetchone()
+            else:
+                row = self.conn.execute(VERSION_SQL).fetchone()
         check_version(row[0] if row else None)
 
-    @contextmanager
-    def _tx(self, user_id: str) -> Iterator[psycopg.Cursor[Any]]:
-        if self.lock is None:
-            with tenant_tx(self.conn, user_id) as cur:
-                yield cur
-        else:
-            with self.lock, tenant_tx(self.conn, user_id) as cur:
-                yield cur
+    def _locked(self) -> Any:
+        return self.lock if self.lock is not None else nullcontext()
+
+    def _rows(self, user_id: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        with self._locked():
+            return tenant_rows(self.conn, user_id, sql, args)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with self._tx(self._tenant(config)) as cur:
-            cur.execute(_GET, self._get_args(config))
-            row = cur.fetchone()
-        return self._tuple(row, self._user_in(config)) if row else None
+        rows = self._rows(self._tenant(config), _GET, self._get_args(config))
+        return self._tuple(rows[0], self._user_in(config)) if rows else None
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
-        with self._tx(self._tenant(config)) as cur:
-            cur.execute(_LIST, self._list_args(config, filter, before, limit))
-            rows = cur.fetchall()
+        rows = self._rows(self._tenant(config), _LIST, self._list_args(config, filter, before, limit))
         user = self._user_in(config)
         for row in rows:
             yield self._tuple(row, user)
@@ -232,32 +231,25 @@ class MemoryExtSaver(_Base):
     def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> RunnableConfig:
         args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        with self._tx(self._tenant(config)) as cur:
-            cur.execute(_PUT, args)
+        self._rows(self._tenant(config), _PUT, args)
         return next_config
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
-        if not writes:
-            return
-        with self._tx(self._tenant(config)) as cur:
-            cur.execute(_PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+        if writes:
+            self._rows(self._tenant(config), _PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
-        with self._tx(self.user_id) as cur:
-            cur.execute(_DELETE_THREAD, (str(thread_id),))
+        self._rows(self.user_id, _DELETE_THREAD, (str(thread_id),))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        with self._tx(self.user_id) as cur:
-            cur.execute(_DELETE_RUNS, ([str(r) for r in run_ids],))
+        self._rows(self.user_id, _DELETE_RUNS, ([str(r) for r in run_ids],))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        with self._tx(self.user_id) as cur:
-            cur.execute(_COPY, (str(source_thread_id), str(target_thread_id)))
+        self._rows(self.user_id, _COPY, (str(source_thread_id), str(target_thread_id)))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        with self._tx(self.user_id) as cur:
-            cur.execute(_PRUNE, ([str(t) for t in thread_ids], strategy))
+        self._rows(self.user_id, _PRUNE, ([str(t) for t in thread_ids], strategy))
 
     # The async interface, for graphs run with ainvoke on a sync saver.
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -320,32 +312,29 @@ class AsyncMemoryExtSaver(_Base):
                 yield saver
 
     async def setup(self) -> None:
-        async with self._tx(self.user_id) as cur:
-            await cur.execute(VERSION_SQL)
-            row = await cur.fetchone()
+        async with self._locked():
+            if isinstance(self.conn, AsyncConnectionPool):
+                async with self.conn.connection() as c:
+                    row = await (await c.execute(VERSION_SQL)).fetchone()
+            else:
+                row = await (await self.conn.execute(VERSION_SQL)).fetchone()
         check_version(row[0] if row else None)
 
-    @asynccontextmanager
-    async def _tx(self, user_id: str) -> AsyncIterator[psycopg.AsyncCursor[Any]]:
-        if self.lock is None:
-            async with atenant_tx(self.conn, user_id) as cur:
-                yield cur
-        else:
-            async with self.lock, atenant_tx(self.conn, user_id) as cur:
-                yield cur
+    def _locked(self) -> Any:
+        return self.lock if self.lock is not None else nullcontext()
+
+    async def _rows(self, user_id: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        async with self._locked():
+            return await atenant_rows(self.conn, user_id, sql, args)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        async with self._tx(self._tenant(config)) as cur:
-            await cur.execute(_GET, self._get_args(config))
-            row = await cur.fetchone()
-        return self._tuple(row, self._user_in(config)) if row else None
+        rows = await self._rows(self._tenant(config), _GET, self._get_args(config))
+        return self._tuple(rows[0], self._user_in(config)) if rows else None
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None
                     ) -> AsyncIterator[CheckpointTuple]:
-        async with self._tx(self._tenant(config)) as cur:
-            await cur.execute(_LIST, self._list_args(config, filter, before, limit))
-            rows = await cur.fetchall()
+        rows = await self._rows(self._tenant(config), _LIST, self._list_args(config, filter, before, limit))
         user = self._user_in(config)
         for row in rows:
             yield self._tuple(row, user)
@@ -353,32 +342,25 @@ class AsyncMemoryExtSaver(_Base):
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
         args, next_config = self._put_args(config, checkpoint, metadata, new_versions)
-        async with self._tx(self._tenant(config)) as cur:
-            await cur.execute(_PUT, args)
+        await self._rows(self._tenant(config), _PUT, args)
         return next_config
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
-        if not writes:
-            return
-        async with self._tx(self._tenant(config)) as cur:
-            await cur.execute(_PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
+        if writes:
+            await self._rows(self._tenant(config), _PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        async with self._tx(self.user_id) as cur:
-            await cur.execute(_DELETE_THREAD, (str(thread_id),))
+        await self._rows(self.user_id, _DELETE_THREAD, (str(thread_id),))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        async with self._tx(self.user_id) as cur:
-            await cur.execute(_DELETE_RUNS, ([str(r) for r in run_ids],))
+        await self._rows(self.user_id, _DELETE_RUNS, ([str(r) for r in run_ids],))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        async with self._tx(self.user_id) as cur:
-            await cur.execute(_COPY, (str(source_thread_id), str(target_thread_id)))
+        await self._rows(self.user_id, _COPY, (str(source_thread_id), str(target_thread_id)))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        async with self._tx(self.user_id) as cur:
-            await cur.execute(_PRUNE, ([str(t) for t in thread_ids], strategy))
+        await self._rows(self.user_id, _PRUNE, ([str(t) for t in thread_ids], strategy))
 
     # The sync interface, from threads other than the loop's (as AsyncPostgresSaver's).
     def _sync(self, coro: Any) -> Any:

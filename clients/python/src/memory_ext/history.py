@@ -91,7 +91,7 @@ class MemoryExtChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        items = self._call("SELECT session_get_items(%s)", self.session_id) or []
+        items = self._call("SELECT session_get_items(%s, NULL, tenant.t) FROM {tenant}", self.session_id) or []
         return [_message(i) for i in items]
 
     @messages.setter
@@ -103,10 +103,10 @@ class MemoryExtChatMessageHistory(BaseChatMessageHistory):
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """All of them in one call: all are stored or none."""
         if messages:
-            self._call("SELECT session_add_items(%s, %s)", self.session_id, Jsonb([_item(m) for m in messages]))
+            self._call("SELECT session_add_items(%s, %s, tenant.t) FROM {tenant}", self.session_id, Jsonb([_item(m) for m in messages]))
 
     def clear(self) -> None:
-        self._call("SELECT session_clear(%s)", self.session_id)
+        self._call("SELECT session_clear(%s, tenant.t) FROM {tenant}", self.session_id)
 
     async def aget_messages(self) -> list[BaseMessage]:
         return await asyncio.to_thread(lambda: self.messages)

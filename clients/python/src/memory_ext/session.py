@@ -69,7 +69,7 @@ class MemoryExtSession(SessionABC):
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         n = resolve_session_limit(limit, self.session_settings)
-        items = await asyncio.to_thread(self._call, "SELECT session_get_items(%s, %s)", self.session_id, n)
+        items = await asyncio.to_thread(self._call, "SELECT session_get_items(%s, %s, tenant.t) FROM {tenant}", self.session_id, n)
         return list(items or [])
 
     async def add_items(self, items: list[Any]) -> None:
@@ -78,13 +78,13 @@ class MemoryExtSession(SessionABC):
         if not items:
             return
         await _await_mutation(asyncio.to_thread(
-            self._call, "SELECT session_add_items(%s, %s)", self.session_id, Jsonb(list(items))))
+            self._call, "SELECT session_add_items(%s, %s, tenant.t) FROM {tenant}", self.session_id, Jsonb(list(items))))
 
     async def pop_item(self) -> Any | None:
-        return await _await_mutation(asyncio.to_thread(self._call, "SELECT session_pop_item(%s)", self.session_id))
+        return await _await_mutation(asyncio.to_thread(self._call, "SELECT session_pop_item(%s, tenant.t) FROM {tenant}", self.session_id))
 
     async def clear_session(self) -> None:
-        await _await_mutation(asyncio.to_thread(self._call, "SELECT session_clear(%s)", self.session_id))
+        await _await_mutation(asyncio.to_thread(self._call, "SELECT session_clear(%s, tenant.t) FROM {tenant}", self.session_id))
 
     def close(self) -> None:
         """Closes the connection the session opened itself (a given one is the caller's)."""

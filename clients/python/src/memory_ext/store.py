@@ -38,12 +38,12 @@ from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from memory_ext._db import VERSION_SQL, atenant_tx, check_version, tenant_tx
+from memory_ext._db import VERSION_SQL, atenant_rows, check_version, tenant_rows
 
 #: ``index={"embed": SERVER_EMBEDDINGS}``: vectors from the extension's own embedding model.
 SERVER_EMBEDDINGS = "memory_ext"
 
-_BATCH_SQL = "SELECT store_batch(%s)"
+_BATCH_SQL = "SELECT store_batch(%s, tenant.t) FROM {tenant}"
 
 
 def _time(v: Any) -> datetime:
@@ -264,11 +264,11 @@ class MemoryExtStore(_Base, BaseStore):
         doc_vecs = self.embeddings.embed_documents(docs) if docs else []
         query_vecs = [self.embeddings.embed_query(q) for _, q in queries] if queries else []
         payload = self._payload(ops, doc_keys, doc_vecs, queries, query_vecs)
-        # One connection serves one transaction at a time: callers on other threads wait here
-        # (a pool hands each its own connection).
-        with self._lock, tenant_tx(self.conn, self.user_id) as cur:
-            cur.execute(_BATCH_SQL, (Jsonb(payload),))
-            answers = cur.fetchone()[0]
+        # One connection serves one statement at a time: callers on other threads wait here (a
+        # pool hands each its own connection). The batch is one statement that names its tenant
+        # (memory_ext._db.tenant_rows).
+        with self._lock:
+            answers = tenant_rows(self.conn, self.user_id, _BATCH_SQL, (Jsonb(payload),))[0][0]
         return self._results(ops, answers)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -335,11 +335,10 @@ class AsyncMemoryExtStore(_Base, AsyncBatchedBaseStore):
         doc_vecs = await self.embeddings.aembed_documents(docs) if docs else []
         query_vecs = [await self.embeddings.aembed_query(q) for _, q in queries] if queries else []
         payload = self._payload(ops, doc_keys, doc_vecs, queries, query_vecs)
-        # One connection serves one transaction at a time: concurrent tasks wait here (a pool
+        # One connection serves one statement at a time: concurrent tasks wait here (a pool
         # hands each its own connection).
-        async with self._lock, atenant_tx(self.conn, self.user_id) as cur:
-            await cur.execute(_BATCH_SQL, (Jsonb(payload),))
-            answers = (await cur.fetchone())[0]
+        async with self._lock:
+            answers = (await atenant_rows(self.conn, self.user_id, _BATCH_SQL, (Jsonb(payload),)))[0][0]
         return self._results(ops, answers)
 
     async def sweep_ttl(self) -> int:

@@ -48,7 +48,7 @@ class MemoryTools:
         self.tools = list(tools) if tools is not None else None
         self._definitions: list[dict[str, Any]] | None = None
         # The agent exists from here on (memory_agent creates it with its default blocks).
-        self._call("SELECT memory_agent(%s, %s)", agent_id, user_id)
+        self._call("SELECT memory_agent(%s, tenant.t) FROM {tenant}", agent_id)
 
     def _call(self, sql: str, *args: Any) -> Any:
         return self._db.call("MemoryTools", sql, args)
@@ -57,7 +57,7 @@ class MemoryTools:
     def definitions(self) -> list[dict[str, Any]]:
         """The request's tools, in the format asked for (``openai``, ``anthropic`` or ``mcp``)."""
         if self._definitions is None:
-            self._definitions = self._call("SELECT memory_tools(%s, %s, %s)", self.agent_id, self.format,
+            self._definitions = self._call("SELECT memory_tools(%s, %s, %s) FROM {tenant}", self.agent_id, self.format,
                                            self.tools)
         return self._definitions
 
@@ -73,9 +73,9 @@ class MemoryTools:
     def prompt(self, *, blocks: bool = True) -> str:
         """The memory instructions for the system prompt, naming exactly these tools, and (by
         default) the agent's core memory blocks as they are now."""
-        text = self._call("SELECT memory_prompt(%s, NULL, %s)", self.agent_id, self.tools) or ""
+        text = self._call("SELECT memory_prompt(%s, NULL, %s) FROM {tenant}", self.agent_id, self.tools) or ""
         if blocks:
-            text += "\n\n" + (self._call("SELECT compile_core_blocks(%s)", self.agent_id) or "")
+            text += "\n\n" + (self._call("SELECT compile_core_blocks(%s) FROM {tenant}", self.agent_id) or "")
         return text
 
     def append(self, role: str, content: str, *, tool_calls: Any = None, tool_call_id: str | None = None,
@@ -85,7 +85,8 @@ class MemoryTools:
         thread is started by its first message: tool calls in a thread need one before them."""
         if self.thread_id is None:
             raise ValueError("these tools have no thread_id: messages are kept in a thread")
-        return self._call("SELECT message_append(%s, %s, %s, tool_calls => %s, tool_call_id => %s, name => %s)",
+        return self._call("SELECT message_append(%s, %s, %s, tenant.t, tool_calls => %s, tool_call_id => %s, name => %s) "
+                          "FROM {tenant}",
                           self.thread_id, role, content, Jsonb(tool_calls) if tool_calls else None,
                           tool_call_id, name)
 
@@ -97,7 +98,7 @@ class MemoryTools:
                 arguments = json.loads(arguments or "{}")
             except ValueError as e:
                 return {"content": f"the arguments are not valid JSON: {e}", "is_error": True}
-        return self._call("SELECT memory_tool_call(%s, %s, %s, %s)", self.agent_id, self.thread_id, name,
+        return self._call("SELECT memory_tool_call(%s, %s, %s, %s) FROM {tenant}", self.agent_id, self.thread_id, name,
                           Jsonb(arguments if arguments is not None else {}))
 
     def handle(self, tool_calls: Iterable[Any] | None) -> list[dict[str, Any]]:
