@@ -177,8 +177,12 @@ def main() -> None:
         # An application's many sessions share a pool (one connection each would be 100).
         with ConnectionPool(ours_dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
             ours = bench_session(lambda sid: MemoryExtSession(sid, pool=pool, user_id="bench"))
+            deferred = bench_session(lambda sid: MemoryExtSession(f"d-{sid}", pool=pool, user_id="bench",
+                                                                  defer_embedding=True))
         theirs = bench_session(lambda sid: SQLiteSession(sid, path))
     results["session"] = {"MemoryExtSession": ours, "SQLiteSession": theirs}
+    results["session, vectors left to the backfill"] = {"MemoryExtSession(defer_embedding=True)": deferred,
+                                                        "SQLiteSession": theirs}
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "adapters.json"), "w") as f:

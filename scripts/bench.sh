@@ -3,7 +3,7 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, screen, citus (default: all but citus)
+#                                          agents, screen, adapters, citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -21,7 +21,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -159,6 +159,19 @@ for s in $suites; do
     psql_b -d memory_bench_ag -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$CARGO_TARGET_DIR/release/memory-mcp \
       python3 bench/agents.py --dsn "${dsn/memory_bench/memory_bench_ag}" --out "$RESULTS"
+  elif [ "$s" = adapters ]; then
+    # The Python adapters against the frameworks' reference implementations on this server
+    # (bench/adapters.py): the clients layer's virtualenv with langgraph-checkpoint-postgres added.
+    echo "==> bench: adapters"
+    venv=$MEMORY_EXT_HOME/clients/bench-venv
+    if [ ! -f "$venv/.complete" ]; then
+      rm -rf "$venv" && python3 -m venv "$venv"
+      "$venv/bin/pip" install -q langgraph-checkpoint==4.3.2 langgraph-checkpoint-postgres==3.1.1 \
+        openai-agents==0.24.0 "psycopg[binary]==3.3.9" psycopg-pool==3.3.3
+      touch "$venv/.complete"
+    fi
+    "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
+    "$venv/bin/python" bench/adapters.py --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres" --out "$RESULTS"
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.

@@ -125,14 +125,30 @@ fi
 
 # memory-ext-models: the files deps.sh installed for this version (a link for versions that
 # share another's copy).
-models=$work/models
-mkdir -p "$models/usr/share/memory-ext"
-cp -rL "$("$PG_CONFIG" --sharedir)/extension/memory_ext/models" "$models/usr/share/memory-ext/models"
-find "$models/usr/share/memory-ext" -name '.git*' -delete
-find "$models/usr/share/memory-ext" -type f -exec chmod 644 {} +
-control "$models" memory-ext-models all "" \
-  "built-in embedding and reranking models for memory_ext" \
-  "The models memory_ext runs inside PostgreSQL without a remote service: all-MiniLM-L6-v2 (Apache-2.0) and bge-small-en-v1.5 (MIT) for embeddings, ms-marco-MiniLM-L-12-v2 (Apache-2.0) for reranking. One copy serves the extension packages of every PostgreSQL version."
+# It is the same for every PostgreSQL version and every commit of a release, and compressing
+# 150 MB took a minute: one build per version, models and copyright is kept in
+# $MEMORY_EXT_HOME/debian-cache and copied from there (its changelog keeps the date of that
+# build).
+models_src=$("$PG_CONFIG" --sharedir)/extension/memory_ext/models
+models_key=$({ echo "$debver $maintainer"; cat "${copyright:-packaging/copyright}";
+               (cd -L "$models_src" && find -L . -type f ! -name '.git*' -print0 | sort -z | xargs -0 md5sum); } |
+             md5sum | cut -c1-12)
+models_cache=$MEMORY_EXT_HOME/debian-cache/memory-ext-models_${debver}_all.$models_key.deb
+if [ -f "$models_cache" ]; then
+  cp "$models_cache" "$out/memory-ext-models_${debver}_all.deb"
+  echo "$out/memory-ext-models_${debver}_all.deb (built before: $models_cache)"
+else
+  models=$work/models
+  mkdir -p "$models/usr/share/memory-ext"
+  cp -rL "$models_src" "$models/usr/share/memory-ext/models"
+  find "$models/usr/share/memory-ext" -name '.git*' -delete
+  find "$models/usr/share/memory-ext" -type f -exec chmod 644 {} +
+  control "$models" memory-ext-models all "" \
+    "built-in embedding and reranking models for memory_ext" \
+    "The models memory_ext runs inside PostgreSQL without a remote service: all-MiniLM-L6-v2 (Apache-2.0) and bge-small-en-v1.5 (MIT) for embeddings, ms-marco-MiniLM-L-12-v2 (Apache-2.0) for reranking. One copy serves the extension packages of every PostgreSQL version."
+  mkdir -p "$(dirname "$models_cache")"
+  cp "$out/memory-ext-models_${debver}_all.deb" "$models_cache.tmp" && mv "$models_cache.tmp" "$models_cache"
+fi
 
 # memory-mcp
 mcp=$work/mcp

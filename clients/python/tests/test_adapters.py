@@ -247,6 +247,45 @@ def test_a_pooled_connection_keeps_no_tenant_after_any_adapter_call():
         assert leftover() == ""
 
 
+def test_a_session_can_leave_its_vectors_to_the_backfill():
+    from memory_ext import MemoryExtSession
+
+    now, later = tenant("embed"), tenant("embed")
+    for user, defer in ((now, False), (later, True)):
+        s = MemoryExtSession("s", dsn=DSN, user_id=user, defer_embedding=defer)
+        asyncio.run(s.add_items([{"role": "user", "content": "The heron stands in the reeds."}]))
+        assert asyncio.run(s.get_items()) == [{"role": "user", "content": "The heron stands in the reeds."}]
+        s.close()
+    vectors = dict(sql("SELECT user_id, bool_and(embedding IS NOT NULL) FROM memory.messages "
+                       "WHERE user_id IN (%s, %s) GROUP BY 1", now, later))
+    assert vectors == {now: True, later: False}
+    # The setting was the statement's only.
+    with psycopg.connect(DSN, autocommit=True) as c:
+        assert c.execute("SHOW memory_ext.embed_on_write").fetchone()[0] == "on"
+
+
+def test_the_cli_exports_a_tenant_and_imports_it_into_another_once(tmp_path):
+    import subprocess
+    import sys
+
+    src, dst = tenant("cli"), tenant("cli")
+    sql("SELECT message_append('t1', 'user', %s), memory_write(jsonb_build_object('text', %s::text))", HOSTILE[:200],
+        "The user collects antique maps.", user=src)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "memory_ext", *a], capture_output=True, text=True)  # noqa: E731
+    out = run("export", "--dsn", DSN, "--user-id", src)
+    assert out.returncode == 0, out.stderr
+    doc = tmp_path / "export.json"
+    doc.write_text(out.stdout)
+    first = run("import", "--dsn", DSN, "--user-id", dst, str(doc))
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["inserted"]["memories"] == 1
+    again = json.loads(run("import", "--dsn", DSN, "--user-id", dst, str(doc)).stdout)
+    assert sum(again["inserted"].values()) == 0
+    assert sql("SELECT count(*) FROM memory.items WHERE user_id = %s", dst)[0][0] == 1
+    bad = run("import", "--dsn", DSN, "--user-id", dst, "--format", "mem0", "/nonexistent.json")
+    assert bad.returncode == 1 and "memory-ext:" in bad.stderr
+
+
 def test_a_saver_on_an_older_extension_says_what_it_needs():
     from memory_ext._db import VersionError, check_version
 

@@ -48,23 +48,29 @@ AConn = psycopg.AsyncConnection | AsyncConnectionPool
 # first, as its own scan. SQL passed to tenant_rows names the place of this FROM item with
 # {tenant}.
 _TENANT_FROM = "(SELECT set_config('memory_ext.user_id', %s, true) AS t OFFSET 0) tenant"
+# The same, and the statement's writes left to the backfill for their vectors
+# (memory_ext.embed_on_write off for this transaction only: docs/operations.md).
+_TENANT_FROM_DEFERRED = ("(SELECT set_config('memory_ext.user_id', %s, true) AS t, "
+                         "set_config('memory_ext.embed_on_write', 'off', true) AS e OFFSET 0) tenant")
 
 
-def _tenant_sql(sql: str, args: tuple[Any, ...] | list[Any], user_id: str) -> tuple[str, list[Any]]:
+def _tenant_sql(sql: str, args: tuple[Any, ...] | list[Any], user_id: str,
+                defer_embedding: bool = False) -> tuple[str, list[Any]]:
     at = sql.index("{tenant}")
     a = list(args)
     a.insert(sql[:at].count("%s"), user_id)
-    return sql.replace("{tenant}", _TENANT_FROM), a
+    return sql.replace("{tenant}", _TENANT_FROM_DEFERRED if defer_embedding else _TENANT_FROM), a
 
 
 def _one_statement(c: Any) -> bool:
     return bool(c.autocommit) and c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
 
-def tenant_rows(conn: Conn, user_id: str, sql: str, args: tuple[Any, ...] | list[Any]) -> list[Any]:
+def tenant_rows(conn: Conn, user_id: str, sql: str, args: tuple[Any, ...] | list[Any],
+                defer_embedding: bool = False) -> list[Any]:
     """The rows of `sql` (with its {tenant} FROM item) run for `user_id`: as one statement on
     an autocommit connection, otherwise inside a transaction (or savepoint) of its own."""
-    q, a = _tenant_sql(sql, args, user_id)
+    q, a = _tenant_sql(sql, args, user_id, defer_embedding)
 
     def run(c: psycopg.Connection) -> list[Any]:
         if _one_statement(c):
@@ -109,12 +115,14 @@ class Connector:
     Each call is a transaction of its own for ``user_id``; the first checks the version."""
 
     def __init__(self, *, user_id: str, dsn: str | None = None, conn: psycopg.Connection | None = None,
-                 pool: ConnectionPool | None = None, what: str = "this object") -> None:
+                 pool: ConnectionPool | None = None, what: str = "this object",
+                 defer_embedding: bool = False) -> None:
         if not user_id:
             raise ValueError(f"user_id is required: the tenant {what} belongs to")
         if sum(x is not None for x in (dsn, conn, pool)) != 1:
             raise ValueError("give one of dsn, conn or pool")
         self.user_id = user_id
+        self.defer_embedding = defer_embedding
         self._dsn, self._conn, self._pool = dsn, conn, pool
         self._own = dsn is not None
         self._lock = threading.Lock()
@@ -139,7 +147,7 @@ class Connector:
             if not self._checked:
                 check_version(_version(conn))
                 self._checked = True
-            rows = tenant_rows(conn, self.user_id, sql, args)
+            rows = tenant_rows(conn, self.user_id, sql, args, self.defer_embedding)
         return rows[0][0] if rows else None
 
     def close(self) -> None:

@@ -73,7 +73,8 @@ class MemoryExtChatMessageHistory(BaseChatMessageHistory):
     """The messages of one thread (``session_id``) of a tenant (``user_id``).
 
     Give ``dsn`` (a connection opened on first use and kept until :meth:`close`), ``conn`` (a
-    psycopg ``Connection`` in autocommit mode) or ``pool`` (a ``ConnectionPool``)::
+    psycopg ``Connection`` in autocommit mode) or ``pool`` (a ``ConnectionPool``);
+    ``defer_embedding=True`` leaves the messages' vectors to the extension's backfill::
 
         history = MemoryExtChatMessageHistory("thread-1", user_id="alice", dsn=DSN)
         chain = RunnableWithMessageHistory(model, lambda sid: MemoryExtChatMessageHistory(
@@ -81,8 +82,10 @@ class MemoryExtChatMessageHistory(BaseChatMessageHistory):
     """
 
     def __init__(self, session_id: str, *, user_id: str, dsn: str | None = None,
-                 conn: psycopg.Connection | None = None, pool: ConnectionPool | None = None) -> None:
-        self._db = Connector(user_id=user_id, dsn=dsn, conn=conn, pool=pool, what="this history")
+                 conn: psycopg.Connection | None = None, pool: ConnectionPool | None = None,
+                 defer_embedding: bool = False) -> None:
+        self._db = Connector(user_id=user_id, dsn=dsn, conn=conn, pool=pool, what="this history",
+                             defer_embedding=defer_embedding)
         self.session_id = session_id
         self.user_id = user_id
 

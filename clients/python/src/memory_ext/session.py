@@ -42,7 +42,9 @@ class MemoryExtSession(SessionABC):
 
     Give ``dsn`` (a connection is opened on first use and kept until :meth:`close`), ``conn`` (a
     psycopg ``Connection`` in autocommit mode, shared under a lock) or ``pool`` (a
-    ``ConnectionPool``).
+    ``ConnectionPool``). ``defer_embedding=True``: items are stored without waiting for their
+    vectors, which the extension's backfill adds (the built-in model takes about 10 ms an item;
+    until then ``conversation_search`` finds them by keyword only).
     """
 
     session_settings: SessionSettings | None = None
@@ -56,8 +58,10 @@ class MemoryExtSession(SessionABC):
         conn: psycopg.Connection | None = None,
         pool: ConnectionPool | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        defer_embedding: bool = False,
     ) -> None:
-        self._db = Connector(user_id=user_id, dsn=dsn, conn=conn, pool=pool, what="this session")
+        self._db = Connector(user_id=user_id, dsn=dsn, conn=conn, pool=pool, what="this session",
+                             defer_embedding=defer_embedding)
         self.session_id = session_id
         self.user_id = user_id
         self.session_settings = (
