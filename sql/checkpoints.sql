@@ -123,18 +123,22 @@ END $$;
 -- Blobs of channels whose version no checkpoint of the thread and namespace names any more:
 -- what checkpoint_delete_runs and checkpoint_prune leave behind, deleted so that what a
 -- checkpoint said goes with it.
+-- PL/pgSQL, the tenant in a variable: Citus routes a statement by a value it can see, and plans
+-- no SQL function with parameters (docs/citus.md).
 CREATE FUNCTION memory._checkpoint_orphans(u text, threads text[]) RETURNS bigint
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    WITH gone AS (
-        DELETE FROM memory.checkpoint_blobs b
-        WHERE b.user_id = u AND b.thread_id = ANY (threads)
-          AND NOT EXISTS (SELECT 1 FROM memory.checkpoint_steps s
-                          WHERE s.user_id = u AND s.thread_id = b.thread_id
-                            AND s.checkpoint_ns = b.checkpoint_ns
-                            AND s.checkpoint -> 'channel_versions' ->> b.channel = b.version)
-        RETURNING 1)
-    SELECT count(*) FROM gone
-$$;
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM memory.checkpoint_blobs b
+    WHERE b.user_id = u AND b.thread_id = ANY (threads)
+      AND NOT EXISTS (SELECT 1 FROM memory.checkpoint_steps s
+                      WHERE s.user_id = u AND s.thread_id = b.thread_id
+                        AND s.checkpoint_ns = b.checkpoint_ns
+                        AND s.checkpoint -> 'channel_versions' ->> b.channel = b.version);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END $$;
 
 -- checkpoint_put(thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint,
 -- metadata, channels, versions, types, blobs, user_id) -> jsonb {thread_id, checkpoint_ns,
@@ -220,18 +224,13 @@ BEGIN
         RAISE EXCEPTION 'idx must not repeat' USING ERRCODE = '22023';
     END IF;
     PERFORM memory.checkpoint_size(coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
-    IF replace THEN
-        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
-                                                   task_path, idx, channel, type, blob)
-        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
-        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey
-        DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob;
-    ELSE
-        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
-                                                   task_path, idx, channel, type, blob)
-        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
-        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey DO NOTHING;
-    END IF;
+    -- A write already there is replaced only when asked (otherwise the conflict updates nothing).
+    INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                               task_path, idx, channel, type, blob)
+    SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
+    ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey
+    DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
+    WHERE replace;
     GET DIAGNOSTICS done = ROW_COUNT;
     RETURN done;
 END
@@ -292,11 +291,13 @@ $$;
 CREATE FUNCTION checkpoint_get(thread_id text, checkpoint_ns text DEFAULT '', checkpoint_id text DEFAULT NULL,
                                user_id text DEFAULT NULL)
 RETURNS SETOF memory.checkpoint_tuple
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
-    SELECT * FROM checkpoint_list(memory.checkpoint_thread(thread_id),
-                                  memory._checkpoint_key('checkpoint_ns', checkpoint_ns, true),
-                                  checkpoint_id, NULL, NULL, 1, user_id)
+BEGIN
+    RETURN QUERY SELECT * FROM checkpoint_list(memory.checkpoint_thread(thread_id),
+                                               memory._checkpoint_key('checkpoint_ns', checkpoint_ns, true),
+                                               checkpoint_id, NULL, NULL, 1, user_id);
+END
 $$;
 
 -- checkpoint_delete_thread(thread_id, user_id) -> bigint: every checkpoint of the thread, in
@@ -336,22 +337,22 @@ BEGIN
     IF run_ids IS NULL OR cardinality(run_ids) = 0 THEN
         RETURN 0;
     END IF;
-    WITH gone AS (
-        DELETE FROM memory.checkpoint_steps s
-        WHERE s.user_id = u AND s.metadata ->> 'run_id' = ANY (run_ids)
-        RETURNING s.thread_id, s.checkpoint_ns, s.checkpoint_id),
-    writes AS (
-        DELETE FROM memory.checkpoint_writes w
-        USING gone g
-        WHERE w.user_id = u AND w.thread_id = g.thread_id AND w.checkpoint_ns = g.checkpoint_ns
-          AND w.checkpoint_id = g.checkpoint_id
-        RETURNING 1)
-    SELECT array_agg(DISTINCT g.thread_id), count(*) + (SELECT count(*) FROM writes)
-      INTO threads, total FROM gone g;
-    IF threads IS NOT NULL THEN
-        total := total + memory._checkpoint_orphans(u, threads);
+    -- Statement by statement, each naming the tenant (no data-modifying CTE: on Citus each is
+    -- then a router statement on the tenant's shard group).
+    SELECT array_agg(DISTINCT s.thread_id) INTO threads
+      FROM memory.checkpoint_steps s WHERE s.user_id = u AND s.metadata ->> 'run_id' = ANY (run_ids);
+    IF threads IS NULL THEN
+        RETURN 0;
     END IF;
-    RETURN total;
+    DELETE FROM memory.checkpoint_writes w
+    WHERE w.user_id = u AND w.thread_id = ANY (threads)
+      AND EXISTS (SELECT 1 FROM memory.checkpoint_steps s
+                  WHERE s.user_id = u AND s.thread_id = w.thread_id AND s.checkpoint_ns = w.checkpoint_ns
+                    AND s.checkpoint_id = w.checkpoint_id AND s.metadata ->> 'run_id' = ANY (run_ids));
+    GET DIAGNOSTICS n = ROW_COUNT; total := total + n;
+    DELETE FROM memory.checkpoint_steps s WHERE s.user_id = u AND s.metadata ->> 'run_id' = ANY (run_ids);
+    GET DIAGNOSTICS n = ROW_COUNT; total := total + n;
+    RETURN total + memory._checkpoint_orphans(u, threads);
 END
 $$;
 
@@ -419,24 +420,20 @@ BEGIN
         SELECT coalesce(sum(checkpoint_delete_thread(t, u)), 0) INTO total FROM unnest(thread_ids) t;
         RETURN total;
     END IF;
-    WITH latest AS (
-        SELECT s.thread_id, s.checkpoint_ns, max(s.checkpoint_id COLLATE "C") AS checkpoint_id
-        FROM memory.checkpoint_steps s
-        WHERE s.user_id = u AND s.thread_id = ANY (thread_ids)
-        GROUP BY s.thread_id, s.checkpoint_ns),
-    writes AS (
-        DELETE FROM memory.checkpoint_writes w
-        WHERE w.user_id = u AND w.thread_id = ANY (thread_ids)
-          AND NOT EXISTS (SELECT 1 FROM latest l WHERE l.thread_id = w.thread_id
-                            AND l.checkpoint_ns = w.checkpoint_ns AND l.checkpoint_id = w.checkpoint_id)
-        RETURNING 1),
-    steps AS (
-        DELETE FROM memory.checkpoint_steps s
-        WHERE s.user_id = u AND s.thread_id = ANY (thread_ids)
-          AND NOT EXISTS (SELECT 1 FROM latest l WHERE l.thread_id = s.thread_id
-                            AND l.checkpoint_ns = s.checkpoint_ns AND l.checkpoint_id = s.checkpoint_id)
-        RETURNING 1)
-    SELECT (SELECT count(*) FROM writes) + (SELECT count(*) FROM steps) INTO total;
+    -- What has a newer checkpoint in its thread and namespace goes: the writes, then the
+    -- checkpoints (statement by statement, as checkpoint_delete_runs).
+    DELETE FROM memory.checkpoint_writes w
+    WHERE w.user_id = u AND w.thread_id = ANY (thread_ids)
+      AND EXISTS (SELECT 1 FROM memory.checkpoint_steps s
+                  WHERE s.user_id = u AND s.thread_id = w.thread_id AND s.checkpoint_ns = w.checkpoint_ns
+                    AND s.checkpoint_id COLLATE "C" > w.checkpoint_id COLLATE "C");
+    GET DIAGNOSTICS n = ROW_COUNT; total := total + n;
+    DELETE FROM memory.checkpoint_steps s
+    WHERE s.user_id = u AND s.thread_id = ANY (thread_ids)
+      AND EXISTS (SELECT 1 FROM memory.checkpoint_steps l
+                  WHERE l.user_id = u AND l.thread_id = s.thread_id AND l.checkpoint_ns = s.checkpoint_ns
+                    AND l.checkpoint_id COLLATE "C" > s.checkpoint_id COLLATE "C");
+    GET DIAGNOSTICS n = ROW_COUNT; total := total + n;
     RETURN total + memory._checkpoint_orphans(u, thread_ids);
 END
 $$;

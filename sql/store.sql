@@ -7,6 +7,23 @@
 -- refresh_ttl pushes it back); an expired item is never returned and memory_purge (the
 -- worker's) deletes it. The functions are src/api/store.rs; the statements
 -- sql/queries/store_*.sql.
+-- A namespace as one text key, label by label (each label escaped, then ended by U+0001), so
+-- that the namespaces under a prefix are exactly the keys that start with the prefix's key,
+-- whatever the labels hold: store_search finds them through store_items_ns_idx with
+-- LIKE '<key>%' (memory._store_ns_like) instead of walking the tenant's items.
+CREATE FUNCTION memory._store_ns_key(ns text[]) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+    SELECT coalesce(string_agg(replace(replace(l, E'\x02', E'\x02\x02'), E'\x01', E'\x02\x01') || E'\x01', ''
+                               ORDER BY i), '')
+    FROM unnest(ns) WITH ORDINALITY AS u(l, i)
+$$;
+
+-- The LIKE pattern of the namespaces under `prefix`: its key with LIKE's own characters escaped.
+CREATE FUNCTION memory._store_ns_like(prefix text[]) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT AS $$
+    SELECT replace(replace(replace(memory._store_ns_key(prefix), '\', '\\'), '%', '\%'), '_', '\_') || '%'
+$$;
+
 CREATE TABLE memory.store_items (
     user_id    text        NOT NULL,
     namespace  text[]      NOT NULL CHECK (cardinality(namespace) BETWEEN 1 AND 32
@@ -18,10 +35,14 @@ CREATE TABLE memory.store_items (
     updated_at timestamptz NOT NULL DEFAULT now(),
     ttl        interval    CHECK (ttl > interval '0'),
     expires_at timestamptz,
+    ns_key     text        GENERATED ALWAYS AS (memory._store_ns_key(namespace)) STORED,
     PRIMARY KEY (user_id, namespace, key),
     CONSTRAINT store_items_expiry CHECK ((ttl IS NULL) = (expires_at IS NULL))
 );
-CREATE INDEX store_items_updated_idx ON memory.store_items (user_id, updated_at DESC);
+-- A search without a query is the newest items, ties broken by namespace and key: walked here
+-- in that order, it stops at the page (store_search.sql).
+CREATE INDEX store_items_updated_idx ON memory.store_items (user_id, updated_at DESC, namespace, key);
+CREATE INDEX store_items_ns_idx ON memory.store_items (user_id, ns_key text_pattern_ops);
 CREATE INDEX store_items_expires_idx ON memory.store_items (expires_at) WHERE expires_at IS NOT NULL;
 
 -- One row per indexed text of an item: `field` is the path it came from (`$`, `title`,

@@ -223,7 +223,23 @@ pub fn search(user: &str, s: Search) -> Vec<Value> {
         }
         _ => (None, None),
     };
+    // Without a vector every score is NULL: a constant, so the page is the newest items.
+    let score = if vec.is_some() {
+        include_str!("../../sql/queries/store_search_score.sql").trim_end()
+    } else {
+        "NULL::float8"
+    };
+    // Equalities to a scalar are one containment test (C, and the same answer as
+    // memory._store_match's); the other conditions go to memory._store_match, skipped when none.
+    let (contains, rest) = rules::split_filter(&s.filter);
+    let matching = if rest.as_array().is_some_and(|a| !a.is_empty()) {
+        "memory._store_match(s.value, $3)"
+    } else {
+        "true"
+    };
     let q = include_str!("../../sql/queries/store_search.sql")
+        .replace("{score}", score)
+        .replace("{match}", matching)
         .replace("{op}", &vector::cosine_op())
         .replace("{vector_dims}", &vector::dims_fn())
         .replace("{vector}", &vector::unsized_ty());
@@ -232,13 +248,14 @@ pub fn search(user: &str, s: Search) -> Vec<Value> {
         &[
             user.into(),
             s.prefix.into(),
-            JsonB(s.filter).into(),
+            JsonB(rest).into(),
             s.limit.into(),
             s.offset.into(),
             vec.into(),
             model.into(),
             s.refresh.into(),
             now().into(),
+            JsonB(contains).into(),
         ],
         "searching the store",
         |r| Ok(r.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null)),

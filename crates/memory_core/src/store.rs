@@ -355,6 +355,50 @@ pub fn filter(v: Option<&Value>) -> Result<Value, StoreError> {
     ))
 }
 
+/// [`filter`]'s conditions split in two: the equalities to a JSON scalar, as one document an
+/// item must contain (jsonb `@>`: for a scalar at a path, containment and equality agree), and
+/// the rest, still a list for `memory._store_match`. The first is `{}` when there are none.
+pub fn split_filter(conds: &Value) -> (Value, Value) {
+    let mut contains = Value::Object(Default::default());
+    let mut rest = vec![];
+    for c in conds.as_array().into_iter().flatten() {
+        let path: Vec<&str> = c["path"]
+            .as_array()
+            .map(|p| p.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let scalar = !matches!(c["value"], Value::Array(_) | Value::Object(_));
+        if c["op"] == "eq" && scalar && !path.is_empty() && place(&mut contains, &path, &c["value"]) {
+            continue;
+        }
+        rest.push(c.clone());
+    }
+    (contains, Value::Array(rest))
+}
+
+/// Puts `value` at `path` in `doc`; false when the path is taken (two equalities on one path,
+/// or one under another: left to `memory._store_match`, which answers them exactly).
+fn place(doc: &mut Value, path: &[&str], value: &Value) -> bool {
+    let Some(obj) = doc.as_object_mut() else {
+        return false;
+    };
+    match path {
+        [last] => {
+            if obj.contains_key(*last) {
+                return false;
+            }
+            obj.insert((*last).to_string(), value.clone());
+            true
+        }
+        [first, more @ ..] => {
+            let next = obj
+                .entry((*first).to_string())
+                .or_insert_with(|| Value::Object(Default::default()));
+            place(next, more, value)
+        }
+        [] => false,
+    }
+}
+
 /// A limit or offset: `limit` 1..=[`MAX_LIMIT`], `offset` 0 or more.
 pub fn page(
     limit: Option<i64>,
@@ -425,6 +469,31 @@ mod tests {
                 ("l[*]#1".into(), "q".into())
             ]
         );
+    }
+
+    #[test]
+    fn equalities_to_scalars_become_one_containment() {
+        let f = filter(Some(&json!({"color": "red", "m": {"a": 1, "b": null}, "score": {"$gte": 4},
+                                     "tags": ["x"], "n": {"$ne": 2}})))
+        .unwrap();
+        let (contains, rest) = split_filter(&f);
+        assert_eq!(contains, json!({"color": "red", "m": {"a": 1, "b": null}}));
+        assert_eq!(
+            rest,
+            json!([
+                {"path": ["n"], "op": "ne", "value": 2},
+                {"path": ["score"], "op": "gte", "value": 4},
+                {"path": ["tags"], "op": "eq", "value": ["x"]}
+            ])
+        );
+        let (c, r) = split_filter(&json!([]));
+        assert_eq!((c, r), (json!({}), json!([])));
+        // A path under another equality's scalar stays a condition of its own.
+        let conds = json!([{"path": ["a"], "op": "eq", "value": 1},
+                           {"path": ["a", "b"], "op": "eq", "value": 2}]);
+        let (c, r) = split_filter(&conds);
+        assert_eq!(c, json!({"a": 1}));
+        assert_eq!(r, json!([{"path": ["a", "b"], "op": "eq", "value": 2}]));
     }
 
     #[test]
