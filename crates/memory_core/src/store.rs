@@ -367,7 +367,8 @@ pub fn split_filter(conds: &Value) -> (Value, Value) {
             .map(|p| p.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         let scalar = !matches!(c["value"], Value::Array(_) | Value::Object(_));
-        if c["op"] == "eq" && scalar && !path.is_empty() && place(&mut contains, &path, &c["value"]) {
+        if c["op"] == "eq" && scalar && !path.is_empty() && place(&mut contains, &path, &c["value"])
+        {
             continue;
         }
         rest.push(c.clone());
@@ -473,8 +474,10 @@ mod tests {
 
     #[test]
     fn equalities_to_scalars_become_one_containment() {
-        let f = filter(Some(&json!({"color": "red", "m": {"a": 1, "b": null}, "score": {"$gte": 4},
-                                     "tags": ["x"], "n": {"$ne": 2}})))
+        let f = filter(Some(
+            &json!({"color": "red", "m": {"a": 1, "b": null}, "score": {"$gte": 4},
+                                     "tags": ["x"], "n": {"$ne": 2}}),
+        ))
         .unwrap();
         let (contains, rest) = split_filter(&f);
         assert_eq!(contains, json!({"color": "red", "m": {"a": 1, "b": null}}));

@@ -432,8 +432,10 @@ fn plans_use_the_indexes_at_20k_memories() {
     // Noise from a seeded random(), so every run has the same rows.
     adm.execute(
         "SELECT memory_write_batch($1)",
-        &[&Json(json!([{"text": "Note 0 about topic0, topic104 and topic209.", "kind": "archival",
-                        "embedding": centres[0], "tags": []}]))],
+        &[&Json(
+            json!([{"text": "Note 0 about topic0, topic104 and topic209.", "kind": "archival",
+                        "embedding": centres[0], "tags": []}]),
+        )],
     )
     .unwrap();
     let flat: Vec<f32> = centres.iter().flatten().copied().collect();
