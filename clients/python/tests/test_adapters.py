@@ -271,6 +271,8 @@ def test_the_cli_exports_a_tenant_and_imports_it_into_another_once(tmp_path):
     src, dst = tenant("cli"), tenant("cli")
     sql("SELECT message_append('t1', 'user', %s), memory_write(jsonb_build_object('text', %s::text))", HOSTILE[:200],
         "The user collects antique maps.", user=src)
+    with MemoryExtSaver.from_conn_string(DSN, user_id=src) as saver:
+        _graph(saver).invoke({"count": 0, "notes": []}, {"configurable": {"thread_id": "g"}})
     run = lambda *a: subprocess.run([sys.executable, "-m", "memory_ext", *a], capture_output=True, text=True)  # noqa: E731
     out = run("export", "--dsn", DSN, "--user-id", src)
     assert out.returncode == 0, out.stderr
@@ -282,6 +284,9 @@ def test_the_cli_exports_a_tenant_and_imports_it_into_another_once(tmp_path):
     again = json.loads(run("import", "--dsn", DSN, "--user-id", dst, str(doc)).stdout)
     assert sum(again["inserted"].values()) == 0
     assert sql("SELECT count(*) FROM memory.items WHERE user_id = %s", dst)[0][0] == 1
+    # The graph's checkpoints came along, blobs and all: the graph goes on where it was.
+    with MemoryExtSaver.from_conn_string(DSN, user_id=dst) as saver:
+        assert _graph(saver).get_state({"configurable": {"thread_id": "g"}}).values["count"] == 1
     bad = run("import", "--dsn", DSN, "--user-id", dst, "--format", "mem0", "/nonexistent.json")
     assert bad.returncode == 1 and "memory-ext:" in bad.stderr
 
