@@ -566,13 +566,20 @@ BEGIN
         RAISE EXCEPTION 'idx must not repeat' USING ERRCODE = '22023';
     END IF;
     PERFORM memory.checkpoint_size(coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
-    -- A write already there is replaced only when asked (otherwise the conflict updates nothing).
-    INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
-                                               task_path, idx, channel, type, blob)
-    SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
-    ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey
-    DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob
-    WHERE replace;
+    -- Two statements, not one with `DO UPDATE ... WHERE replace`: Citus sends an INSERT ... SELECT's
+    -- ON CONFLICT clause to the workers without the types of the parameters in it.
+    IF replace THEN
+        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                                   task_path, idx, channel, type, blob)
+        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
+        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey
+        DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob;
+    ELSE
+        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                                   task_path, idx, channel, type, blob)
+        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
+        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey DO NOTHING;
+    END IF;
     GET DIAGNOSTICS done = ROW_COUNT;
     RETURN done;
 END

@@ -412,6 +412,9 @@ def test_graph_checkpoints_answer_through_the_coordinator():
             (doc(2, "2"), Jsonb({"run_id": "r2", "step": 1})))
         assert one(c, "SELECT checkpoint_put_writes('g', '', 'c2', 't', '', '{0,1}', '{m,n}', '{json,json}', "
                       "ARRAY['\\x0a'::bytea, '\\x0b'])") == 2
+        # LangGraph's special writes replace (the other branch of the function).
+        assert one(c, "SELECT checkpoint_put_writes('g', '', 'c2', 't', '', '{1}', '{n}', '{json}', "
+                      "ARRAY['\\x0c'::bytea], true)") == 1
         rows = c.execute("SELECT checkpoint_id, parent_checkpoint_id, array_length(pending_writes, 1) "
                          "FROM checkpoint_list('g')").fetchall()
         assert rows == [("c2", "c1", 2), ("c1", None, None)], rows
