@@ -610,12 +610,13 @@ BEGIN
     RETURN QUERY
     SELECT s.thread_id, s.checkpoint_ns, s.checkpoint_id, s.parent_checkpoint_id, s.checkpoint, s.metadata,
            s.created_at,
+           -- The blob of each channel at the version the checkpoint names. No set-returning
+           -- function in this subquery: Citus cannot send one that refers to the outer row.
            (SELECT array_agg(ARRAY[convert_to(b.channel, 'UTF8'), convert_to(b.type, 'UTF8'), b.blob]
                              ORDER BY b.channel COLLATE "C")
-              FROM jsonb_each_text(s.checkpoint -> 'channel_versions') v
-              JOIN memory.checkpoint_blobs b
-                ON b.user_id = s.user_id AND b.thread_id = s.thread_id AND b.checkpoint_ns = s.checkpoint_ns
-               AND b.channel = v.key AND b.version = v.value),
+              FROM memory.checkpoint_blobs b
+             WHERE b.user_id = s.user_id AND b.thread_id = s.thread_id AND b.checkpoint_ns = s.checkpoint_ns
+               AND b.version = s.checkpoint -> 'channel_versions' ->> b.channel),
            (SELECT array_agg(ARRAY[convert_to(w.task_id, 'UTF8'), convert_to(w.channel, 'UTF8'),
                                    convert_to(coalesce(w.type, ''), 'UTF8'), w.blob]
                              ORDER BY w.task_path COLLATE "C", w.task_id COLLATE "C", w.idx)
