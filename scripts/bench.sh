@@ -30,7 +30,7 @@ psql_b() { psql_at "$BENCH_PORT" "$@"; }
 echo "==> release build + install (benchmarks measure optimised code)"
 scripts/cluster.sh stop "$BENCH_PGDATA"   # its own server restarts onto the new build (the install is by rename)
 scripts/install.sh --release >/dev/null
-cargo build -q --release -p memory_ext_bench -p memory_ext_standin -p memory_mcp
+cargo build -q --release -p memory_ext_bench -p memory_ext_standin -p memory_gateway
 [ "${BENCH_FRESH:-0}" = 1 ] && scripts/cluster.sh destroy "$BENCH_PGDATA"
 "$CARGO_TARGET_DIR"/release/memory_ext_standin "$STANDIN_PORT" > /dev/null 2>&1 &
 standin=$!

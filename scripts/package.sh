@@ -81,7 +81,7 @@ if [ -z "$stage" ]; then
   echo "==> release build of memory_ext $version for $("$PG_CONFIG" --version)" >&2
   stage=$work/stage
   cargo pgrx package --pg-config "$PG_CONFIG" --out-dir "$stage" >/dev/null
-  cargo build -q --release -p memory_mcp
+  cargo build -q --release -p memory_gateway
   whole=1
 else
   whole=0

@@ -42,10 +42,10 @@ if [ "$(psql_run -d "$DB" -tAc "SHOW memory_ext.database")" != "$DB" ]; then
 fi
 psql_run -d "$DB" -f scripts/demo.sql
 
-# The MCP gateway (crates/memory_mcp): built here, started by the MCP host (stdio) or by hand
+# The MCP gateway (crates/memory_gateway): built here, started by the MCP host (stdio) or by hand
 # (HTTP). It connects as memory_mcp, an ordinary role: row-level security keeps tenants apart
 # only for roles without BYPASSRLS, and the gateway refuses any other.
-cargo build -q -p memory_mcp
+cargo build -q -p memory_gateway
 MCP_BIN=$CARGO_TARGET_DIR/debug/memory-mcp
 MCP_DSN="host=127.0.0.1 port=$RUN_PORT user=memory_mcp dbname=$DB"
 psql_run -d "$DB" -c "DO \$\$BEGIN

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test layer, in order, stopping at the first failure:
 #   1. cargo fmt --check, clippy -D warnings      (style, lints)
-#   2. cargo test -p memory_core -p memory_providers -p memory_mcp (the pure core; the model;
+#   2. cargo test -p memory_core -p memory_providers -p memory_gateway (the pure core; the model;
 #      HTTP clients; the MCP gateway's configuration)
 #   3. cargo pgrx test pg$PG                       (#[pg_test] units inside a server)
 #   4. pg_regress golden files                     (the user-visible SQL contract)
@@ -95,8 +95,8 @@ if want lint; then
 fi
 
 if want core; then
-  step "Postgres-free crates: cargo test -p memory_core -p memory_providers -p memory_mcp"
-  cargo test -p memory_core -p memory_providers -p memory_mcp
+  step "Postgres-free crates: cargo test -p memory_core -p memory_providers -p memory_gateway"
+  cargo test -p memory_core -p memory_providers -p memory_gateway
 fi
 
 if want pgrx; then
@@ -158,7 +158,7 @@ if want client; then
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
     python3 tests/python/test_agents.py
   step "client tests: the MCP gateway with the Python MCP SDK over stdio and streamable HTTP (tests/python/test_mcp.py)"
-  cargo build -q -p memory_mcp
+  cargo build -q -p memory_gateway
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_mcp.py
   step "client tests: the MCP gateway under slow, hostile and flooding clients (tests/python/test_mcp_limits.py)"
@@ -226,7 +226,7 @@ fi
 if want fuzz; then
   step "fuzz: hostile calls to every API function (tests/python/test_fuzz.py, fixed seed)"
   fresh_db "$TEST_PORT" memory_ext_fuzz
-  cargo build -q -p memory_mcp
+  cargo build -q -p memory_gateway
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_fuzz" \
   MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" \
     python3 tests/python/test_fuzz.py "${FUZZ_CALLS:-10000}" "${FUZZ_SEED:-15}"

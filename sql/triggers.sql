@@ -42,11 +42,17 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE WHEN current_setting('role') <> 'none' THEN current_setting('role') ELSE session_user::text END
 $$;
 
--- Who made a change, for history rows: the role that issued the statement. Not a hint: an
--- audit trail names who acted, not who a session says acted.
+-- Who made a change, for history rows and consent decisions: the role that issued the
+-- statement. Not a hint: an audit trail names who acted, not who a session says acted. A role
+-- that serves several people (the gateway's inspector, one per token) adds in parentheses whom
+-- it acts for, with memory_ext.on_behalf_of (0.12.0): `memory_mcp (inspector: ops)`. The role
+-- comes first and is Postgres's own word, so a session can add to its name but never pass for
+-- another role; the addition is cut to 100 characters and kept on one line.
 CREATE FUNCTION memory._actor() RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT memory._invoker()
+           || coalesce(' (' || nullif(btrim(left(regexp_replace(current_setting('memory_ext.on_behalf_of', true),
+                                                               '[[:cntrl:]]+', ' ', 'g'), 100)), '') || ')', '')
 $$;
 
 CREATE FUNCTION memory._hint_meta() RETURNS jsonb

@@ -119,4 +119,17 @@ extension_sql_file!(
         "checkpoints"
     ]
 );
+// memory_overview resolves its tenant as the checkpoint functions do; both read the worker's,
+// consolidation's and the embedder's tables.
+extension_sql_file!(
+    "../sql/stats.sql",
+    name = "stats",
+    requires = [
+        "schema",
+        "worker",
+        "consolidate",
+        "embed",
+        api::checkpoints::resolve_tenant
+    ]
+);
 extension_sql_file!("../sql/security.sql", name = "security", finalize);

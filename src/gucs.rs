@@ -113,6 +113,10 @@ static RERANK: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// category waits for consent; an application (not the model, which cannot set it) may say
 /// otherwise for its sessions.
 static TOOL_SOURCE: GucSetting<ToolSource> = GucSetting::<ToolSource>::new(ToolSource::Inferred);
+/// Whom the connecting role acts for, added to its name in history's `actor` and a consent
+/// decision's `decided_by` (sql/triggers.sql `memory._actor`): the gateway's inspector sets it to
+/// `inspector: <token name>` per transaction. Read by SQL only (current_setting).
+static ON_BEHALF_OF: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 /// How many of the best-ranked memories the reranker reads.
 static RERANK_DEPTH: GucSetting<i32> = GucSetting::<i32>::new(10);
 
@@ -326,6 +330,14 @@ pub fn init() {
         c"The source of memories that tool calls write: inferred (the default: sensitive categories wait for consent) or user.",
         c"",
         &TOOL_SOURCE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.on_behalf_of",
+        c"Whom this session's role acts for, shown after the role in history's actor (\"role (on_behalf_of)\").",
+        c"The role stays first: a session can add to its name, not replace it.",
+        &ON_BEHALF_OF,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -1,4 +1,4 @@
-//! `memory_ext_bench mcp`: what the MCP gateway (crates/memory_mcp) adds over running the same
+//! `memory_ext_bench mcp`: what the MCP gateway (crates/memory_gateway) adds over running the same
 //! statements itself. A `memory-mcp http` process (MEMORY_MCP_BIN) serves one tenant; each pair
 //! runs one tool call both ways, in alternation: a JSON-RPC `tools/call` POSTed to the gateway,
 //! and, on one connection of the same ordinary role, the transaction the gateway runs (BEGIN,

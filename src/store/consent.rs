@@ -274,8 +274,9 @@ fn decide(user: &str, id: &str, status: &str, memory_id: Option<&str>, by: &str)
     }
 }
 
+/// Who decided: the role, and whom it acts for (sql/triggers.sql `memory._actor`).
 fn who() -> String {
-    spi::one_opt::<String>("SELECT current_user::text", &[], "reading the role").unwrap_or_default()
+    spi::one_opt::<String>("SELECT memory._actor()", &[], "reading the role").unwrap_or_default()
 }
 
 /// A proposal memory_approve is applying.

@@ -1,4 +1,4 @@
-"""The MCP gateway (crates/memory_mcp) end to end with the Python MCP SDK (`mcp`, the official
+"""The MCP gateway (crates/memory_gateway) end to end with the Python MCP SDK (`mcp`, the official
 client library): over stdio (the SDK starts `memory-mcp stdio` as a subprocess) and over
 streamable HTTP (a `memory-mcp http` process with bearer tokens), the tools listed are
 memory_tools' own, every default tool runs, and two tenants on two connections never see

@@ -1,11 +1,15 @@
 //! memory-mcp: memory_ext's agent tools served over the Model Context Protocol, on stdio (one
 //! tenant per process, for desktop hosts) or streamable HTTP (one tenant per bearer token).
-//! Every MCP request is one SQL call; the rules live in the extension (docs/mcp.md).
+//! Every MCP request is one SQL call; the rules live in the extension (docs/mcp.md). Over HTTP
+//! the same server also serves the memory inspector (src/inspect/, docs/inspector.md) and
+//! Prometheus metrics (src/metrics.rs), over the one pool and the one token file.
 
 mod config;
 mod db;
 mod gateway;
 mod http;
+mod inspect;
+mod metrics;
 
 use config::Command;
 use rmcp::ServiceExt;

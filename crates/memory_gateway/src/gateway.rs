@@ -133,6 +133,7 @@ impl ServerHandler for Gateway {
             None => memory_core::tools::DEFAULT_TOOLS.to_vec(),
         };
         if !offered.contains(&request.name.as_ref()) {
+            crate::metrics::global().inc("memory_mcp_errors_total", &[("kind", "unknown_tool")]);
             return Err(McpError::invalid_params(
                 format!(
                     "Unknown tool: {}; the tools are: {}",
@@ -143,16 +144,26 @@ impl ServerHandler for Gateway {
             ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let m = crate::metrics::global();
         let result = match self.db.call(&tenant, &request.name, &args).await {
             Ok((text, false)) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok((text, true)) => CallToolResult::error(vec![ContentBlock::text(text)]),
+            Ok((text, true)) => {
+                m.inc("memory_mcp_errors_total", &[("kind", "tool_error")]);
+                CallToolResult::error(vec![ContentBlock::text(text)])
+            }
             // Refused by the database before the tool ran (a NUL character in the arguments,
             // the call's time limit, an unknown agent): told in the model's terms, as the
             // extension tells a tool's own errors (memory_core::tools::error_text).
-            Err(DbError::Sql { code, message }) => CallToolResult::error(vec![ContentBlock::text(
-                memory_core::tools::error_text(&code, &message),
-            )]),
-            Err(e) => return Err(unavailable(e)),
+            Err(DbError::Sql { code, message }) => {
+                m.inc("memory_mcp_errors_total", &[("kind", "sql_error")]);
+                CallToolResult::error(vec![ContentBlock::text(memory_core::tools::error_text(
+                    &code, &message,
+                ))])
+            }
+            Err(e) => {
+                m.inc("memory_mcp_errors_total", &[("kind", "unavailable")]);
+                return Err(unavailable(e));
+            }
         };
         Ok(result.into())
     }

@@ -1,6 +1,8 @@
 //! Streamable HTTP: `POST /mcp` (stateless: no MCP session is kept, every request stands alone),
-//! behind a bearer token that selects the tenant (src/config.rs), and `GET /healthz` for
-//! readiness checks. A request without a known token never reaches the MCP service.
+//! behind a bearer token that selects the tenant (src/config.rs), `GET /healthz` for readiness
+//! checks, the memory inspector at `/inspect/` (src/inspect/: its own login and session cookie)
+//! and `GET /metrics` (src/metrics.rs: its own token, here or on an address of its own). A
+//! request without a known token never reaches the MCP service.
 //!
 //! # Why our own accept loop
 //! The server faces clients it does not control, so every resource a client can hold is
@@ -17,9 +19,10 @@
 //! mistakes get the JSON-RPC errors the specification gives: an unparseable body -32700, a batch
 //! -32600 (MCP 2025-06-18 removed batching), malformed `tools/call` parameters -32602.
 
-use crate::config::{self, HttpConfig, Limits, Tenant, Tokens};
+use crate::config::{self, HttpConfig, Limits, MetricsConfig, Tenant, Tokens};
 use crate::db::Db;
 use crate::gateway::Gateway;
+use crate::metrics;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -44,7 +47,7 @@ const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 /// What every request of the server shares.
 struct Shared {
-    tokens: Tokens,
+    tokens: Arc<Tokens>,
     origins: Vec<String>,
     limits: Limits,
     /// Connections that have not yet sent a request with a known token.
@@ -84,6 +87,7 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
             .to_str()
             .is_ok_and(|o| config::origin_allowed(o, &shared.origins));
         if !ok {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "forbidden_origin")]);
             return refused(StatusCode::FORBIDDEN, "this Origin may not call the server");
         }
     }
@@ -95,6 +99,8 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
         .and_then(|token| shared.tokens.tenant(token.trim()))
         .cloned();
     let Some(tenant) = tenant else {
+        metrics::global().inc("memory_mcp_auth_failures_total", &[("surface", "mcp")]);
+        metrics::global().inc("memory_mcp_errors_total", &[("kind", "unauthorized")]);
         let mut r = refused(
             StatusCode::UNAUTHORIZED,
             "a known bearer token is required (Authorization: Bearer <token>)",
@@ -117,6 +123,8 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
     let _turn = match tokio::time::timeout(wait, turns.clone().acquire_owned()).await {
         Ok(Ok(permit)) => permit,
         _ => {
+            metrics::global().inc("memory_mcp_throttled_total", &[("tenant", &tenant.user_id)]);
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "throttled")]);
             let mut r = refused(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many calls of this tenant at once: retry after a second",
@@ -134,18 +142,23 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limits.max_body_bytes) {
+        metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
         return too_large(limits);
     }
     let read = Limited::new(body, limits.max_body_bytes).collect();
     let bytes =
         match tokio::time::timeout(Duration::from_millis(limits.body_timeout_ms), read).await {
             Err(_) => {
+                metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_timeout")]);
                 return refused(
                     StatusCode::REQUEST_TIMEOUT,
                     "the request body was not sent in time",
-                )
+                );
             }
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(limits),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
+                return too_large(limits);
+            }
             Ok(Err(_)) => {
                 return refused(
                     StatusCode::BAD_REQUEST,
@@ -154,13 +167,62 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
             }
             Ok(Ok(collected)) => collected.to_bytes(),
         };
+    let mut labels = ("other".to_string(), String::new());
     if parts.method == http::Method::POST {
         if let Some(refusal) = check_rpc(&bytes) {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "invalid_request")]);
             return refusal;
         }
+        labels = rpc_labels(&bytes);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let started = std::time::Instant::now();
+    let r = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let l = [("method", labels.0.as_str()), ("tool", labels.1.as_str())];
+    metrics::global().inc("memory_mcp_requests_total", &l);
+    metrics::global().observe("memory_mcp_request_duration_seconds", &l, started.elapsed());
+    r
+}
+
+/// The MCP methods metrics name; any other is counted as `other`, so that a client cannot
+/// make up label values without end.
+const METHODS: [&str; 12] = [
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "server/discover",
+    "notifications/cancelled",
+];
+
+/// A checked message's method and, for `tools/call`, its tool (a known tool's name, else
+/// `unknown`).
+fn rpc_labels(body: &[u8]) -> (String, String) {
+    let msg: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let method = msg["method"].as_str().unwrap_or("");
+    let method = METHODS
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("other");
+    let tool = if method == "tools/call" {
+        let name = msg["params"]["name"].as_str().unwrap_or("");
+        memory_core::tools::ALL_TOOLS
+            .iter()
+            .find(|t| **t == name)
+            .copied()
+            .unwrap_or("unknown")
+    } else {
+        ""
+    };
+    (method.to_string(), tool.to_string())
 }
 
 fn too_large(limits: &Limits) -> Response {
@@ -226,6 +288,37 @@ fn check_rpc(body: &[u8]) -> Option<Response> {
     None
 }
 
+/// `GET /metrics`: the exposition, for a request bearing the metrics token.
+async fn scrape(
+    State((m, db)): State<(MetricsConfig, Arc<Db>)>,
+    headers: http::HeaderMap,
+) -> Response {
+    let known = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| config::sha256_hex(t.trim()) == m.token_sha256);
+    if !known {
+        metrics::global().inc("memory_mcp_auth_failures_total", &[("surface", "metrics")]);
+        let mut r = (
+            StatusCode::UNAUTHORIZED,
+            "the metrics token is required (Authorization: Bearer <token>)\n",
+        )
+            .into_response();
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        metrics::global().render(&db.pool_state()),
+    )
+        .into_response()
+}
+
 /// Resolves on SIGINT or SIGTERM.
 async fn stop_signal() {
     let term = async {
@@ -248,8 +341,9 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
         .map(|h| h.to_string())
         .chain(cfg.allowed_hosts.iter().cloned())
         .collect();
+    let mcp_db = db.clone();
     let service = StreamableHttpService::new(
-        move || Ok(Gateway::new(db.clone(), None)),
+        move || Ok(Gateway::new(mcp_db.clone(), None)),
         Arc::new(NeverSessionManager::default()),
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
@@ -258,8 +352,8 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
             .with_allowed_hosts(hosts),
     );
     let limits = cfg.limits.clone();
-    let turns = cfg
-        .tokens
+    let tokens = Arc::new(cfg.tokens);
+    let turns = tokens
         .tenants()
         .into_iter()
         .map(|t| {
@@ -270,17 +364,40 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
         })
         .collect();
     let shared = Arc::new(Shared {
-        tokens: cfg.tokens,
-        origins: cfg.allowed_origins,
+        tokens: tokens.clone(),
+        origins: cfg.allowed_origins.clone(),
         limits: limits.clone(),
         unauthenticated: AtomicUsize::new(0),
         turns,
     });
-    let app = Router::new()
+    let metrics_here = cfg.metrics.as_ref().filter(|m| m.listen.is_none()).cloned();
+    let mut app = Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(shared.clone(), guard))
-        // After the layer: readiness needs no token.
-        .route("/healthz", get(|| async { "ok\n" }));
+        // After the layer: readiness needs no token, the inspector and the metrics have their own.
+        .route("/healthz", get(|| async { "ok\n" }))
+        .merge(crate::inspect::router(
+            db.clone(),
+            tokens.clone(),
+            cfg.allowed_origins.clone(),
+        ));
+    if let Some(m) = metrics_here {
+        app = app.route("/metrics", get(scrape).with_state((m, db.clone())));
+    }
+    if let Some(m) = cfg.metrics.clone().filter(|m| m.listen.is_some()) {
+        let addr = m.listen.clone().unwrap_or_default();
+        let listener = tokio::net::TcpListener::bind(&addr)
+            .await
+            .map_err(|e| format!("metrics: cannot listen on {addr}: {e}"))?;
+        eprintln!(
+            "memory-mcp: metrics on http://{}/metrics",
+            listener.local_addr().map_err(|e| e.to_string())?
+        );
+        let router = Router::new().route("/metrics", get(scrape).with_state((m, db.clone())));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+    }
     let listener = tokio::net::TcpListener::bind(&cfg.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;

@@ -1,7 +1,7 @@
 //! Who a connection acts for, and how that is configured: the tenant of a stdio connection comes
 //! from the command line or environment, the tenant of an HTTP request from its bearer token,
 //! mapped here from the server's own file. Never from a tool argument: the model chooses what to
-//! call, not whose memory it reads. Plain Rust, tested by `cargo test -p memory_mcp`.
+//! call, not whose memory it reads. Plain Rust, tested by `cargo test -p memory_gateway`.
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -33,6 +33,53 @@ struct Entry {
     thread_id: Option<String>,
     #[serde(default)]
     tools: Option<Vec<String>>,
+    /// What the token is called in history (`memory_mcp (inspector: <name>)`); default
+    /// `tenants[i]`.
+    #[serde(default)]
+    name: Option<String>,
+    /// Whether the token opens the inspector (src/inspect/), and may it change memory.
+    #[serde(default)]
+    inspect: Inspect,
+}
+
+/// What a token may do in the memory inspector: nothing (the default: a token made for an
+/// agent's MCP client does not open the browser pages), look, or look and change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inspect {
+    #[default]
+    None,
+    Read,
+    ReadWrite,
+}
+
+/// What a bearer token grants: its tenant, its name, and its inspector access.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grant {
+    pub tenant: Tenant,
+    pub name: String,
+    pub inspect: Inspect,
+}
+
+/// `/metrics` (src/metrics.rs): the token a scraper sends, and optionally an address of its own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetricsEntry {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    token_sha256: Option<String>,
+    #[serde(default)]
+    listen: Option<String>,
+}
+
+/// The metrics endpoint's configuration: a scrape needs the token (its SHA-256 kept here); it
+/// is served on `listen` when given (a port that only the monitoring network reaches), else
+/// beside `/mcp`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsConfig {
+    pub token_sha256: String,
+    pub listen: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -48,6 +95,8 @@ struct File {
     allowed_origins: Vec<String>,
     #[serde(default)]
     limits: Limits,
+    #[serde(default)]
+    metrics: Option<MetricsEntry>,
     tenants: Vec<Entry>,
 }
 
@@ -145,6 +194,8 @@ pub struct HttpConfig {
     pub allowed_origins: Vec<String>,
     pub limits: Limits,
     pub tokens: Tokens,
+    /// None: no `/metrics`.
+    pub metrics: Option<MetricsConfig>,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8808";
@@ -154,10 +205,14 @@ const MIN_TOKEN_LEN: usize = 16;
 
 /// Bearer tokens by their SHA-256, so the lookup never compares secrets byte by byte.
 #[derive(Debug, Default)]
-pub struct Tokens(HashMap<String, Tenant>);
+pub struct Tokens(HashMap<String, Grant>);
 
 impl Tokens {
     pub fn tenant(&self, token: &str) -> Option<&Tenant> {
+        self.grant(token).map(|g| &g.tenant)
+    }
+
+    pub fn grant(&self, token: &str) -> Option<&Grant> {
         self.0.get(&sha256_hex(token))
     }
 
@@ -167,7 +222,7 @@ impl Tokens {
 
     /// Every configured tenant (each once, whatever number of tokens selects it).
     pub fn tenants(&self) -> Vec<&Tenant> {
-        let mut all: Vec<&Tenant> = self.0.values().collect();
+        let mut all: Vec<&Tenant> = self.0.values().map(|g| &g.tenant).collect();
         all.sort_by(|a, b| (&a.user_id, &a.agent_id).cmp(&(&b.user_id, &b.agent_id)));
         all.dedup();
         all
@@ -216,33 +271,49 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
             tools: e.tools,
         };
         check_tenant(&tenant).map_err(|m| format!("{at}: {m}"))?;
-        let hash = match (e.token, e.token_sha256) {
-            // A token with spaces around it could never match: a request's is trimmed.
-            (Some(t), None) if t.trim() != t => {
+        let name = match e.name {
+            Some(n)
+                if n.trim().is_empty()
+                    || n.chars().count() > 100
+                    || n.chars().any(char::is_control) =>
+            {
                 return Err(format!(
-                    "{at}: \"token\" has spaces or line breaks around it; remove them"
+                    "{at}: \"name\" must be 1 to 100 characters on one line"
                 ))
             }
-            (Some(t), None) if t.chars().count() >= MIN_TOKEN_LEN => sha256_hex(&t),
-            (Some(_), None) => {
-                return Err(format!(
-                    "{at}: \"token\" is shorter than {MIN_TOKEN_LEN} characters"
-                ))
-            }
-            (None, Some(h)) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                h.to_ascii_lowercase()
-            }
-            (None, Some(_)) => {
-                return Err(format!(
-                    "{at}: \"token_sha256\" is not 64 hexadecimal digits"
-                ))
-            }
-            _ => return Err(format!("{at}: give one of \"token\" and \"token_sha256\"")),
+            Some(n) => n,
+            None => format!("tenants[{i}]"),
         };
-        if tokens.insert(hash, tenant).is_some() {
+        let hash = token_hash(&at, e.token, e.token_sha256)?;
+        if tokens
+            .insert(
+                hash,
+                Grant {
+                    tenant,
+                    name,
+                    inspect: e.inspect,
+                },
+            )
+            .is_some()
+        {
             return Err(format!("{at}: the same token as an earlier entry"));
         }
     }
+    let metrics = match file.metrics {
+        None => None,
+        Some(m) => {
+            let token_sha256 = token_hash("configuration: metrics", m.token, m.token_sha256)?;
+            if tokens.contains_key(&token_sha256) {
+                return Err(
+                    "configuration: metrics: the token is also a tenant's; give the scraper its own".into(),
+                );
+            }
+            Some(MetricsConfig {
+                token_sha256,
+                listen: m.listen,
+            })
+        }
+    };
     file.limits.check()?;
     for o in &file.allowed_origins {
         if !(o.starts_with("http://") || o.starts_with("https://")) || o.ends_with('/') {
@@ -258,7 +329,36 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
         allowed_origins: file.allowed_origins,
         limits: file.limits,
         tokens: Tokens(tokens),
+        metrics,
     })
+}
+
+/// A credential given as the token itself or as its SHA-256 in hex: the hash the server keeps.
+fn token_hash(at: &str, token: Option<String>, sha256: Option<String>) -> Result<String, String> {
+    let hash = match (token, sha256) {
+        // A token with spaces around it could never match: a request's is trimmed.
+        (Some(t), None) if t.trim() != t => {
+            return Err(format!(
+                "{at}: \"token\" has spaces or line breaks around it; remove them"
+            ))
+        }
+        (Some(t), None) if t.chars().count() >= MIN_TOKEN_LEN => sha256_hex(&t),
+        (Some(_), None) => {
+            return Err(format!(
+                "{at}: \"token\" is shorter than {MIN_TOKEN_LEN} characters"
+            ))
+        }
+        (None, Some(h)) if h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            h.to_ascii_lowercase()
+        }
+        (None, Some(_)) => {
+            return Err(format!(
+                "{at}: \"token_sha256\" is not 64 hexadecimal digits"
+            ))
+        }
+        _ => return Err(format!("{at}: give one of \"token\" and \"token_sha256\"")),
+    };
+    Ok(hash)
 }
 
 /// The ids are checked again by the extension; here only so that a typo fails at start-up.

@@ -153,6 +153,45 @@ impl Db {
         Ok(text)
     }
 
+    /// One statement returning one JSON value (as text; NULL when the statement found nothing),
+    /// in a transaction acting for `user_id` on behalf of `acting` (history's actor names it:
+    /// sql/triggers.sql `memory._actor`). The inspector's every page and action is one of these.
+    pub async fn json(
+        &self,
+        user_id: &str,
+        acting: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Value>, DbError> {
+        let mut c = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| DbError::Unavailable(e.to_string()))?;
+        let tx = c.transaction().await?;
+        tx.execute(
+            "SELECT set_config('memory_ext.user_id', $1, true), set_config('statement_timeout', $2, true),
+                    set_config('memory_ext.on_behalf_of', $3, true)",
+            &[&user_id, &self.statement_timeout_ms.to_string(), &acting],
+        )
+        .await?;
+        let text: Option<String> = tx.query_one(sql, params).await?.get(0);
+        tx.commit().await?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
+            .transpose()
+    }
+
+    /// The pool's state for `/metrics`.
+    pub fn pool_state(&self) -> crate::metrics::PoolState {
+        let s = self.pool.status();
+        crate::metrics::PoolState {
+            in_use: s.size.saturating_sub(s.available),
+            idle: s.available,
+            max: s.max_size,
+            waiting: s.waiting,
+        }
+    }
+
     /// The tenant's tool definitions in MCP's `tools/list` shape.
     pub async fn tools(&self, t: &Tenant) -> Result<Vec<Value>, DbError> {
         let text = self
