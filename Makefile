@@ -17,7 +17,7 @@ help:
 	@echo "make install  build and install the extension into PostgreSQL $(PG)"
 	@echo "make run      start a local PostgreSQL $(PG) server on 127.0.0.1 with the extension and a demo"
 	@echo "make stop     stop that server"
-	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, package, citus)"
+	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, package, citus, clients, inspect)"
 	@echo "make package  Debian packages for PostgreSQL $(PG) into target/debian/"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"

@@ -31,8 +31,9 @@ apt_step() {
   # libssl-dev: the MCP gateway's TLS to Postgres (native-tls); openssl: its test's certificates.
   # PostgreSQL 15's packages are the machine's own; other versions need debootstrap and patchelf
   # to make their root (postgres_step). debootstrap and lintian: the package layer's roots and
-  # checks (tests/package).
-  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl debootstrap lintian)
+  # checks (tests/package). chromium and chromium-driver: the inspector's browser tests
+  # (tests/python/test_inspect.py), a real browser driven through Debian's own WebDriver.
+  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl debootstrap lintian chromium chromium-driver)
   if [ "$PG" = 15 ]; then want+=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron)
   else want+=(patchelf); fi
   local missing=()
@@ -133,8 +134,8 @@ pgrx_step() {
   fi
 }
 
-# psycopg 3 for the Python client tests (tests/python), and jsonschema, the validator the tool
-# definitions are checked with (tests/python/test_tools.py): already there on most machines.
+# psycopg 3 for the Python client tests (tests/python), jsonschema, the validator the tool
+# definitions are checked with (tests/python/test_tools.py), the MCP SDK and Selenium.
 python_step() {
   if python3 -c 'import psycopg' 2>/dev/null; then
     log "python psycopg: present ($(python3 -c 'import psycopg; print(psycopg.__version__)'))"
@@ -154,6 +155,13 @@ python_step() {
   else
     log "python mcp: installing mcp==2.3.0 with pip"
     python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0'
+  fi
+  # Selenium, which drives Debian's chromium through its chromedriver (tests/python/test_inspect.py).
+  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("selenium") != "4.38.0")' 2>/dev/null; then
+    log "python selenium: present (4.38.0)"
+  else
+    log "python selenium: installing selenium==4.38.0 with pip"
+    python3 -m pip install --quiet --disable-pip-version-check 'selenium==4.38.0'
   fi
 }
 

@@ -35,12 +35,17 @@
 #      tests, @langchain/langgraph-checkpoint-validation, the AI SDK's mock model), and the
 #      examples (clients/python/tests/run.sh, clients/js/test/run.sh; a virtualenv and
 #      node_modules cached outside the checkout)
-# Layers 4-10 and 13 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
+#  14. inspect: the memory inspector (crates/memory_gateway/src/inspect) in Debian's Chromium
+#      driven by Selenium (tests/python/test_inspect.py): log in, search and read the explain
+#      bar, edit a block, forget and restore, approve a proposal; read-only tokens, other
+#      tenants' ids, CSRF and hostile text refused or shown as text; screenshots into
+#      docs/inspector/
+# Layers 4-10, 13 and 14 run against a throwaway server on 127.0.0.1:$TEST_PORT, removed on exit.
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
 # (scripts/lib.sh); runs on two versions take turns (the HTTP stand-in has one port for all).
 # Usage: [PG=NN] scripts/test.sh [layer ...]
 #   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus clients
-#   (default: all)
+#   inspect (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,7 +57,7 @@ OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored
 mkdir -p "$OUT"
 # The Citus cluster of layer 12: its own ports and directory, removed on exit.
 CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
-layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus clients}
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus clients inspect}
 
 step() { printf '\n==> %s\n' "$*"; }
 # Each layer's wall time, printed as it ends and together at the end (a new layer pays for
@@ -109,7 +114,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus || want clients; then
+if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus || want clients || want inspect; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
   scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
@@ -164,6 +169,9 @@ if want client; then
   step "client tests: the MCP gateway under slow, hostile and flooding clients (tests/python/test_mcp_limits.py)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_mcp_limits.py
+  step "client tests: the gateway's /metrics after a workload of known calls (tests/python/test_metrics.py)"
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
+  MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_metrics.py
   step "client tests: hardening through psycopg (server log, environment, concurrent tenants)"
   MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_py" \
   MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_hardening.py
@@ -214,6 +222,14 @@ if want clients; then
   clients/python/tests/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_clients"
   step "clients: the TypeScript package under its frameworks' own tests (clients/js/test/run.sh)"
   clients/js/test/run.sh "host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_clients"
+fi
+
+if want inspect; then
+  step "inspect: the memory inspector in Debian's Chromium through Selenium (tests/python/test_inspect.py)"
+  fresh_db "$TEST_PORT" memory_ext_inspect
+  cargo build -q -p memory_gateway
+  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_inspect" \
+  MEMORY_MCP_BIN="$CARGO_TARGET_DIR/debug/memory-mcp" python3 tests/python/test_inspect.py
 fi
 
 if want crash; then

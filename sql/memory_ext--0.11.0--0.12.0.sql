@@ -975,11 +975,12 @@ BEGIN
           WHERE i.user_id = tenant
           GROUP BY GROUPING SETS ((), (i.state), (i.kind),
                                   (i.category) , ((i.created_at AT TIME ZONE 'UTC')::date))) s;
-    -- Every day of the period, the days without a memory as 0 (a chart's gaps are days).
+    -- Every day of the period, the days without a memory as 0 (a chart's gaps are days). Days
+    -- compared as dates: a jsonb date is ISO text whatever the session's DateStyle.
     groups := jsonb_set(groups, '{per_day}', (
         SELECT jsonb_agg(jsonb_build_object('day', d.day, 'n',
                    coalesce((SELECT (x ->> 'n')::bigint FROM jsonb_array_elements(groups -> 'per_day') x
-                             WHERE x ->> 'day' = d.day::text), 0)) ORDER BY d.day)
+                             WHERE (x ->> 'day')::date = d.day), 0)) ORDER BY d.day)
         FROM (SELECT g::date AS day
               FROM generate_series(since::timestamp, (now() AT TIME ZONE 'UTC')::date::timestamp, interval '1 day') g) d));
     -- The active memories by kind: what recall can find.

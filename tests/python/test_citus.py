@@ -145,6 +145,9 @@ def test_every_api_function_answers_through_the_coordinator():
             assert one(c, sql) is not None, sql
         assert one(c, "SELECT memory_export(NULL)")["memories"], "export"
         assert one(c, "SELECT count(*) FROM memory_export_rows()") > 10
+        overview = one(c, "SELECT memory_overview()")
+        assert overview["memories"]["total"] >= 3 and len(overview["memories"]["per_day"]) == 30, overview["memories"]
+        assert [t["thread_id"] for t in overview["threads"]] == ["c1"], overview["threads"]
         assert one(c, "SELECT checkpoint_save(NULL, 'c1', '{\"a\": 1}')")["thread_id"] == "c1"
         assert one(c, "SELECT checkpoint_load(NULL, 'c1')") == {"a": 1}
         assert one(c, "SELECT memory_delta('c1', 0)") is not None

@@ -243,6 +243,8 @@ CALLS_SPEC = [
     ("checkpoint_delete_runs", ["textarray", "user"]),
     ("checkpoint_copy_thread", [ids, ids, "user"]),
     ("checkpoint_prune", ["textarray", texts, "user"]),
+    # Statistics (docs/api.md "Statistics"): another tenant, any period.
+    ("memory_overview", ["user", ints]),
 ]
 
 SETOF = {"memory_search", "conversation_search", "memory_history", "memory_embed_batch", "memory_file_ls",

@@ -175,7 +175,8 @@ impl Db {
             &[&user_id, &self.statement_timeout_ms.to_string(), &acting],
         )
         .await?;
-        let text: Option<String> = tx.query_one(sql, params).await?.get(0);
+        // No row, or a NULL: the statement found nothing (another tenant's id, say).
+        let text: Option<String> = tx.query_opt(sql, params).await?.and_then(|r| r.get(0));
         tx.commit().await?;
         text.map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
             .transpose()

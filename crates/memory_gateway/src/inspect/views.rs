@@ -189,7 +189,7 @@ fn day_chart(days: &[Value]) -> Markup {
                 }
             }
             figcaption {
-                "Memories created per day (UTC), " (days.len()) " day(s) with any. "
+                "Memories created per day (UTC), the last " (days.len()) " days. "
                 details { summary { "As a table" }
                     table { thead { tr { th scope="col" { "Day" } th scope="col" { "Created" } } }
                         tbody { @for d in days { tr { td { (text(d, "day")) } td.num { (num(d, "n")) } } } } }
@@ -346,17 +346,25 @@ fn explain_bar(e: &Value) -> Markup {
         .filter(|(_, v)| *v != 0.0)
         .collect();
     let total: f64 = parts.iter().filter(|(_, v)| *v > 0.0).map(|(_, v)| v).sum();
+    // Each positive signal's segment: its name, value, left edge and width in percent.
     let mut x = 0.0;
+    let segments: Vec<(&str, f64, f64, f64)> = parts
+        .iter()
+        .filter(|(_, v)| *v > 0.0)
+        .map(|(k, v)| {
+            let w = v / total.max(1e-9) * 100.0;
+            x += w;
+            (*k, *v, x - w, w)
+        })
+        .collect();
     html! {
         div.explain {
             svg.stack viewBox="0 0 100 6" preserveAspectRatio="none" role="img"
                 aria-label=(format!("score {:.3}: {}", num(e, "score"), parts.iter().map(|(k, v)| format!("{k} {v:.3}")).collect::<Vec<_>>().join(", "))) {
-                @for (k, v) in parts.iter().filter(|(_, v)| *v > 0.0) {
-                    @let w = v / total.max(1e-9) * 100.0;
+                @for (k, v, x, w) in &segments {
                     rect class=(format!("sig sig-{k}")) x=(format!("{x:.2}")) y="0" width=(format!("{w:.2}")) height="6" {
                         title { (k) " " (format!("{v:.3}")) }
                     }
-                    @let _ = { x += w; };
                 }
             }
             p.legend {
