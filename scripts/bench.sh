@@ -3,7 +3,7 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, screen, adapters, citus (default: all but citus)
+#                                          agents, screen, adapters, inspect, citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -21,7 +21,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -105,6 +105,15 @@ for s in $suites; do
     psql_b -d memory_bench_mcp -c "CREATE EXTENSION memory_ext CASCADE"
     MEMORY_MCP_BIN=$CARGO_TARGET_DIR/release/memory-mcp \
       "$CARGO_TARGET_DIR"/release/memory_ext_bench mcp --dsn "${dsn/memory_bench/memory_bench_mcp}" --out "$RESULTS"
+  elif [ "$s" = inspect ]; then
+    # The inspector's pages for a tenant with 100,000 memories (docs/inspector.md), in a
+    # database of its own (kept between runs: the load takes minutes).
+    echo "==> bench: inspect"
+    psql_b -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_bench_inspect'" | grep -q 1 ||
+      psql_b -d postgres -c "CREATE DATABASE memory_bench_inspect"
+    psql_b -d memory_bench_inspect -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
+    python3 bench/inspect.py --dsn "${dsn/memory_bench/memory_bench_inspect}" \
+      --bin "$CARGO_TARGET_DIR/release/memory-mcp" --out "$RESULTS"
   elif [ "$s" = citus ]; then
     # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),
     # then on one node at the same size: the cost of the extra hop, side by side. The one-node run

@@ -53,22 +53,30 @@ psql_run -d "$DB" -c "DO \$\$BEGIN
         CREATE ROLE memory_mcp LOGIN NOSUPERUSER NOBYPASSRLS;
     END IF;
 END\$\$" -c "GRANT CONNECT ON DATABASE $DB TO memory_mcp"
-# The HTTP configuration, with a token made once and kept (the file is the server's secret).
+# The HTTP configuration, with tokens made once and kept (the file is the server's secret): the
+# agent's for /mcp, a read-write one for the memory inspector (/inspect/, docs/inspector.md) and
+# the scraper's for /metrics. A file from before the inspector keeps its agent token.
 MCP_CONFIG=$(dirname "$RUN_PGDATA")/mcp-$RUN_PORT.json
-if [ ! -f "$MCP_CONFIG" ]; then
-  token=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+new_token() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+if [ ! -f "$MCP_CONFIG" ] || ! grep -q '"inspect"' "$MCP_CONFIG"; then
+  token=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" 2>/dev/null | head -1)
+  [ -n "$token" ] || token=$(new_token)
   (umask 077; cat > "$MCP_CONFIG" <<JSON
 {
   "dsn": "$MCP_DSN",
   "listen": "127.0.0.1:$MCP_PORT",
   "tenants": [
-    {"token": "$token", "user_id": "demo-user", "agent_id": "demo-agent", "thread_id": "demo-thread"}
-  ]
+    {"token": "$token", "user_id": "demo-user", "agent_id": "demo-agent", "thread_id": "demo-thread"},
+    {"token": "$(new_token)", "user_id": "demo-user", "agent_id": "demo-agent", "name": "demo-inspector", "inspect": "read-write"}
+  ],
+  "metrics": {"token": "$(new_token)"}
 }
 JSON
   )
 fi
-MCP_TOKEN=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" | head -1)
+MCP_TOKEN=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*"agent_id": "demo-agent", "thread_id".*/\1/p' "$MCP_CONFIG" | head -1)
+INSPECT_TOKEN=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*"inspect".*/\1/p' "$MCP_CONFIG" | head -1)
+METRICS_TOKEN=$(sed -n 's/.*"metrics": {"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" | head -1)
 
 cat <<MSG
 
@@ -88,6 +96,9 @@ MCP (the agent tools for Claude Desktop, Cursor or any MCP host; docs/mcp.md):
       "env": {"MEMORY_MCP_DSN": "$MCP_DSN"}}}}
   HTTP:  $MCP_BIN http --config $MCP_CONFIG
          then http://127.0.0.1:$MCP_PORT/mcp with the header "Authorization: Bearer $MCP_TOKEN"
+  inspector (the same HTTP server; docs/inspector.md): http://127.0.0.1:$MCP_PORT/inspect/
+         log in with the token $INSPECT_TOKEN
+  metrics: curl -H "Authorization: Bearer $METRICS_TOKEN" http://127.0.0.1:$MCP_PORT/metrics
 MSG
 # Wait (briefly) for the worker's first round, so that the status above has something in it.
 for _ in $(seq 1 20); do

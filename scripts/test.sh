@@ -188,6 +188,17 @@ if want client; then
   scripts/cluster.sh destroy "$run_dir"
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"
   grep -q "memory_ext is running" "$OUT/run.out"
+  # The inspector token it prints opens the inspector of the gateway it configures.
+  inspect_token=$(sed -n 's/.*log in with the token \([0-9a-f]*\).*/\1/p' "$OUT/run.out")
+  mcp_listen=127.0.0.1:$((TEST_PORT + 7))
+  "$CARGO_TARGET_DIR"/debug/memory-mcp http --config "$(dirname "$run_dir")/mcp-$run_port.json" \
+    --listen "$mcp_listen" > "$OUT/run-mcp.log" 2>&1 &
+  mcp_pid=$!
+  for _ in $(seq 1 50); do curl -sf "http://$mcp_listen/healthz" >/dev/null && break; sleep 0.2; done
+  curl -s -o /dev/null -c "$OUT/run-cookies" -w '%{http_code}' -d "token=$inspect_token" "http://$mcp_listen/inspect/login" | grep -q 303
+  curl -s -b "$OUT/run-cookies" "http://$mcp_listen/inspect/" | grep -q "<h1>Overview</h1>"
+  kill "$mcp_pid"; wait "$mcp_pid" 2>/dev/null || true
+  echo "run.sh: the inspector token it printed opened the inspector's overview"
   psql_demo -c "SET memory_ext.user_id = 'demo-user'" -c "SELECT memory_write('{\"text\": \"run.sh keeps me\"}')" > /dev/null
   # A second run keeps the demo database and what was written to it.
   RUN_PORT=$run_port RUN_PGDATA=$run_dir scripts/run.sh > "$OUT/run.out"

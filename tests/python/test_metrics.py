@@ -160,6 +160,35 @@ def test_metrics_on_an_address_of_their_own():
             assert e.code == 404, e.code
 
 
+def test_the_dashboard_and_exporter_files_name_only_series_that_exist():
+    """docs/monitoring: every gateway series the Grafana dashboard plots is one /metrics has,
+    and every memory.stats() metric it plots is one the function produces."""
+    import json
+    import os
+    from test_mcp import admin
+    here = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "monitoring")
+    dash = json.load(open(os.path.join(here, "grafana-dashboard.json")))
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    assert len(exprs) >= 16, len(exprs)
+    with HttpGateway(metrics={"token": METRICS_TOKEN}) as g:
+        with urllib.request.urlopen(urllib.request.Request(
+                metrics_url(g), headers={"Authorization": f"Bearer {METRICS_TOKEN}"}), timeout=10) as r:
+            exposition = r.read().decode()
+    served = set(re.findall(r"^# TYPE (memory_mcp_[a-z_]+) ", exposition, re.M))
+    for e in exprs:
+        for name in re.findall(r"memory_mcp_[a-z_]+", e):
+            base = re.sub(r"_(bucket|sum|count)$", "", name)
+            assert base in served, (name, e)
+    source = admin.execute("SELECT prosrc FROM pg_proc WHERE oid = 'memory.stats'::regproc").fetchone()[0]
+    for e in exprs:
+        for metric in re.findall(r'metric="([a-z_]+)"', e):
+            assert f"'{metric}'" in source, (metric, e)
+    exporter = open(os.path.join(here, "postgres_exporter.yaml")).read()
+    assert "SELECT tenant, metric, label, value FROM memory.stats()" in exporter
+    cols = [d.name for d in admin.execute("SELECT * FROM memory.stats() LIMIT 0").description]
+    assert cols == ["tenant", "metric", "label", "value"], cols
+
+
 def main():
     setup()
     return run_tests(globals(), " (gateway metrics)")
