@@ -96,7 +96,9 @@ def closed_among(socks, seconds):
 
 
 def test_slow_and_idle_connections_are_bounded_and_closed():
-    limits = {"header_timeout_ms": 3000, "max_connections": 40, "max_unauthenticated": 20}
+    # header_timeout_ms leaves room for a loaded machine: opening the 60 sockets once took
+    # over 3 s in CI, and a kept connection timed out inside the window that counts refusals.
+    limits = {"header_timeout_ms": 6000, "max_connections": 40, "max_unauthenticated": 20}
     with HttpGateway(limits) as g:
         started = time.time()
         socks = [raw(g.port, PARTIAL_HEADERS) for _ in range(60)]
@@ -107,12 +109,12 @@ def test_slow_and_idle_connections_are_bounded_and_closed():
         assert len(refused) == 40, f"{len(refused)} of the 40 connections over the cap were closed at once"
         # The ones within the cap are closed when their headers do not come in time.
         kept = [s for s in socks if s not in refused]
-        assert len(closed_among(kept, 5)) == 20, "a partial request outlived header_timeout_ms"
+        assert len(closed_among(kept, 9)) == 20, "a partial request outlived header_timeout_ms"
         for s in socks:
             s.close()
         # An idle keep-alive connection is closed after the same time.
         idle = raw(g.port, None)
-        assert closed_within(idle, 3), "an idle connection stayed open"
+        assert closed_within(idle, 8), "an idle connection stayed open"
         # And the server still serves.
         status, _, body = call(g, ALICE_TOKEN, "archival_search", {"query": "bees"})
         assert status == 200 and "result" in body, (status, body)

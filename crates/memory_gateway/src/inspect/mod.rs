@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_postgres::types::ToSql;
 
 pub const COOKIE: &str = "memory_inspect";
 /// A session unused this long is gone.
@@ -120,20 +121,28 @@ impl Inspector {
             .remove(id);
     }
 
-    /// Runs one of src/inspect/sql/ for the session's tenant.
+    /// Runs one of src/inspect/sql/ for the session's tenant: `$1` is the tenant, the text
+    /// `params` follow.
     pub async fn sql(
         &self,
         s: &Session,
         sql: &str,
         params: &[Option<String>],
     ) -> Result<Option<serde_json::Value>, DbError> {
-        let mut all: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-            vec![&s.grant.tenant.user_id];
-        all.extend(
-            params
-                .iter()
-                .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)),
-        );
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        self.sql_with(s, sql, &refs).await
+    }
+
+    /// [`Inspector::sql`] with parameters of any type after the tenant.
+    pub async fn sql_with(
+        &self,
+        s: &Session,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<serde_json::Value>, DbError> {
+        let mut all: Vec<&(dyn ToSql + Sync)> = vec![&s.grant.tenant.user_id];
+        all.extend_from_slice(params);
         self.db
             .json(&s.grant.tenant.user_id, &s.acting(), sql, &all)
             .await

@@ -159,21 +159,16 @@ pub async fn memories(
         some(&f.thread),
     ];
     // The tags go as an array: the one parameter that is not text.
-    let limit = (PAGE_SIZE + 1).to_string();
-    let offset = (page * PAGE_SIZE).to_string();
-    let tenant = s.grant.tenant.user_id.clone();
-    let mut all: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&tenant];
+    let limit = Some((PAGE_SIZE + 1).to_string());
+    let offset = Some((page * PAGE_SIZE).to_string());
+    let mut all: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![];
     for p in &params {
         all.push(p);
     }
     all.push(&tags);
     all.push(&limit);
     all.push(&offset);
-    match app
-        .db
-        .json(&tenant, &s.acting(), sql!("memories_list"), &all)
-        .await
-    {
+    match app.sql_with(&s, sql!("memories_list"), &all).await {
         Ok(v) => views::memories_list(&s, &f, &v.unwrap_or(json!([])), page),
         Err(e) => views::memories_refused(&s, &f, &e),
     }

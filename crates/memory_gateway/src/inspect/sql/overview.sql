@@ -1,2 +1,2 @@
--- The overview page: memory_overview and the tenant's pending proposals count. $1 tenant.
+-- The overview page: memory_overview (docs/api.md "Statistics"). $1 tenant.
 SELECT memory_overview($1::text)::text
