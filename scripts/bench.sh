@@ -109,10 +109,12 @@ for s in $suites; do
     # The inspector's pages for a tenant with 100,000 memories (docs/inspector.md), in a
     # database of its own (kept between runs: the load takes minutes).
     echo "==> bench: inspect"
-    psql_b -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_bench_inspect'" | grep -q 1 ||
-      psql_b -d postgres -c "CREATE DATABASE memory_bench_inspect"
+    # A load that did not finish (no mark from bench/inspect_pages.py) is started again.
+    psql_b -d postgres -tc "SELECT shobj_description(oid, 'pg_database') FROM pg_database
+                            WHERE datname = 'memory_bench_inspect'" | grep -q "loaded" ||
+      psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_inspect" -c "CREATE DATABASE memory_bench_inspect"
     psql_b -d memory_bench_inspect -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
-    python3 bench/inspect.py --dsn "${dsn/memory_bench/memory_bench_inspect}" \
+    python3 bench/inspect_pages.py --dsn "${dsn/memory_bench/memory_bench_inspect}" \
       --bin "$CARGO_TARGET_DIR/release/memory-mcp" --out "$RESULTS"
   elif [ "$s" = citus ]; then
     # The query suite through a Citus coordinator with two workers on this machine (docs/citus.md),

@@ -129,33 +129,48 @@ impl Db {
         Ok(())
     }
 
-    /// One statement returning one text value, in a transaction acting for `user_id`.
-    async fn one(
+    /// One statement returning one text value (None: no row, or NULL), in a transaction acting
+    /// for `user_id` on behalf of `acting` (history's actor names it: sql/triggers.sql
+    /// `memory._actor`; empty for MCP calls, whose actor is the role alone).
+    async fn run(
         &self,
         user_id: &str,
+        acting: &str,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<String, DbError> {
+    ) -> Result<Option<String>, DbError> {
         let mut c = self
             .pool
             .get()
             .await
             .map_err(|e| DbError::Unavailable(e.to_string()))?;
         let tx = c.transaction().await?;
-        // The tenant and the call's time limit, both for this transaction only.
+        // The tenant, the call's time limit and whom it acts for, for this transaction only.
         tx.execute(
-            "SELECT set_config('memory_ext.user_id', $1, true), set_config('statement_timeout', $2, true)",
-            &[&user_id, &self.statement_timeout_ms.to_string()],
+            "SELECT set_config('memory_ext.user_id', $1, true), set_config('statement_timeout', $2, true),
+                    set_config('memory_ext.on_behalf_of', $3, true)",
+            &[&user_id, &self.statement_timeout_ms.to_string(), &acting],
         )
         .await?;
-        let text: String = tx.query_one(sql, params).await?.get(0);
+        let text: Option<String> = tx.query_opt(sql, params).await?.and_then(|r| r.get(0));
         tx.commit().await?;
         Ok(text)
     }
 
-    /// One statement returning one JSON value (as text; NULL when the statement found nothing),
-    /// in a transaction acting for `user_id` on behalf of `acting` (history's actor names it:
-    /// sql/triggers.sql `memory._actor`). The inspector's every page and action is one of these.
+    /// One statement returning one text value, for an MCP request.
+    async fn one(
+        &self,
+        user_id: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<String, DbError> {
+        self.run(user_id, "", sql, params)
+            .await?
+            .ok_or_else(|| DbError::Unavailable(format!("no answer from {sql}")))
+    }
+
+    /// One statement returning one JSON value (None when it found nothing: another tenant's id,
+    /// say), acting on behalf of `acting`. The inspector's every page and action is one of these.
     pub async fn json(
         &self,
         user_id: &str,
@@ -163,22 +178,9 @@ impl Db {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Value>, DbError> {
-        let mut c = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| DbError::Unavailable(e.to_string()))?;
-        let tx = c.transaction().await?;
-        tx.execute(
-            "SELECT set_config('memory_ext.user_id', $1, true), set_config('statement_timeout', $2, true),
-                    set_config('memory_ext.on_behalf_of', $3, true)",
-            &[&user_id, &self.statement_timeout_ms.to_string(), &acting],
-        )
-        .await?;
-        // No row, or a NULL: the statement found nothing (another tenant's id, say).
-        let text: Option<String> = tx.query_opt(sql, params).await?.and_then(|r| r.get(0));
-        tx.commit().await?;
-        text.map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
+        self.run(user_id, acting, sql, params)
+            .await?
+            .map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
             .transpose()
     }
 

@@ -1,4 +1,5 @@
-"""`make bench inspect` (scripts/bench.sh): the memory inspector's pages for a tenant with 100,000
+"""`scripts/bench.sh inspect` (part of `make bench`; not named inspect.py, which would shadow the standard
+library's inspect module for the script): the memory inspector's pages for a tenant with 100,000
 memories, timed on the server. The goal (docs/inspector.md): every page under 500 ms of server
 time.
 
@@ -12,7 +13,7 @@ build); the figure is the page's `Server-Timing` (the gateway's time from the re
 response: the SQL call and the HTML), p50, p95 and max in ms, and the bytes sent. The export
 download is timed too, though it is a file, not a page.
 
-    python bench/inspect.py --dsn DSN --bin target/release/memory-mcp --out bench/results
+    python bench/inspect_pages.py --dsn DSN --bin target/release/memory-mcp --out bench/results
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def load(dsn: str) -> dict:
                        (SELECT array_agg(random() - 0.5) FROM generate_series(1, {dims}) WHERE g > 0)::vector, %s,
                        now() - (g %% 90) * interval '1 day', now() - (g %% 90) * interval '1 day',
                        now() - (g %% 90) * interval '1 day'
-                FROM generate_series(%s, %s) g""", (TENANT, model, b + 1, min(b + 10_000, N - 1)))
+                FROM generate_series(%s::int, %s::int) g""", (TENANT, model, b + 1, min(b + 10_000, N - 1)))
         # 1% forgotten, 1% superseded (by the next memory).
         c.execute("""UPDATE memory.items SET state = 'soft_deleted', purge_at = now() + interval '30 days'
                      WHERE user_id = %s AND text LIKE 'Dana fact number %%00 %%'""", (TENANT,))
@@ -90,6 +91,8 @@ def load(dsn: str) -> dict:
             c.execute("SELECT memory_write(jsonb_build_object('text', 'Dana lives in city ' || %s::text, "
                       "'category', 'city', 'source', 'inferred'))", (p,))
         c.execute("ANALYZE")
+        # scripts/bench.sh keeps a database with this mark, and makes one without it afresh.
+        c.execute(f"COMMENT ON DATABASE {c.info.dbname} IS 'memory_ext inspect bench: loaded'")
         print(f"loaded {N} memories for {TENANT} in {time.time() - t:.0f} s")
     ids = {
         "memory": c.execute("""SELECT id FROM memory.items WHERE user_id = %s AND state = 'active'
@@ -187,7 +190,7 @@ def main() -> None:
     with open(os.path.join(a.out, "inspect.md"), "w") as f:
         f.write(f"# Inspector pages for a tenant with {N:,} memories (release build, {time.strftime('%Y-%m-%d')})\n\n")
         f.write("Server time (the gateway's `Server-Timing`: SQL and HTML) over "
-                f"{RUNS} requests each, one client (bench/inspect.py). Goal: every page under 500 ms.\n\n")
+                f"{RUNS} requests each, one client (bench/inspect_pages.py). Goal: every page under 500 ms.\n\n")
         f.write("| page | p50 ms | p95 ms | max ms | bytes |\n| --- | ---: | ---: | ---: | ---: |\n")
         for r in rows:
             f.write(f"| {r['page']} | {r['p50_ms']} | {r['p95_ms']} | {r['max_ms']} | {r['bytes']:,} |\n")
