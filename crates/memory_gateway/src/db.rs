@@ -157,6 +157,18 @@ impl Db {
         Ok(text)
     }
 
+    /// One statement's text as the database gave it (None when it found nothing), acting on
+    /// behalf of `acting`: a JSON document passed on without being parsed (the export).
+    pub async fn text(
+        &self,
+        user_id: &str,
+        acting: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<String>, DbError> {
+        self.run(user_id, acting, sql, params).await
+    }
+
     /// One statement returning one text value, for an MCP request.
     async fn one(
         &self,
