@@ -59,7 +59,8 @@ END\$\$" -c "GRANT CONNECT ON DATABASE $DB TO memory_mcp"
 MCP_CONFIG=$(dirname "$RUN_PGDATA")/mcp-$RUN_PORT.json
 new_token() { head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 if [ ! -f "$MCP_CONFIG" ] || ! grep -q '"inspect"' "$MCP_CONFIG"; then
-  token=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" 2>/dev/null | head -1)
+  token=
+  [ -f "$MCP_CONFIG" ] && token=$(sed -n 's/.*"token": "\([0-9a-f]*\)".*/\1/p' "$MCP_CONFIG" | head -1)
   [ -n "$token" ] || token=$(new_token)
   (umask 077; cat > "$MCP_CONFIG" <<JSON
 {
