@@ -16,7 +16,7 @@
 -- a glance (the inspector's overview), and memory.stats(), every tenant's, for monitoring
 -- (owner-only); memory._worker_summary(). History's actor and a consent decision's decided_by
 -- add whom the role acts for (memory_ext.on_behalf_of). A new index, memory.items_superseded_by_idx,
--- finds what a memory replaced (the inspector's supersede chain).
+-- finds what a memory replaced (the inspector's supersede chain). memory.events gains `actor`.
 
 -- History names store items. A statement of its own for each change, guarded: on Citus the
 -- coordinator sends the ALTER on to every node, where the script runs as well.
@@ -908,6 +908,16 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 -------------------------------------------------------------------------------- statistics
+-- Who made each call, in memory.events (sql/schema.sql). Guarded, as the changes above: on Citus
+-- the coordinator sends the ALTER on to every node, where the script runs as well.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'memory.events'::regclass
+                                              AND attname = 'actor' AND NOT attisdropped) THEN
+        ALTER TABLE memory.events ADD COLUMN actor text;
+    END IF;
+END $$;
+
 -- What a memory replaced, by index (sql/schema.sql says why). Guarded: on Citus the script runs
 -- on every node, and the coordinator's index reaches the shards by itself.
 DO $$
@@ -1047,7 +1057,7 @@ BEGIN
              LEFT JOIN memory.extraction_usage x ON x.user_id = tenant AND x.day = d.day
              LEFT JOIN memory.consolidation_usage c ON c.user_id = tenant AND c.day = d.day) u),
         'events', (SELECT coalesce(jsonb_agg(e ORDER BY e.ts DESC), '[]') FROM
-            (SELECT e.ts, e.node, e.op, e.status, e.thread_id, e.memory_id, e.category, e.sqlstate
+            (SELECT e.ts, e.node, e.op, e.status, e.thread_id, e.memory_id, e.category, e.sqlstate, e.actor
              FROM memory.events e WHERE e.user_id = tenant ORDER BY e.ts DESC LIMIT 20) e));
     -- Apart: the worker's table is not the tenant's (on Citus, a local table beside the
     -- distributed ones).

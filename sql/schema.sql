@@ -291,6 +291,10 @@ CREATE TABLE memory.events (
     sim       real,
     ts        timestamptz NOT NULL DEFAULT now(),
     sqlstate  text,
+    -- Who made the call (0.12.0): the role, and whom it acted for (sql/triggers.sql
+    -- memory._actor); NULL for the worker's and the purge's own events and for those written
+    -- before 0.12.0.
+    actor     text,
     PRIMARY KEY (user_id, id)
 );
 CREATE INDEX events_ts_idx ON memory.events (user_id, ts DESC);

@@ -114,7 +114,7 @@ BEGIN
              LEFT JOIN memory.extraction_usage x ON x.user_id = tenant AND x.day = d.day
              LEFT JOIN memory.consolidation_usage c ON c.user_id = tenant AND c.day = d.day) u),
         'events', (SELECT coalesce(jsonb_agg(e ORDER BY e.ts DESC), '[]') FROM
-            (SELECT e.ts, e.node, e.op, e.status, e.thread_id, e.memory_id, e.category, e.sqlstate
+            (SELECT e.ts, e.node, e.op, e.status, e.thread_id, e.memory_id, e.category, e.sqlstate, e.actor
              FROM memory.events e WHERE e.user_id = tenant ORDER BY e.ts DESC LIMIT 20) e));
     -- Apart: the worker's table is not the tenant's (on Citus, a local table beside the
     -- distributed ones).

@@ -346,6 +346,11 @@ def test_edit_and_supersede_a_memory():
     chain = d.find_element(By.XPATH, "//h2[text()='Supersede chain']/..").text
     assert "cherry tomatoes" in chain, chain
     assert state(ALICE, IDS["tomatoes"]) == "superseded"
+    # The write's event names who made it, as history does.
+    new_id = BROWSER.current_url.split("/inspect/memories/")[1].split("?")[0]
+    actors = {a for (a,) in admin.execute("SELECT actor FROM memory.events WHERE user_id = %s AND memory_id = %s",
+                                          (ALICE, new_id)).fetchall()}
+    assert actors == {f"{ROLE} (inspector: ops)"}, actors
     shot("memory-superseded")
 
 

@@ -45,6 +45,8 @@ SET memory_ext.user_id = 'st-ana';
 SET memory_ext.on_behalf_of = 'inspector: ops';
 SELECT memory_write(jsonb_build_object('id', :'porto', 'text', 'Ana lives in Porto, near the river.')) ->> 'event' AS edited;
 SELECT event, actor FROM memory_history(:'porto') ORDER BY ts DESC LIMIT 1;
+-- The call's event names it too.
+SELECT op, actor FROM memory.events WHERE memory_id = :'porto' ORDER BY ts DESC LIMIT 1;
 SELECT set_config('memory_ext.on_behalf_of', E'ops\nforged line\t' || repeat('x', 200), false) IS NOT NULL AS set;
 SELECT memory_write(jsonb_build_object('id', :'porto', 'text', 'Ana lives in Porto.')) ->> 'event' AS edited;
 SELECT event, actor FROM memory_history(:'porto') ORDER BY ts DESC LIMIT 1;

@@ -292,12 +292,12 @@ pub fn overview(s: &Session, v: &Value, notice: Option<&str>) -> Response {
             section {
                 h2 { "Recent events" }
                 div.scroll { table {
-                    thead { tr { th scope="col" { "When" } th scope="col" { "Where" } th scope="col" { "What" } th scope="col" { "Status" } th scope="col" { "Memory" } th scope="col" { "Category" } } }
+                    thead { tr { th scope="col" { "When" } th scope="col" { "Where" } th scope="col" { "What" } th scope="col" { "Status" } th scope="col" { "Memory" } th scope="col" { "Category" } th scope="col" { "By" } } }
                     tbody { @for e in v["events"].as_array().unwrap_or(&empty) {
                         tr { td { (ts(e, "ts")) } td { (text(e, "node")) } td { (text(e, "op")) }
                              td { (text(e, "status")) @if let Some(c) = e["sqlstate"].as_str() { " " (c) } }
                              td { @if let Some(id) = e["memory_id"].as_str() { a href=(format!("/inspect/memories/{}", urlencode(id))) { (short(id)) } } }
-                             td { (text(e, "category")) } }
+                             td { (text(e, "category")) } td { (text(e, "actor")) } }
                     } }
                 } }
             }
