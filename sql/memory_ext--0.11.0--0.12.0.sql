@@ -1016,12 +1016,12 @@ BEGIN
         'memories', groups,
         'threads', (SELECT coalesce(jsonb_agg(t ORDER BY t.updated_at DESC, t.thread_id), '[]') FROM
             (SELECT th.thread_id, th.agent_id, th.updated_at, th.revision, th.last_seq AS messages,
-                    (SELECT coalesce(sum(m.token_count), 0) FROM memory.messages m
-                     WHERE m.user_id = tenant AND m.thread_id = th.thread_id AND m.in_context) AS context_tokens,
-                    (SELECT count(*) FROM memory.messages m
-                     WHERE m.user_id = tenant AND m.thread_id = th.thread_id AND m.in_context) AS context_messages
-             FROM memory.threads th WHERE th.user_id = tenant
-             ORDER BY th.updated_at DESC, th.thread_id LIMIT 20) t),
+                    c.context_tokens, c.context_messages
+             FROM (SELECT * FROM memory.threads th WHERE th.user_id = tenant
+                   ORDER BY th.updated_at DESC, th.thread_id LIMIT 20) th,
+                  LATERAL (SELECT coalesce(sum(m.token_count), 0) AS context_tokens, count(*) AS context_messages
+                           FROM memory.messages m
+                           WHERE m.user_id = tenant AND m.thread_id = th.thread_id AND m.in_context) c) t),
         'proposals_pending', (SELECT count(*) FROM memory.proposals p
                               WHERE p.user_id = tenant AND p.status = 'pending' AND p.expires_at > now()),
         'embedding', jsonb_build_object(
@@ -1105,12 +1105,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT c.user_id, 'llm_tokens_today', 'consolidation_calls', c.llm_calls::float8
     FROM memory.consolidation_usage c WHERE c.day = (now() AT TIME ZONE 'UTC')::date
     UNION ALL
-    -- Seconds since each job last finished (lag); -1 for a job that never ran.
-    SELECT '', 'worker_job_lag_seconds', w.job,
-           coalesce(extract(epoch FROM now() - w.last_finished_at)::float8, -1)
-    FROM memory._worker_summary() w
-    UNION ALL
-    SELECT '', 'worker_job_failures', w.job, w.failures::float8 FROM memory._worker_summary() w
+    -- Each job's seconds since it last finished (lag; -1 for a job that never ran) and failures.
+    SELECT '', v.metric, w.job, v.value
+    FROM memory._worker_summary() w,
+         LATERAL (VALUES ('worker_job_lag_seconds', coalesce(extract(epoch FROM now() - w.last_finished_at)::float8, -1)),
+                         ('worker_job_failures', w.failures::float8)) v(metric, value)
     UNION ALL
     -- The last error's text in the label (cut to 200 characters), its time as the value.
     SELECT '', 'worker_job_last_error', j.job || ': ' || left(regexp_replace(j.last_error, '\s+', ' ', 'g'), 200),

@@ -131,8 +131,9 @@ impl Db {
 
     /// One statement returning one text value (None: no row, or NULL), in a transaction acting
     /// for `user_id` on behalf of `acting` (history's actor names it: sql/triggers.sql
-    /// `memory._actor`; empty for MCP calls, whose actor is the role alone).
-    async fn run(
+    /// `memory._actor`; empty for MCP calls, whose actor is the role alone). The inspector's
+    /// export passes a document on through this without parsing it.
+    pub async fn text(
         &self,
         user_id: &str,
         acting: &str,
@@ -157,18 +158,6 @@ impl Db {
         Ok(text)
     }
 
-    /// One statement's text as the database gave it (None when it found nothing), acting on
-    /// behalf of `acting`: a JSON document passed on without being parsed (the export).
-    pub async fn text(
-        &self,
-        user_id: &str,
-        acting: &str,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<String>, DbError> {
-        self.run(user_id, acting, sql, params).await
-    }
-
     /// One statement returning one text value, for an MCP request.
     async fn one(
         &self,
@@ -176,7 +165,7 @@ impl Db {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<String, DbError> {
-        self.run(user_id, "", sql, params)
+        self.text(user_id, "", sql, params)
             .await?
             .ok_or_else(|| DbError::Unavailable(format!("no answer from {sql}")))
     }
@@ -190,7 +179,7 @@ impl Db {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Value>, DbError> {
-        self.run(user_id, acting, sql, params)
+        self.text(user_id, acting, sql, params)
             .await?
             .map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
             .transpose()

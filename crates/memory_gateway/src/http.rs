@@ -167,19 +167,21 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
             }
             Ok(Ok(collected)) => collected.to_bytes(),
         };
-    let mut labels = ("other".to_string(), String::new());
+    let mut labels = ("other", "");
     if parts.method == http::Method::POST {
-        if let Some(refusal) = check_rpc(&bytes) {
-            metrics::global().inc("memory_mcp_errors_total", &[("kind", "invalid_request")]);
-            return refusal;
+        match check_rpc(&bytes) {
+            Ok(msg) => labels = rpc_labels(&msg),
+            Err(refusal) => {
+                metrics::global().inc("memory_mcp_errors_total", &[("kind", "invalid_request")]);
+                return refusal;
+            }
         }
-        labels = rpc_labels(&bytes);
     }
     let started = std::time::Instant::now();
     let r = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
-    let l = [("method", labels.0.as_str()), ("tool", labels.1.as_str())];
+    let l = [("method", labels.0), ("tool", labels.1)];
     metrics::global().inc("memory_mcp_requests_total", &l);
     metrics::global().observe("memory_mcp_request_duration_seconds", &l, started.elapsed());
     r
@@ -204,8 +206,7 @@ const METHODS: [&str; 12] = [
 
 /// A checked message's method and, for `tools/call`, its tool (a known tool's name, else
 /// `unknown`).
-fn rpc_labels(body: &[u8]) -> (String, String) {
-    let msg: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+fn rpc_labels(msg: &Value) -> (&'static str, &'static str) {
     let method = msg["method"].as_str().unwrap_or("");
     let method = METHODS
         .iter()
@@ -222,7 +223,7 @@ fn rpc_labels(body: &[u8]) -> (String, String) {
     } else {
         ""
     };
-    (method.to_string(), tool.to_string())
+    (method, tool)
 }
 
 fn too_large(limits: &Limits) -> Response {
@@ -236,12 +237,14 @@ fn too_large(limits: &Limits) -> Response {
 }
 
 /// The JSON-RPC errors of a POSTed message that rmcp would answer otherwise (an HTTP 4xx with
-/// no JSON-RPC body): `None` when the message may go on.
-fn check_rpc(body: &[u8]) -> Option<Response> {
+/// no JSON-RPC body), or the parsed message when it may go on.
+// The refusal is the request's answer, returned at once: boxing it would only add an allocation.
+#[allow(clippy::result_large_err)]
+fn check_rpc(body: &[u8]) -> Result<Value, Response> {
     let msg: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
-            return Some(rpc_error(
+            return Err(rpc_error(
                 StatusCode::BAD_REQUEST,
                 Value::Null,
                 -32700,
@@ -255,11 +258,11 @@ fn check_rpc(body: &[u8]) -> Option<Response> {
         } else {
             "Invalid Request: a JSON-RPC message is an object"
         };
-        return Some(rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why));
+        return Err(rpc_error(StatusCode::BAD_REQUEST, Value::Null, -32600, why));
     };
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(rpc_error(
+        return Err(rpc_error(
             StatusCode::BAD_REQUEST,
             id,
             -32600,
@@ -277,7 +280,7 @@ fn check_rpc(body: &[u8]) -> Option<Response> {
             _ => Some("tools/call needs params {\"name\", \"arguments\"}"),
         };
         if let Some(why) = why {
-            return Some(rpc_error(
+            return Err(rpc_error(
                 StatusCode::OK,
                 id,
                 -32602,
@@ -285,7 +288,7 @@ fn check_rpc(body: &[u8]) -> Option<Response> {
             ));
         }
     }
-    None
+    Ok(msg)
 }
 
 /// `GET /metrics`: the exposition, for a request bearing the metrics token.

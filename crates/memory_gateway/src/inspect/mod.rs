@@ -312,14 +312,11 @@ fn origin_ok(app: &Inspector, headers: &HeaderMap) -> bool {
 
 /// The first value of `name` in an urlencoded form.
 fn form_field(body: &[u8], name: &str) -> Option<String> {
-    form_urlencoded_pairs(body)
+    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
+        .ok()?
         .into_iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v)
-}
-
-fn form_urlencoded_pairs(body: &[u8]) -> Vec<(String, String)> {
-    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body).unwrap_or_default()
 }
 
 /// The login page and its POST: outside the gate.
