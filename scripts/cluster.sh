@@ -46,11 +46,14 @@ CONF
   # server that will not start shows why here: the callers' traps delete DIR and its log.
   if running; then how=(-m fast restart); else how=(start); fi
   if ! server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w "${how[@]}" >/dev/null &&
-     # Our ports lie in Linux's ephemeral range (32768-60999): a client connection of the tests
-     # may hold the port for a moment. Once more, after it has had time to close.
+     # A port can still be busy for a moment: the server a previous step stopped, a client's
+     # connection in TIME_WAIT on `make run`'s ports (which lie in the ephemeral range; the
+     # tests' own do not, scripts/lib.sh). Once more, after it has had time to close, and say
+     # who holds it if that fails too.
      ! { grep -q "could not bind" "$dir/server.log" 2>/dev/null &&
          echo "cluster.sh: port $port busy, starting $dir once more" >&2 && sleep 3 &&
-         server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null; }; then
+         { server "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null ||
+           { ss -Htanp "( sport = :$port )" >&2 2>/dev/null; false; }; }; }; then
     echo "cluster.sh: the server in $dir did not start; the end of its log:" >&2
     tail -n 30 "$dir/server.log" >&2 || true
     exit 1

@@ -42,23 +42,29 @@ export CARGO_TARGET_DIR
 PGBIN=$(dirname "$PG_CONFIG")
 export PG PG_CONFIG MEMORY_EXT_HOME
 
-# Ports: one block of 100 per version, so servers of different versions run side by side;
-# 15 keeps the numbers it always had. Offsets within a block are fixed by use.
+# Ports: one block of 100 per version, so servers of different versions run side by side.
+# `make run`'s server and gateway keep the numbers users know (15: 55432). The servers the
+# tests, benchmarks and evaluation start for themselves live above Linux's ephemeral range
+# (32768-60999, /proc/sys/net/ipv4/ip_local_port_range): inside it, any client connection of a
+# test may hold a server's port as its own local end and the server cannot bind it (a CI run
+# lost pg_upgrade's new server that way). Offsets within a block are fixed by use.
 PORT_BASE=$((55432 + (PG - 15) * 100))
+OWN_PORT_BASE=$((61432 + (PG - 15) * 100))
 RUN_PORT=${RUN_PORT:-$PORT_BASE}                       # make run
-TEST_PORT=${TEST_PORT:-$((PORT_BASE + 1))}             # make test's throwaway server
-BENCH_PORT=${BENCH_PORT:-$((PORT_BASE + 2))}           # make bench
-EVAL_PORT=${EVAL_PORT:-$((PORT_BASE + 3))}             # make eval
-LIVE_PORT=${LIVE_PORT:-$((PORT_BASE + 5))}             # test's live-install server
 MCP_PORT=${MCP_PORT:-$((PORT_BASE + 6))}               # make run's gateway
-CITUS_PORT=${CITUS_PORT:-$((PORT_BASE + 28))}          # test's Citus cluster (3 ports)
-CITUS_UPGRADE_PORT=${CITUS_UPGRADE_PORT:-$((PORT_BASE + 33))}
-BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-$((PORT_BASE + 38))}
+TEST_PORT=${TEST_PORT:-$((OWN_PORT_BASE + 1))}         # make test's throwaway server
+BENCH_PORT=${BENCH_PORT:-$((OWN_PORT_BASE + 2))}       # make bench
+EVAL_PORT=${EVAL_PORT:-$((OWN_PORT_BASE + 3))}         # make eval
+LIVE_PORT=${LIVE_PORT:-$((OWN_PORT_BASE + 5))}         # test's live-install server
+CITUS_PORT=${CITUS_PORT:-$((OWN_PORT_BASE + 28))}      # test's Citus cluster (3 ports)
+CITUS_UPGRADE_PORT=${CITUS_UPGRADE_PORT:-$((OWN_PORT_BASE + 33))}
+BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-$((OWN_PORT_BASE + 38))}
+# tests/package/run.sh takes +40, tests/upgrade/pg_upgrade.sh +41 and +42.
 # The tests' HTTP stand-in keeps one port for every version: the regress suite's expected
 # output names it (tests/pg_regress/expected/embeddings.out), so two versions' test runs take
 # turns rather than run at once.
-STANDIN_PORT=${STANDIN_PORT:-55480}
-BENCH_STANDIN_PORT=${BENCH_STANDIN_PORT:-$((PORT_BASE + 49))}
+STANDIN_PORT=${STANDIN_PORT:-61480}
+BENCH_STANDIN_PORT=${BENCH_STANDIN_PORT:-$((OWN_PORT_BASE + 49))}
 # Cluster data lives outside the checkout: the server runs as the postgres user, which may not
 # be able to enter the directory a checkout is in (e.g. under /root).
 RUN_PGDATA=${RUN_PGDATA:-$MEMORY_EXT_HOME/run-$RUN_PORT}

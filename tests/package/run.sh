@@ -21,7 +21,7 @@ debs=$(cd "${1:?directory of this tree\'s packages}" && pwd)
 prev=${2:+$(cd "$2" && pwd)}
 suite=$(debian_suite "$PG")
 base=$MEMORY_EXT_HOME/roots/package-pg$PG.tar
-port=$((PORT_BASE + 40))
+port=$((OWN_PORT_BASE + 40))
 OUT=$PWD/.run/pg$PG/package; mkdir -p "$OUT"
 fail() { echo "package test (PostgreSQL $PG): $*" >&2; exit 1; }
 

@@ -6,7 +6,7 @@ prompt, written through every write path (and around them, by plain SQL), then r
 every prompt surface, which must show it without letting it add a line, a tag or a section.
 
 Run by `scripts/test.sh client`:
-    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." python3 tests/python/test_agents.py
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=61433 user=postgres dbname=..." python3 tests/python/test_agents.py
 """
 
 import json

@@ -1,7 +1,7 @@
 """Backups of a memory_ext database: pg_dump and pg_restore round trips lose and double nothing.
 
 Run by `scripts/test.sh backup` against the throwaway test server:
-    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=memory_ext_backup" \
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=61433 user=postgres dbname=memory_ext_backup" \
     MEMORY_EXT_PGBIN=/usr/lib/postgresql/15/bin python3 tests/python/test_backup.py
 
 The source database gets every kind of row through the API (tests/data/rows.sql, plus a second

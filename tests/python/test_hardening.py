@@ -22,7 +22,7 @@ from psycopg import errors
 
 DSN = os.environ["MEMORY_EXT_TEST_DSN"]
 PGDATA = os.environ.get("MEMORY_EXT_TEST_PGDATA")
-STANDIN = os.environ.get("MEMORY_EXT_STANDIN", "http://127.0.0.1:55480")
+STANDIN = os.environ.get("MEMORY_EXT_STANDIN", "http://127.0.0.1:61480")
 ROLE = "me_hardening"
 
 

@@ -5,7 +5,7 @@ memory_tools' own, every default tool runs, and two tenants on two connections n
 each other. The gateway connects as an ordinary role and refuses one that bypasses RLS.
 
 Run by `scripts/test.sh client`:
-    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." \
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=61433 user=postgres dbname=..." \
     MEMORY_MCP_BIN=$CARGO_TARGET_DIR/debug/memory-mcp python3 tests/python/test_mcp.py
 """
 

@@ -1,7 +1,7 @@
 """memory_ext through Python's psycopg 3, the way an agent backend written in Python uses it.
 
 Run by `scripts/test.sh client` against the throwaway test server:
-    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." python3 tests/python/test_psycopg.py
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=61433 user=postgres dbname=..." python3 tests/python/test_psycopg.py
 
 No test framework: each `test_*` function runs in order on a fresh tenant; any failure makes the
 exit status 1. What is checked: jsonb requests and responses as Python dicts, supplied

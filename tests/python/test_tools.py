@@ -4,7 +4,7 @@ shape, the default set's size in tokens, and a scripted transcript of Anthropic'
 compared with the outputs that tool documents.
 
 Run by `scripts/test.sh client`:
-    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=55433 user=postgres dbname=..." python3 tests/python/test_tools.py
+    MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=61433 user=postgres dbname=..." python3 tests/python/test_tools.py
 """
 
 import importlib.metadata

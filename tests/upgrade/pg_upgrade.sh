@@ -16,7 +16,7 @@ new_pg=$PG
 old_config=$(pg_config_of 15)
 [ -x "$old_config" ] || { echo "pg_upgrade from 15: SKIPPED, PostgreSQL 15 is not installed (make deps PG=15)"; exit 0; }
 old_bin=$(dirname "$old_config") new_bin=$PGBIN
-old_port=$((PORT_BASE + 41)) new_port=$((PORT_BASE + 42))
+old_port=$((OWN_PORT_BASE + 41)) new_port=$((OWN_PORT_BASE + 42))
 work=$MEMORY_EXT_HOME/pg_upgrade-$new_pg
 old=$work/old new=$work/new
 OUT=$PWD/.run/pg$new_pg/pg_upgrade; mkdir -p "$OUT"

@@ -1,4 +1,4 @@
--- Embeddings: the built-in model, HTTP providers (the stand-in on 127.0.0.1:55480 that
+-- Embeddings: the built-in model, HTTP providers (the stand-in on 127.0.0.1:61480 that
 -- scripts/test.sh starts), provider failures, and writes that never get lost to them.
 \set SHOW_CONTEXT never
 
@@ -17,11 +17,11 @@ SELECT memory_embed(NULL);
 \echo :LAST_ERROR_SQLSTATE
 
 -- Switching provider at runtime: OpenAI-compatible, then Ollama (the stand-in's mock vectors).
-SET memory_ext.embedding_url = 'http://127.0.0.1:55480/v1';
+SET memory_ext.embedding_url = 'http://127.0.0.1:61480/v1';
 SET memory_ext.embedding_provider = 'openai';
 SET memory_ext.embedding_model = 'mock-4';
 SELECT memory_embed('hello') AS openai_vector;
-SET memory_ext.embedding_url = 'http://127.0.0.1:55480';
+SET memory_ext.embedding_url = 'http://127.0.0.1:61480';
 SET memory_ext.embedding_provider = 'ollama';
 SELECT memory_embed('hello') AS ollama_vector;
 SELECT ord, embedding FROM memory_embed_batch(ARRAY['x', 'y']) ORDER BY ord;
@@ -54,7 +54,7 @@ SET memory_ext.embedding_url = '';
 SELECT memory_embed('x');
 \echo :LAST_ERROR_SQLSTATE
 -- The API key never shows, not even when a server echoes it back.
-SET memory_ext.embedding_url = 'http://127.0.0.1:55480/v1';
+SET memory_ext.embedding_url = 'http://127.0.0.1:61480/v1';
 SET memory_ext.embedding_provider = 'openai';
 SET memory_ext.embedding_api_key = 'sk-regress-secret';
 SET memory_ext.embedding_model = 'echo-auth';

@@ -123,7 +123,7 @@ SET memory_ext.user_id = 'full';
 INSERT INTO memory.embedding_models (model_id, dims, index_type)
 SELECT 'filler:' || g, 5000, NULL FROM generate_series(1, 16 - (SELECT count(*) FROM memory.embedding_models)) g;
 SET memory_ext.embedding_provider = 'openai';
-SET memory_ext.embedding_url = 'http://127.0.0.1:55480/v1';
+SET memory_ext.embedding_url = 'http://127.0.0.1:61480/v1';
 SET memory_ext.embedding_model = 'mock-5';
 SELECT memory_write('{"text": "Written while the registry was full."}') ->> 'event' AS written;
 SELECT embedding IS NULL AS no_vector FROM memory.items WHERE text LIKE 'Written while%';
