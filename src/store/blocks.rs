@@ -16,8 +16,11 @@ use memory_core::SqlState;
 use pgrx::prelude::*;
 use serde_json::{json, Value};
 
-fn block_json(label: &str, version: i32, chars: i64) -> Value {
-    json!({ "label": label, "version": version, "chars": chars })
+/// An edit's answer (docs/api.md "Core memory"): the block's label, version and length, and its
+/// new text as stored (after screening), so that the caller — a model using the edit tools —
+/// sees the state it left (seed 000 §4.1: edits return the new state).
+fn block_json(label: &str, version: i32, value: &str) -> Value {
+    json!({ "label": label, "version": version, "chars": blocks::chars(value), "value": value })
 }
 
 /// Applies `edit` to the agent's locked block and stores the result.
@@ -67,7 +70,7 @@ pub fn edit(
         "updating a block",
     )
     .unwrap_or(1);
-    block_json(label, version, blocks::chars(&new_value) as i64)
+    block_json(label, version, &new_value)
 }
 
 /// memory_agent: creates the agent with its default `persona` and `human` blocks, or returns
@@ -148,7 +151,7 @@ pub fn set(
         "writing a block",
     )
     .unwrap_or(1);
-    block_json(label, version, blocks::chars(value) as i64)
+    block_json(label, version, value)
 }
 
 /// The agent's blocks and metadata, rendered (docs/design.md "Core memory blocks" layout). Dates

@@ -126,11 +126,14 @@ fn run(
     a: &Agent,
     c: Call,
 ) -> Result<String, String> {
+    // The block as it now reads, by the prompt rule (memory_core::render): the model confirms
+    // its edit against what its next prompt will show.
     let edited = |r: Value| {
         format!(
-            "Core memory block \"{}\" updated ({} characters).",
+            "Core memory block \"{}\" updated ({} characters). It now reads:\n{}",
             r["label"].as_str().unwrap_or_default(),
-            r["chars"]
+            r["chars"],
+            memory_core::render::text(r["value"].as_str().unwrap_or_default())
         )
     };
     Ok(match c {
