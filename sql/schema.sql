@@ -353,6 +353,8 @@ CREATE TABLE memory.details (
     thread_id   text,
     metadata    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
     created_at  timestamptz NOT NULL DEFAULT now(),
+    -- The agent it was stored for (0.12.0; seed 002 §4.3), NULL when stored for the user.
+    agent_id    text,
     PRIMARY KEY (user_id, key),
     UNIQUE (user_id, item_id),
     FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE

@@ -40,6 +40,12 @@ extension_sql_file!(
         api::checkpoints::check_json
     ]
 );
+// conversation_search_date resolves its tenant as the checkpoint functions do.
+extension_sql_file!(
+    "../sql/recall.sql",
+    name = "recall",
+    requires = ["schema", api::checkpoints::resolve_tenant]
+);
 // memory_ref_store names the arguments of memory.ref_store.
 extension_sql_file!(
     "../sql/detail.sql",

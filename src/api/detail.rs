@@ -28,11 +28,7 @@ fn object(arg: &str, v: Option<Json>) -> Value {
 
 fn detail_type(v: Option<&str>) -> &str {
     let t = validate::required("type", v).or_raise();
-    let ok = !t.is_empty()
-        && t.len() <= 50
-        && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if !ok {
+    if !memory_core::detail::valid_type(t) {
         raise(
             SqlState::InvalidParameterValue,
             format!("invalid type \"{}\"", t.chars().take(60).collect::<String>()),
@@ -42,7 +38,7 @@ fn detail_type(v: Option<&str>) -> &str {
     t
 }
 
-/// `memory_ref_store(content, description, type, user_id, thread_id, metadata)` (sql/detail.sql
+/// `memory_ref_store(content, description, type, user_id, thread_id, metadata, agent_id)` (sql/detail.sql
 /// names the arguments: `type` cannot be a Rust argument name): stores detail content and
 /// returns `{key, placeholder, id}` (`id`: its Layer-1 memory).
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
@@ -53,18 +49,21 @@ fn ref_store(
     user_id: Option<&str>,
     thread_id: Option<&str>,
     metadata: Option<Json>,
+    agent_id: Option<&str>,
 ) -> JsonB {
     let content = crate::pg::limits::text("content", content);
     let description = crate::pg::limits::text("description", description);
     let kind = detail_type(kind);
     let thread = validate::optional_id("thread_id", thread_id).or_raise();
     let metadata = object("metadata", metadata);
+    let agent = validate::optional_id("agent_id", agent_id).or_raise();
     JsonB(store::ref_store(
         user_id,
         content,
         description,
         kind,
         thread,
+        agent,
         metadata,
     ))
 }
@@ -95,6 +94,7 @@ fn memory_capture(
     threshold_tokens: default!(Option<i32>, 500),
     user_id: default!(Option<&str>, "NULL"),
     thread_id: default!(Option<&str>, "NULL"),
+    agent_id: default!(Option<&str>, "NULL"),
 ) -> String {
     let command = crate::pg::limits::text("command", command);
     if command.trim().is_empty() {
@@ -109,5 +109,40 @@ fn memory_capture(
     let threshold =
         validate::range("threshold_tokens", threshold as i64, 0, 1_000_000).or_raise() as usize;
     let thread = validate::optional_id("thread_id", thread_id).or_raise();
-    store::capture(user_id, command, output, threshold, thread)
+    let agent = validate::optional_id("agent_id", agent_id).or_raise();
+    store::capture(user_id, command, output, threshold, thread, agent)
+}
+
+/// Stored details whose description matches `query` (seed 002 §5.2 `search_memory`), best
+/// first, narrowed to a thread and an agent when given: `(key, description, type, thread,
+/// agent, chars, created_at, score)` (`thread` and `agent`: a result column cannot share an
+/// argument's name). The content itself is not searched; `memory_ref_get` opens it by key.
+#[pg_extern(volatile, parallel_unsafe)]
+#[allow(clippy::type_complexity)]
+fn memory_ref_search(
+    query: Option<&str>,
+    thread_id: default!(Option<&str>, "NULL"),
+    agent_id: default!(Option<&str>, "NULL"),
+    limit: default!(Option<i32>, 5),
+    user_id: default!(Option<&str>, "NULL"),
+) -> TableIterator<
+    'static,
+    (
+        name!(key, String),
+        name!(description, String),
+        name!(type, String),
+        name!(thread, Option<String>),
+        name!(agent, Option<String>),
+        name!(chars, i64),
+        name!(created_at, TimestampWithTimeZone),
+        name!(score, f64),
+    ),
+> {
+    let query = crate::pg::limits::text("query", query);
+    crate::pg::limits::query("query", query);
+    let thread = validate::optional_id("thread_id", thread_id).or_raise();
+    let agent = validate::optional_id("agent_id", agent_id).or_raise();
+    let limit = *validate::required("limit", limit.as_ref()).or_raise() as i64;
+    let limit = validate::range("limit", limit, 1, 100).or_raise() as usize;
+    TableIterator::new(store::search(user_id, query, thread, agent, limit))
 }

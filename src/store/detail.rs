@@ -11,10 +11,14 @@ use crate::embed::write::for_write;
 use crate::error::raise;
 use crate::gucs;
 use crate::pg::events::{self, Event, Node};
+use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant, vector};
 use crate::store::screen;
+use crate::store::search;
 use memory_core::detail as rules;
+use memory_core::request::Filters;
 use memory_core::SqlState;
+use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
 
@@ -53,15 +57,18 @@ fn free_key(user: &str, base: Option<String>) -> String {
 
 /// Stores `content` under a new key (the shared path of memory_ref_store and memory_capture),
 /// its content and description already screened (src/store/screen.rs).
+#[allow(clippy::too_many_arguments)]
 fn store(
     user: &str,
     content: &str,
     description: &str,
     kind: &str,
     thread: Option<&str>,
+    agent: Option<&str>,
     metadata: Value,
     key_base: Option<String>,
 ) -> Stored {
+    check_agent(user, agent);
     let description = rules::clean_description(description);
     if description.is_empty() {
         raise(
@@ -89,6 +96,7 @@ fn store(
             JsonB(item_meta).into(),
             vector.into(),
             model.into(),
+            agent.into(),
         ],
         "storing a detail's memory",
     )
@@ -105,6 +113,7 @@ fn store(
             (content.chars().count() as i64).into(),
             thread.into(),
             JsonB(metadata).into(),
+            agent.into(),
         ],
         "storing a detail",
     );
@@ -133,6 +142,20 @@ fn store(
     }
 }
 
+/// The agent a detail is stored for (seed 002 §4.3 keeps the agent with each result): one of
+/// the tenant's agents (P0002 when unknown; 42501 when another tenant's).
+fn check_agent(user: &str, agent: Option<&str>) {
+    if let Some(a) = agent {
+        if lookup::owner(Owned::Agent, a) != user {
+            raise(
+                SqlState::InsufficientPrivilege,
+                format!("agent \"{a}\" belongs to another user"),
+                None,
+            );
+        }
+    }
+}
+
 /// memory_ref_store, its arguments checked: `{key, placeholder, id}`.
 pub fn ref_store(
     user_id: Option<&str>,
@@ -140,13 +163,23 @@ pub fn ref_store(
     description: &str,
     kind: &str,
     thread: Option<&str>,
+    agent: Option<&str>,
     metadata: Value,
 ) -> Value {
     let user = tenant::resolve(user_id);
     // Screened before anything is stored or embedded (src/store/screen.rs).
     let content = screen::text("detail", Some(&user), content);
     let description = screen::text("detail", Some(&user), description);
-    let s = store(&user, &content, &description, kind, thread, metadata, None);
+    let s = store(
+        &user,
+        &content,
+        &description,
+        kind,
+        thread,
+        agent,
+        metadata,
+        None,
+    );
     json!({ "key": s.key, "placeholder": s.placeholder, "id": s.id })
 }
 
@@ -255,6 +288,7 @@ pub fn capture(
     output: &str,
     threshold: usize,
     thread: Option<&str>,
+    agent: Option<&str>,
 ) -> String {
     let user = tenant::resolve(user_id);
     let (over, tokens) = over_threshold(output, threshold);
@@ -285,8 +319,66 @@ pub fn capture(
         &description,
         "command_output",
         thread,
+        agent,
         meta,
         base,
     );
     rules::capture_line(command, &s.placeholder, &o)
+}
+
+/// A memory_ref_search row: key, description, type, thread_id, agent_id, chars, created_at,
+/// score.
+pub type Found = (
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    i64,
+    TimestampWithTimeZone,
+    f64,
+);
+
+/// memory_ref_search (seed 002 §5.2 `search_memory`): the tenant's stored details whose
+/// description matches `query`, ranked by memory_query's engine over their Layer-1 lines
+/// (src/store/search/), narrowed to a thread and an agent when given. The content is never
+/// searched: it is what the key opens.
+pub fn search(
+    user_id: Option<&str>,
+    query: &str,
+    thread: Option<&str>,
+    agent: Option<&str>,
+    limit: usize,
+) -> Vec<Found> {
+    let user = tenant::resolve(user_id);
+    let filters = Filters {
+        user_id: Some(user.clone()),
+        kind: Some("detail".into()),
+        thread_id: thread.map(str::to_string),
+        agent_id: agent.map(str::to_string),
+        ..Filters::default()
+    };
+    let mut hits = search::memories(&user, query, None, &filters, None, limit, None, false);
+    // The ranking may add neighbours of its best (episode links): the limit holds.
+    hits.truncate(limit);
+    let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+    spi::rows(
+        include_str!("../../sql/queries/detail_found.sql"),
+        &[user.as_str().into(), ids.into(), scores.into()],
+        "reading found details",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+                r.get::<String>(4)?,
+                r.get::<String>(5)?,
+                r.get::<i64>(6)?.unwrap_or(0),
+                r.get::<TimestampWithTimeZone>(7)?
+                    .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
+                r.get::<f64>(8)?.unwrap_or(0.0),
+            ))
+        },
+    )
 }

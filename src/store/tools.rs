@@ -239,18 +239,17 @@ fn run(
             paged(&lines, page)
         }
         Call::ConversationSearchDate { start, end, page } => {
-            let t = thread
-                .ok_or("conversation_search_date needs a conversation: call it within a thread")?;
-            type Page = (i64, Vec<String>, Vec<String>, Vec<String>);
-            let (total, at, role, content): Page = spi::rows(
+            type Page = (i64, Vec<String>, Vec<String>, Vec<String>, Vec<String>);
+            let (total, at, threads, role, content): Page = spi::rows(
                 include_str!("../../sql/queries/tools_messages_between.sql"),
                 &[
                     user.into(),
-                    t.into(),
+                    thread.into(),
                     start.to_string().into(),
                     end.to_string().into(),
                     ((page * PAGE_SIZE) as i64).into(),
                     (PAGE_SIZE as i64).into(),
+                    agent_id.into(),
                 ],
                 "listing messages by date",
                 |r| {
@@ -259,16 +258,19 @@ fn run(
                         r.get::<Vec<String>>(2)?.unwrap_or_default(),
                         r.get::<Vec<String>>(3)?.unwrap_or_default(),
                         r.get::<Vec<String>>(4)?.unwrap_or_default(),
+                        r.get::<Vec<String>>(5)?.unwrap_or_default(),
                     ))
                 },
             )
             .pop()
             .unwrap_or_default();
-            let lines: Vec<String> = at
-                .iter()
-                .zip(&role)
-                .zip(&content)
-                .map(|((a, r), c)| message_line(a, None, r, c))
+            // A message of another conversation than the call's names its thread.
+            let lines: Vec<String> = (0..at.len())
+                .map(|i| {
+                    let other =
+                        (thread != Some(threads[i].as_str())).then_some(threads[i].as_str());
+                    message_line(&at[i], other, &role[i], &content[i])
+                })
                 .collect();
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
             page_text(page, total as usize, &lines)
@@ -289,7 +291,165 @@ fn run(
         // A file's whole content, after the edit, is held to memory_ext.max_value_bytes by the
         // store (src/store/files.rs), as for memory_file_write.
         Call::Memory(cmd) => anthropic(user, cmd)?,
+        Call::FileList { prefix, limit } => {
+            let rows = files::ls(Some(user), &prefix, limit + 1);
+            let more = rows.len() as i64 > limit;
+            let lines: Vec<String> = rows
+                .iter()
+                .take(limit as usize)
+                .map(|(path, title, _, chars, updated, _)| {
+                    let title = title
+                        .as_deref()
+                        .map(|t| format!(" \"{}\"", render::inline(t)))
+                        .unwrap_or_default();
+                    format!(
+                        "- {}{title} ({chars} characters, {})",
+                        render::inline(path),
+                        day(updated)
+                    )
+                })
+                .collect();
+            match (lines.is_empty(), more) {
+                (true, _) => "No files found.".to_string(),
+                (false, false) => lines.join("\n"),
+                (false, true) => format!(
+                    "{}\n[more files: raise limit or name a directory in prefix]",
+                    lines.join("\n")
+                ),
+            }
+        }
+        Call::FileRead { path, offset } => read_file(user, &path, offset),
+        Call::FileGrep {
+            pattern,
+            prefix,
+            limit,
+        } => {
+            limits::query("pattern", &pattern);
+            let rows = files::grep(Some(user), &pattern, &prefix, limit);
+            if rows.is_empty() {
+                "No matching lines.".to_string()
+            } else {
+                rows.iter()
+                    .map(|(path, line, text)| {
+                        format!(
+                            "- {}:{line}: {}",
+                            render::inline(path),
+                            render::inline(text)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }
+        Call::FileSearch { query, tags, limit } => {
+            limits::query("query", &query);
+            let tags = (!tags.is_empty()).then_some(tags);
+            let hits = files::search(Some(user), &query, tags, limit as usize);
+            if hits.is_empty() {
+                "No files found.".to_string()
+            } else {
+                hits.iter().map(file_line).collect::<Vec<_>>().join("\n")
+            }
+        }
+        Call::DetailStore {
+            content,
+            description,
+            kind,
+        } => {
+            limits::value_bytes("content", content.len());
+            let r = detail::ref_store(
+                Some(user),
+                &content,
+                &description,
+                &kind,
+                thread,
+                Some(agent_id),
+                json!({}),
+            );
+            format!(
+                "Stored. Keep this placeholder instead of the content: {}\nretrieve_memory with \
+                 memory_key \"{}\" opens it.",
+                r["placeholder"].as_str().unwrap_or_default(),
+                r["key"].as_str().unwrap_or_default()
+            )
+        }
+        Call::DetailSearch {
+            query,
+            thread: within,
+        } => {
+            limits::query("query", &query);
+            let found = detail::search(Some(user), &query, within.as_deref(), None, PAGE_SIZE);
+            if found.is_empty() {
+                "No stored details found.".to_string()
+            } else {
+                found
+                    .iter()
+                    .map(|(key, description, kind, _, _, chars, at, _)| {
+                        format!(
+                            "- {} ({}, {chars} characters, {})",
+                            memory_core::detail::placeholder(key, description),
+                            render::inline(kind),
+                            day(at)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }
     })
+}
+
+/// A file as recall and memory_file_search show it: `- path "title" (YYYY-MM-DD): snippet`, every
+/// field on its line (memory_core::render).
+pub fn file_line(h: &search::FileHit) -> String {
+    let title = h
+        .title
+        .as_deref()
+        .map(|t| format!(" \"{}\"", render::inline(t)))
+        .unwrap_or_default();
+    format!(
+        "- {}{title} ({}): {}",
+        render::inline(&h.path),
+        h.day,
+        render::inline(&h.snippet)
+    )
+}
+
+/// memory_file_read: a page of a file, its path, title and day first. The content is shown as it
+/// is (the model may quote it back into an edit), inside the tool's answer; P0002 when there is
+/// no such file, told to the model by the caller.
+fn read_file(user: &str, path: &str, offset: i64) -> String {
+    let f = files::read(Some(user), path);
+    let content = f["content"].as_str().unwrap_or_default();
+    let total = content.chars().count();
+    let from = (offset as usize).min(total);
+    let page: String = content
+        .chars()
+        .skip(from)
+        .take(tools::READ_PAGE_CHARS)
+        .collect();
+    let end = from + page.chars().count();
+    let title = f["title"]
+        .as_str()
+        .map(|t| format!(" \"{}\"", render::inline(t)))
+        .unwrap_or_default();
+    let updated = f["updated_at"].as_str().unwrap_or_default();
+    let mut out = format!(
+        "{}{title} (changed {}, {total} characters)\n{page}",
+        render::inline(path),
+        updated.get(..10).unwrap_or(updated)
+    );
+    if end < total {
+        out.push_str(&format!(
+            "\n[characters {from}-{end} of {total}; call memory_file_read with offset {end} for more]"
+        ));
+    }
+    out
+}
+
+/// `YYYY-MM-DD` of a time, UTC.
+fn day(at: &TimestampWithTimeZone) -> String {
+    minute(at).get(..10).unwrap_or_default().to_string()
 }
 
 fn items(r: &Value) -> Vec<Value> {

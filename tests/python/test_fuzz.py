@@ -143,7 +143,8 @@ def jsons(r):
 def tool_names(r):
     return r.choice(["memory_append", "memory_replace", "archival_insert", "archival_search",
                      "conversation_search", "memory_ref_get", "memory_query", "conversation_search_date",
-                     "memory", "shell", "", None, "x" * 300])
+                     "memory", "memory_file_ls", "memory_file_read", "memory_file_grep", "memory_file_search",
+                     "store_memory", "retrieve_memory", "search_memory", "shell", "", None, "x" * 300])
 
 
 def tool_args(r):
@@ -154,6 +155,11 @@ def tool_args(r):
         Jsonb({"query": texts(r), "page": r.choice([0, -1, 10**12, 2.5, "2", None])}),
         Jsonb({"start_date": r.choice(["2024-01-01", "0000-00-00", "x"]), "end_date": "2024-02-30"}),
         Jsonb({"key": texts(r), "offset": ints(r)}),
+        Jsonb({"path": r.choice(["/episodes/a.md", "../x", "a\u2028b.md", texts(r), "/"]), "offset": ints(r),
+               "prefix": texts(r), "limit": ints(r)}),
+        Jsonb({"pattern": r.choice(["(", "a{99999}", "(a+)+$", texts(r)]), "prefix": texts(r)}),
+        Jsonb({"content": texts(r), "description": texts(r), "type": r.choice(["command_output", texts(r), 5])}),
+        Jsonb({"memory_key": texts(r), "query": texts(r), "thread_id": texts(r)}),
         Jsonb({"content": "Ana lives in Porto.", "category": texts(r), "tags": [texts(r), FORGE]}),
         Jsonb({"query": texts(r), "page": "", "tags": "", "unknown_key": 1}),
         Jsonb({"command": r.choice(["view", "create", "str_replace", "insert", "delete", "rename", "x"]),
@@ -201,6 +207,10 @@ CALLS_SPEC = [
     ("memory_ref_store", [texts, texts]),
     ("memory_ref_get", [texts, ints, ints]),
     ("memory_capture", [texts, texts, ints]),
+    ("memory_capture", [texts, texts, ints, "user", ids, ids]),
+    ("memory_ref_store", [texts, texts, texts, "user", ids, jsons, ids]),
+    ("memory_ref_search", [texts, ids, ids, ints, "user"]),
+    ("conversation_search_date", ["date", "date", ids, ids, ints, ints, "user"]),
     ("memory_file_write", [texts, texts]),
     ("memory_file_read", [texts]),
     ("memory_file_edit", [texts, texts, texts]),
@@ -247,7 +257,7 @@ CALLS_SPEC = [
     ("memory_overview", ["user", ints]),
 ]
 
-SETOF = {"memory_search", "conversation_search", "memory_history", "memory_embed_batch", "memory_file_ls",
+SETOF = {"memory_search", "conversation_search", "conversation_search_date", "memory_ref_search", "memory_history", "memory_embed_batch", "memory_file_ls",
          "memory_file_grep", "memory_file_search", "context_messages", "store_search", "store_list_namespaces",
          "checkpoint_list", "checkpoint_get"}
 
@@ -263,6 +273,9 @@ def arg(r, kind, user):
         return "fuzz-agent"
     if kind == "bool":
         return r.choice([True, False, None])
+    if kind == "date":
+        return Raw(r.choice(["NULL", "date '2024-05-07'", "date '0001-01-01'", "date 'infinity'",
+                             "date '-infinity'", "current_date"]))
     if kind == "namespace":
         return r.choice([[], ["a"], ["a", "b"], [None], [""], ["a.b", "%", "_", "*", "\n"], [texts(r)], ["x"] * 40,
                          [FORGE, "\u2028"], None])

@@ -11,6 +11,15 @@ pub const MAX_SLUG_CHARS: usize = 40;
 /// Longest description kept in a placeholder, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
 
+/// Whether `t` can be a detail's type: 1-50 letters, digits, `_`, `.` or `-`
+/// (`command_output`, `file_content`).
+pub fn valid_type(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 50
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
 /// Characters per stored chunk of detail content (memory.detail_chunks): a page read touches
 /// one or two chunks of at most 256 KB, wherever it is in the content.
 pub const CHUNK_CHARS: usize = 65_536;

@@ -445,6 +445,8 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
 pub struct Filters {
     pub user_id: Option<String>,
     pub agent_id: Option<String>,
+    /// Memories written in this thread (0.12.0; seed 002 §5.2: a detail search by thread).
+    pub thread_id: Option<String>,
     pub run_id: Option<String>,
     pub actor_id: Option<String>,
     pub role: Option<String>,
@@ -474,9 +476,10 @@ impl Filters {
     }
 }
 
-pub const FILTER_KEYS: [&str; 13] = [
+pub const FILTER_KEYS: [&str; 14] = [
     "user_id",
     "agent_id",
+    "thread_id",
     "run_id",
     "actor_id",
     "role",
@@ -555,6 +558,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
             let fl = Filters {
                 user_id: g.id("user_id")?,
                 agent_id: g.id("agent_id")?,
+                thread_id: g.id("thread_id")?,
                 run_id: g.id("run_id")?,
                 actor_id: g.id("actor_id")?,
                 role: g.one_of("role", &validate::ROLES)?,

@@ -116,6 +116,9 @@ fn filter_sql(
     if let Some(v) = &f.agent_id {
         add(" AND i.agent_id = $", v.clone().into(), args);
     }
+    if let Some(v) = &f.thread_id {
+        add(" AND i.thread_id = $", v.clone().into(), args);
+    }
     if let Some(v) = &f.run_id {
         add(" AND i.run_id = $", v.clone().into(), args);
     }

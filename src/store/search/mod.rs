@@ -195,6 +195,8 @@ pub struct FileHit {
     pub title: Option<String>,
     pub snippet: String,
     pub score: f64,
+    /// The day it last changed (YYYY-MM-DD, UTC): recall dates what it shows.
+    pub day: String,
 }
 
 /// The query terms worth a full-text lookup among the tenant's files: `rank::candidate_terms`
@@ -255,6 +257,7 @@ pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -
                         title: r.get::<String>(2)?,
                         snippet: r.get::<String>(3)?.unwrap_or_default(),
                         score: 0.0,
+                        day: String::new(),
                     },
                     r.get::<f64>(4)?.unwrap_or(0.0),
                     r.get::<f64>(5)?,
@@ -266,7 +269,7 @@ pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -
     let mut hits = fused(rows, limit, |a, b| a.path.cmp(&b.path), |h, s| h.score = s);
     let paths: Vec<String> = hits.iter().map(|h| h.path.clone()).collect();
     // Snippets only for what is returned: ts_headline re-parses the text, ~1 ms per file.
-    let snippets: std::collections::HashMap<String, String> = if paths.is_empty() {
+    let snippets: std::collections::HashMap<String, (String, String)> = if paths.is_empty() {
         Default::default()
     } else {
         spi::rows_mut(
@@ -276,7 +279,10 @@ pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -
             |r| {
                 Ok((
                     r.get::<String>(1)?.unwrap_or_default(),
-                    r.get::<String>(2)?.unwrap_or_default(),
+                    (
+                        r.get::<String>(2)?.unwrap_or_default(),
+                        r.get::<String>(3)?.unwrap_or_default(),
+                    ),
                 ))
             },
         )
@@ -284,7 +290,10 @@ pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -
         .collect()
     };
     for h in &mut hits {
-        h.snippet = snippets.get(&h.path).cloned().unwrap_or_default();
+        if let Some((snippet, day)) = snippets.get(&h.path) {
+            h.snippet = snippet.clone();
+            h.day = day.clone();
+        }
     }
     hits
 }

@@ -81,3 +81,31 @@ SELECT memory_forget((SELECT id FROM memory.items WHERE key = 'npm_install_log_2
 SELECT memory_ref_get('npm_install_log_2');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+
+-- Detail memory by agent and thread (0.12.0, seed 002 §4.3 and §5.2): a detail keeps the agent
+-- it was stored for; memory_ref_search finds details by their descriptions, within a thread or
+-- for an agent when asked.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'dee';
+SELECT memory_agent('dee-agent', 'dee') ->> 'created' AS agent;
+SELECT memory_ref_store(E'Step 1/9 FROM rust\nStep 2/9 RUN cargo build', 'docker build log',
+                        agent_id => 'dee-agent', thread_id => 'dee-t1') ->> 'key' AS key;
+SELECT memory_capture('cargo test --workspace', repeat('test ok' || E'\n', 400), agent_id => 'dee-agent') AS captured;
+SELECT key, agent_id, thread_id FROM memory.details WHERE key IN ('docker_build_log', 'cmd_cargo_test_workspace') ORDER BY key;
+SELECT agent_id FROM memory.items WHERE key = 'docker_build_log';
+SELECT key, description, type, thread, agent, chars FROM memory_ref_search('docker build');
+SELECT key FROM memory_ref_search('docker build', thread_id => 'dee-t1');
+SELECT count(*) AS in_another_thread FROM memory_ref_search('docker build', thread_id => 'dee-t2');
+SELECT key FROM memory_ref_search('cargo test', agent_id => 'dee-agent', "limit" => 1);
+-- The content is not searched: it is what the key opens.
+SELECT count(*) AS content_not_searched FROM memory_ref_search('rust') WHERE key = 'docker_build_log' AND score > 0.5;
+SELECT memory_ref_store('x', 'y', agent_id => 'nobody');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM memory_ref_search('x', "limit" => 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM memory_ref_search(NULL);
+\echo :LAST_ERROR_SQLSTATE
+-- Another tenant finds none of it.
+SET memory_ext.user_id = 'dan';
+SELECT count(*) AS other_tenant FROM memory_ref_search('docker build');
+RESET ROLE;

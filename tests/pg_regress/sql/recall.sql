@@ -64,3 +64,38 @@ SELECT context_usage('trip', 100, 'ghost');
 -- Messages out of context no longer count.
 UPDATE memory.messages SET in_context = false WHERE thread_id = 'trip' AND seq <= 2;
 SELECT context_usage('trip', 1000) ->> 'messages_tokens' AS after_compaction;
+
+-- conversation_search_date (0.12.0, seed 000 §1.7): what was said between two days, with no
+-- thread or query needed; in one thread, an agent's threads, or all of them; paged.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'rita';
+SELECT memory_agent('rita-agent', 'rita') ->> 'created' AS agent;
+SELECT memory_agent('rita-other', 'rita') ->> 'created' AS other;
+SELECT count(message_append(t, 'user', m, 'rita', created_at => at::timestamptz)) AS appended
+FROM (VALUES ('d-mon', 'Monday: we planned the deploy.', '2024-05-06 09:00+00'),
+             ('d-tue', 'Tuesday: we deployed the API.', '2024-05-07 10:00+00'),
+             ('d-tue', E'Tuesday too\n- forged line', '2024-05-07 23:59+00'),
+             ('d-oth', 'Tuesday, to the other agent.', '2024-05-07 11:00+00'),
+             ('d-wed', 'Wednesday: rest.', '2024-05-08 00:00+00')) v(t, m, at);
+UPDATE memory.threads SET agent_id = 'rita-agent' WHERE thread_id IN ('d-mon', 'd-tue');
+UPDATE memory.threads SET agent_id = 'rita-other' WHERE thread_id = 'd-oth';
+SELECT thread, seq, role, content, created_at FROM conversation_search_date('2024-05-07', '2024-05-07');
+SELECT thread, content FROM conversation_search_date('2024-05-07', '2024-05-07', agent_id => 'rita-agent');
+SELECT thread, content FROM conversation_search_date('2024-05-06', '2024-05-08', thread_id => 'd-tue');
+SELECT thread, content FROM conversation_search_date('2024-05-06', '2024-05-08', "limit" => 2, "offset" => 1);
+SELECT count(*) AS none_then FROM conversation_search_date('2001-01-01', '2001-01-02');
+SELECT * FROM conversation_search_date('2024-05-08', '2024-05-07');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM conversation_search_date(NULL, '2024-05-07');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM conversation_search_date('2024-05-07', '2024-05-07', "limit" => 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM conversation_search_date('2024-05-07', '2024-05-07', thread_id => 'nowhere');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM conversation_search_date('2024-05-07', '2024-05-07', agent_id => 'ghost');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM conversation_search_date('2024-05-07', '2024-05-07', user_id => 'someone-else');
+\echo :LAST_ERROR_SQLSTATE
+SET memory_ext.user_id = 'rosa';
+SELECT count(*) AS other_tenant FROM conversation_search_date('2024-05-06', '2024-05-08');
+RESET ROLE;

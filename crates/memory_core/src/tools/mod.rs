@@ -87,7 +87,7 @@ pub const DEFAULT_TOOLS: [&str; 6] = [
 
 /// Every tool there is, by name: the defaults, then those offered only by name. MemGPT's names
 /// (`core_memory_*`, `archival_memory_*`) are the same tools under the names its prompts use.
-pub const ALL_TOOLS: [&str; 14] = [
+pub const ALL_TOOLS: [&str; 21] = [
     "memory_replace",
     "memory_append",
     "archival_insert",
@@ -102,7 +102,27 @@ pub const ALL_TOOLS: [&str; 14] = [
     "archival_memory_insert",
     "archival_memory_search",
     "memory",
+    "memory_file_ls",
+    "memory_file_read",
+    "memory_file_grep",
+    "memory_file_search",
+    "store_memory",
+    "retrieve_memory",
+    "search_memory",
 ];
+
+/// Seed 001 §6's `memory_ls`, `memory_read`, `memory_grep` and `memory_search`, named after the
+/// SQL functions they call (`memory_search` is already memory_query's mem0-style search): the
+/// whole file tree, episodes and roll-ups included, where the `memory` tool keeps to `/memories`.
+pub const FILE_TOOLS: [&str; 4] = [
+    "memory_file_ls",
+    "memory_file_read",
+    "memory_file_grep",
+    "memory_file_search",
+];
+
+/// Characters one `memory_file_read` call returns (as a `memory` view's page).
+pub const READ_PAGE_CHARS: usize = 16_000;
 
 /// Results per page of the paged searches (MemGPT's page size).
 pub const PAGE_SIZE: usize = 5;
@@ -275,7 +295,8 @@ fn spec(name: &str, agent: &Agent) -> (String, Value) {
             ),
         ),
         "conversation_search_date" => (
-            "List past messages sent between two dates, oldest first.".into(),
+            "List past messages of all your conversations sent between two dates, oldest first."
+                .into(),
             object(
                 vec![
                     ("start_date", date("First day, YYYY-MM-DD.")),
@@ -309,6 +330,104 @@ fn spec(name: &str, agent: &Agent) -> (String, Value) {
                     ("query", string("What you need to know, in plain words.")),
                     ("top_k", int("How many memories, at most.", 1, 50, 5)),
                     ("category", category()),
+                ],
+                &["query"],
+            ),
+        ),
+        "memory_file_ls" => (
+            "List your memory files (notes, episodes/, projects/ roll-ups, memories/) under a \
+             directory, with title, size and last change."
+                .into(),
+            object(
+                vec![
+                    (
+                        "prefix",
+                        string("A directory, e.g. episodes/2024-05-08; empty for all files."),
+                    ),
+                    ("limit", int("How many files, at most.", 1, 200, 50)),
+                ],
+                &[],
+            ),
+        ),
+        "memory_file_read" => (
+            "Read one of your memory files by its path (as memory_file_ls, memory_file_search or your \
+             memory context show it), 16,000 characters at a time."
+                .into(),
+            object(
+                vec![
+                    ("path", string("The file's path, e.g. episodes/2024-05-08/run-1.md.")),
+                    (
+                        "offset",
+                        int("Character offset to read from.", 0, i64::from(i32::MAX), 0),
+                    ),
+                ],
+                &["path"],
+            ),
+        ),
+        "memory_file_grep" => (
+            "Find the lines of your memory files that match a regular expression, each with \
+             its path and line number."
+                .into(),
+            object(
+                vec![
+                    ("pattern", string("A regular expression (POSIX), e.g. deploy|release.")),
+                    ("prefix", string("Only files under this directory; empty for all.")),
+                    ("limit", int("How many lines, at most.", 1, 100, 20)),
+                ],
+                &["pattern"],
+            ),
+        ),
+        "memory_file_search" => (
+            "Search your memory files (notes, episodes, project roll-ups) by meaning and \
+             keywords: the best files with path, day and a snippet. Open one with memory_file_read."
+                .into(),
+            object(
+                vec![
+                    ("query", string("What to look for, in plain words.")),
+                    ("tags", json!({"type": "array", "items": {"type": "string"},
+                                    "description": "Only files with all of these tags."})),
+                    ("limit", int("How many files, at most.", 1, 20, 3)),
+                ],
+                &["query"],
+            ),
+        ),
+        "store_memory" => (
+            "Store a long text (a command's output, a document, a result) in detail memory and \
+             get a short placeholder [MemoryRef: key - description] to keep in your context \
+             instead; retrieve_memory opens it again."
+                .into(),
+            object(
+                vec![
+                    ("content", string("The text to store, whole.")),
+                    ("description", string("A few words on what it is, e.g. npm install log.")),
+                    ("type", string("Its kind, e.g. command_output, file_content, api_response.")),
+                ],
+                &["content", "description"],
+            ),
+        ),
+        "retrieve_memory" => (
+            "Open a stored detail by the key of its placeholder [MemoryRef: key - description]: \
+             its content, a part at a time."
+                .into(),
+            object(
+                vec![
+                    ("memory_key", string("The key from the placeholder.")),
+                    (
+                        "offset",
+                        int("Character offset to read from.", 0, i64::from(i32::MAX), 0),
+                    ),
+                ],
+                &["memory_key"],
+            ),
+        ),
+        "search_memory" => (
+            "Find stored details (outputs and documents kept with store_memory or captured) by \
+             what their descriptions say: their keys and descriptions, best first."
+                .into(),
+            object(
+                vec![
+                    ("query", string("What to look for, in plain words.")),
+                    ("thread_id", string("Only details stored in this conversation.")),
                 ],
                 &["query"],
             ),
@@ -443,6 +562,46 @@ pub enum Call {
     },
     /// Anthropic's memory tool (memory.rs).
     Memory(memory::Command),
+    FileList {
+        prefix: String,
+        limit: i64,
+    },
+    FileRead {
+        path: String,
+        offset: i64,
+    },
+    FileGrep {
+        pattern: String,
+        prefix: String,
+        limit: i64,
+    },
+    FileSearch {
+        query: String,
+        tags: Vec<String>,
+        limit: i64,
+    },
+    DetailStore {
+        content: String,
+        description: String,
+        kind: String,
+    },
+    DetailSearch {
+        query: String,
+        thread: Option<String>,
+    },
+}
+
+/// A path a model gave a file tool, as the store names it: `/episodes/x.md` and `episodes/x.md`
+/// are one file (the `memory` tool's paths start with `/`). Refused as memory-file paths are.
+fn file_arg(path: &str) -> Result<String, String> {
+    let p = path.trim();
+    crate::files::path(Some(p.strip_prefix('/').unwrap_or(p))).map_err(|e| e.to_string())
+}
+
+/// A directory a model gave a file tool; empty or `/` for every file.
+fn dir_arg(prefix: Option<&str>) -> Result<String, String> {
+    let p = prefix.unwrap_or("").trim();
+    crate::files::prefix(Some(p.trim_start_matches('/'))).map_err(|e| e.to_string())
 }
 
 /// Checks a model's call of `name` with `args` against `agent`'s rules; the error is a message
@@ -621,6 +780,47 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
             top_k: integer("top_k", 1, 50, 5)?,
             category: category()?,
         },
+        "memory_file_ls" => Call::FileList {
+            prefix: dir_arg(opt_text("prefix")?.as_deref())?,
+            limit: integer("limit", 1, 200, 50)?,
+        },
+        "memory_file_read" => Call::FileRead {
+            path: file_arg(&nonempty("path")?)?,
+            offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
+        },
+        "memory_file_grep" => Call::FileGrep {
+            pattern: nonempty("pattern")?,
+            prefix: dir_arg(opt_text("prefix")?.as_deref())?,
+            limit: integer("limit", 1, 100, 20)?,
+        },
+        "memory_file_search" => Call::FileSearch {
+            query: nonempty("query")?,
+            tags: list("tags")?,
+            limit: integer("limit", 1, 20, 3)?,
+        },
+        "store_memory" => Call::DetailStore {
+            content: nonempty("content")?,
+            description: nonempty("description")?,
+            kind: match opt_text("type")? {
+                None => "command_output".into(),
+                Some(t) if crate::detail::valid_type(t.trim()) => t.trim().to_string(),
+                Some(t) => {
+                    return Err(format!(
+                        "\"type\" must be 1-50 letters, digits, '_', '.' or '-' (e.g. \
+                         command_output), got \"{}\"",
+                        crate::render::inline(&t.chars().take(60).collect::<String>())
+                    ))
+                }
+            },
+        },
+        "retrieve_memory" => Call::RefGet {
+            key: nonempty("memory_key")?,
+            offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
+        },
+        "search_memory" => Call::DetailSearch {
+            query: nonempty("query")?,
+            thread: opt_text("thread_id")?.filter(|t| !t.trim().is_empty()),
+        },
         _ => unreachable!("select() returns known names only"),
     })
 }
@@ -639,6 +839,9 @@ pub fn error_text(sqlstate: &str, message: &str) -> String {
              character \\u0000): remove it and try again."
                 .into()
         }
+        "2201B" => "The regular expression is not valid: fix it (or escape the special \
+             characters) and try again."
+            .into(),
         "54000" => "The text is too long to index in one piece: split it into smaller parts and \
              try again."
             .into(),
@@ -965,6 +1168,105 @@ mod tests {
                 "{code}: the raw error reached the model: {t}"
             );
         }
+    }
+
+    #[test]
+    fn the_file_and_detail_tools_reach_the_whole_tree_by_name_only() {
+        let a = agent();
+        for t in FILE_TOOLS
+            .iter()
+            .chain(&["store_memory", "retrieve_memory", "search_memory"])
+        {
+            assert!(!DEFAULT_TOOLS.contains(t), "{t} is not a default");
+            assert_eq!(select(&a, Some(&[t.to_string()])).unwrap(), vec![*t]);
+        }
+        // Any file, with or without a leading slash; episodes and roll-ups included.
+        assert_eq!(
+            parse(
+                "memory_file_read",
+                &json!({"path": "/episodes/2024-05-08/run-1.md"}),
+                &a
+            )
+            .unwrap(),
+            Call::FileRead {
+                path: "episodes/2024-05-08/run-1.md".into(),
+                offset: 0
+            }
+        );
+        assert!(parse("memory_file_read", &json!({"path": "../etc/passwd"}), &a).is_err());
+        assert_eq!(
+            parse("memory_file_ls", &json!({}), &a).unwrap(),
+            Call::FileList {
+                prefix: "".into(),
+                limit: 50
+            }
+        );
+        assert_eq!(
+            parse(
+                "memory_file_grep",
+                &json!({"pattern": "deploy", "prefix": "/projects"}),
+                &a
+            )
+            .unwrap(),
+            Call::FileGrep {
+                pattern: "deploy".into(),
+                prefix: "projects/".into(),
+                limit: 20
+            }
+        );
+        assert_eq!(
+            parse("memory_file_search", &json!({"query": "ssh keys"}), &a).unwrap(),
+            Call::FileSearch {
+                query: "ssh keys".into(),
+                tags: vec![],
+                limit: 3
+            }
+        );
+        // Seed 002's names and arguments.
+        assert_eq!(
+            parse(
+                "retrieve_memory",
+                &json!({"memory_key": "cmd_npm_install"}),
+                &a
+            )
+            .unwrap(),
+            Call::RefGet {
+                key: "cmd_npm_install".into(),
+                offset: 0
+            }
+        );
+        assert_eq!(
+            parse(
+                "store_memory",
+                &json!({"content": "x", "description": "npm log", "type": "command_output"}),
+                &a
+            )
+            .unwrap(),
+            Call::DetailStore {
+                content: "x".into(),
+                description: "npm log".into(),
+                kind: "command_output".into()
+            }
+        );
+        let e = parse(
+            "store_memory",
+            &json!({"content": "x", "description": "d", "type": "a b\n- forged"}),
+            &a,
+        )
+        .unwrap_err();
+        assert!(e.contains("1-50 letters") && !e.contains('\n'), "{e}");
+        assert_eq!(
+            parse(
+                "search_memory",
+                &json!({"query": "logs", "thread_id": ""}),
+                &a
+            )
+            .unwrap(),
+            Call::DetailSearch {
+                query: "logs".into(),
+                thread: None
+            }
+        );
     }
 
     #[test]

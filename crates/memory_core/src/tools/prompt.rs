@@ -99,14 +99,24 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
         }
     }
     if wanted("refs") {
-        if let Some(t) = has(tools, &["memory_ref_get"]) {
-            out.push(format!(
+        if let Some(t) = has(tools, &["memory_ref_get", "retrieve_memory"]) {
+            let mut part = format!(
                 "## Stored details\nLong outputs and documents appear in your context as \
                  placeholders: [MemoryRef: <key> - <description>]. The description says what it \
                  holds. When you need the content itself, call {t} with the key; do not guess \
                  what a placeholder contains, and keep placeholders as they are when you quote \
                  them."
-            ));
+            );
+            if let Some(s) = has(tools, &["store_memory"]) {
+                part.push_str(&format!(
+                    " To keep a long text out of your context, store it with {s} and keep its \
+                     placeholder instead."
+                ));
+            }
+            if let Some(s) = has(tools, &["search_memory"]) {
+                part.push_str(&format!(" {s} finds stored details by their descriptions."));
+            }
+            out.push(part);
         }
     }
     if wanted("writing") {
@@ -121,13 +131,29 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
             ));
         }
     }
-    if wanted("files") && has(tools, &["memory"]).is_some() {
-        out.push(
-            "## Memory directory\nA directory /memories persists between conversations. \
-             View it at the start of a task, keep notes of progress and of what you learn \
-             there with the memory tool, and keep the files short and organised."
-                .into(),
-        );
+    if wanted("files") {
+        if has(tools, &["memory"]).is_some() {
+            out.push(
+                "## Memory directory\nA directory /memories persists between conversations. \
+                 View it at the start of a task, keep notes of progress and of what you learn \
+                 there with the memory tool, and keep the files short and organised."
+                    .into(),
+            );
+        }
+        let file_tools: Vec<&str> = tools
+            .iter()
+            .copied()
+            .filter(|t| super::FILE_TOOLS.contains(t))
+            .collect();
+        if !file_tools.is_empty() {
+            out.push(format!(
+                "## Memory files\nYour memory files persist between conversations: notes, \
+                 episodes/ (what happened in past runs, by day) and projects/ (roll-ups of \
+                 episodes). The memory context names the most relevant files with their paths \
+                 and a snippet; for more, use {}. Read a file before relying on a snippet.",
+                file_tools.join(", ")
+            ));
+        }
     }
     Ok(out.join("\n\n"))
 }
@@ -175,5 +201,34 @@ mod tests {
     fn the_memory_directory_part_comes_with_the_memory_tool() {
         let p = prompt(&["memory"], None).unwrap();
         assert!(p.contains("/memories"));
+        assert!(!p.contains("## Memory files"));
+    }
+
+    #[test]
+    fn the_file_and_detail_tools_are_named_when_offered() {
+        let p = prompt(
+            &[
+                "memory_file_search",
+                "memory_file_read",
+                "retrieve_memory",
+                "store_memory",
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(
+            p.contains("use memory_file_search, memory_file_read."),
+            "{p}"
+        );
+        assert!(
+            !p.contains("memory_file_grep") && !p.contains("memory_file_ls"),
+            "{p}"
+        );
+        assert!(p.contains("call retrieve_memory with the key"), "{p}");
+        assert!(p.contains("store it with store_memory"), "{p}");
+        assert!(!p.contains("search_memory"), "{p}");
+        assert!(!prompt(&DEFAULT_TOOLS, None)
+            .unwrap()
+            .contains("## Memory files"));
     }
 }
