@@ -1237,3 +1237,66 @@ BEGIN
     ORDER BY m.created_at, m.thread_id, m.seq
     LIMIT lim OFFSET skip;
 END $$;
+
+-- Compaction the agent steers (seed 000 §3.2-3.4, §4.5; seed 004 §2.2): pinned messages,
+-- compact_thread by range, before a message and with a focus, context_messages with `pinned`,
+-- set_message_ids and message_pin.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memory.messages'::regclass
+                   AND attname = 'pinned' AND NOT attisdropped) THEN
+        ALTER TABLE memory.messages ADD COLUMN pinned boolean NOT NULL DEFAULT false;
+    END IF;
+END $$;
+DROP FUNCTION compact_thread(text, integer);
+DROP FUNCTION context_messages(text, integer, integer);
+CREATE  FUNCTION "compact_thread"(
+	"thread_id" TEXT, /* Option < & str > */
+	"keep_last" INT DEFAULT 10, /* Option < i32 > */
+	"from_seq" bigint DEFAULT NULL, /* Option < i64 > */
+	"to_seq" bigint DEFAULT NULL, /* Option < i64 > */
+	"before_seq" bigint DEFAULT NULL, /* Option < i64 > */
+	"focus" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'compact_thread_wrapper';
+
+CREATE  FUNCTION "context_messages"(
+	"thread_id" TEXT, /* Option < & str > */
+	"max_messages" INT DEFAULT NULL, /* Option < i32 > */
+	"max_tokens" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS TABLE (
+	"id" uuid,  /* pgrx :: Uuid */
+	"seq" bigint,  /* i64 */
+	"role" TEXT,  /* String */
+	"content" TEXT,  /* String */
+	"tokens" INT,  /* i32 */
+	"is_summary" bool,  /* bool */
+	"tool_calls" jsonb,  /* Option < JsonB > */
+	"tool_call_id" TEXT,  /* Option < String > */
+	"name" TEXT,  /* Option < String > */
+	"created_at" timestamp with time zone,  /* Option < pgrx :: datum :: TimestampWithTimeZone > */
+	"pinned" bool  /* bool */
+)
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'context_messages_wrapper';
+
+CREATE  FUNCTION "set_message_ids"(
+	"thread_id" TEXT, /* Option < & str > */
+	"message_ids" uuid[] /* :: std :: option :: Option < Vec < Option < pgrx :: Uuid > > > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'set_message_ids_wrapper';
+
+CREATE  FUNCTION "message_pin"(
+	"thread_id" TEXT, /* Option < & str > */
+	"message_id" uuid, /* Option < pgrx :: Uuid > */
+	"pinned" bool DEFAULT true /* Option < bool > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'message_pin_wrapper';
+

@@ -130,6 +130,9 @@ CREATE TABLE memory.messages (
     item            jsonb,
     -- The caller's own fields (message_append's metadata; imported history keeps its source's).
     metadata        jsonb       CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object'),
+    -- Kept in the context by the application (message_pin, 0.12.0; seed 004 §2.2): compaction
+    -- never folds it and context_messages' caps always keep it.
+    pinned          boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (user_id, id),
     UNIQUE (user_id, thread_id, seq),
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE,

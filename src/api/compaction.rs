@@ -3,20 +3,104 @@
 //! at the head of the context, and `context_messages` lists the context in prompt order. The
 //! work is in src/store/compaction.rs.
 
-use crate::error::OrRaise;
+use crate::error::{raise, OrRaise};
 use crate::store::compaction as store;
 use memory_core::validate;
+use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
-/// Summarises the thread's in-context messages older than the last `keep_last` into one summary
-/// message and takes them out of the context; `{summary, summarized, kept, method}`.
+/// Folds in-context messages of the thread into one summary message at the head of the context
+/// and takes them out of it: by default all but the newest `keep_last`; with `from_seq` /
+/// `to_seq`, that range of messages; with `before_seq`, every message before it (seed 000
+/// §3.2-3.4). `focus` steers the summary toward what matters for it. Pinned messages are never
+/// folded. `{summary, summarized, kept, method, from_seq, to_seq, date_from, date_to, archived,
+/// key_facts, evicted, focus}`.
 #[pg_extern(volatile, parallel_unsafe)]
-fn compact_thread(thread_id: Option<&str>, keep_last: default!(Option<i32>, 10)) -> JsonB {
+fn compact_thread(
+    thread_id: Option<&str>,
+    keep_last: default!(Option<i32>, 10),
+    from_seq: default!(Option<i64>, "NULL"),
+    to_seq: default!(Option<i64>, "NULL"),
+    before_seq: default!(Option<i64>, "NULL"),
+    focus: default!(Option<&str>, "NULL"),
+) -> JsonB {
     let thread = validate::id("thread_id", thread_id).or_raise();
     let keep = *validate::required("keep_last", keep_last.as_ref()).or_raise() as i64;
     let keep = validate::range("keep_last", keep, 0, 1_000_000).or_raise() as usize;
-    JsonB(store::compact(thread, keep))
+    let pick = match (from_seq, to_seq, before_seq) {
+        (None, None, None) => store::Pick::KeepLast(keep),
+        (None, None, Some(b)) => store::Pick::Before(b),
+        (from, to, None) => {
+            if let (Some(f), Some(t)) = (from, to) {
+                if t < f {
+                    raise(
+                        SqlState::InvalidParameterValue,
+                        format!("to_seq {t} is before from_seq {f}"),
+                        None,
+                    );
+                }
+            }
+            store::Pick::Range { from, to }
+        }
+        _ => raise(
+            SqlState::InvalidParameterValue,
+            "give before_seq, or from_seq and to_seq, not both",
+            Some("before_seq N folds every message before N; from_seq/to_seq fold a range".into()),
+        ),
+    };
+    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+    if let Some(f) = focus {
+        crate::pg::limits::query("focus", f);
+    }
+    JsonB(store::compact(thread, pick, focus))
+}
+
+/// Sets the thread's context to exactly these messages (seed 004 §2.2; Letta's
+/// `set_message_ids`): the others leave it, nothing is deleted. `{in_context, taken_out,
+/// put_back}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn set_message_ids(thread_id: Option<&str>, message_ids: Option<Vec<Option<pgrx::Uuid>>>) -> JsonB {
+    let thread = validate::id("thread_id", thread_id).or_raise();
+    let ids: Vec<String> = message_ids
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::NullValueNotAllowed,
+                "message_ids must not be null",
+                Some("an empty array empties the context".into()),
+            )
+        })
+        .into_iter()
+        .map(|u| {
+            u.unwrap_or_else(|| {
+                raise(
+                    SqlState::NullValueNotAllowed,
+                    "message_ids must not contain NULL",
+                    None,
+                )
+            })
+            .to_string()
+        })
+        .collect();
+    crate::pg::limits::batch("message_ids", ids.len());
+    JsonB(store::set_ids(thread, &ids))
+}
+
+/// Pins a message into the thread's context (bringing it back when it had left), or unpins it
+/// (`pinned` false): compaction never folds a pinned message and context_messages' caps always
+/// keep it. `{id, seq, pinned, in_context}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn message_pin(
+    thread_id: Option<&str>,
+    message_id: Option<pgrx::Uuid>,
+    pinned: default!(Option<bool>, true),
+) -> JsonB {
+    let thread = validate::id("thread_id", thread_id).or_raise();
+    let id = validate::required("message_id", message_id.as_ref())
+        .or_raise()
+        .to_string();
+    let pinned = *validate::required("pinned", pinned.as_ref()).or_raise();
+    JsonB(store::pin(thread, &id, pinned))
 }
 
 /// The thread's context in prompt order: system messages that are not summaries (the system
@@ -42,6 +126,7 @@ fn context_messages(
         name!(tool_call_id, Option<String>),
         name!(name, Option<String>),
         name!(created_at, Option<pgrx::datum::TimestampWithTimeZone>),
+        name!(pinned, bool),
     ),
 > {
     let thread = validate::id("thread_id", thread_id).or_raise();

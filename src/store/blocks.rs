@@ -159,7 +159,8 @@ pub fn set(
 /// ("2026-01-23 10:30:00 PST").
 pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String {
     // Read-only (compile_core_blocks is STABLE): one row, the statement aggregates.
-    let (date, modified, messages, memories) = spi::rows(
+    type Row = (String, Option<String>, i64, i64, i64, Option<String>);
+    let (date, modified, messages, memories, summaries, latest): Row = spi::rows(
         include_str!("../../sql/queries/blocks_compile.sql"),
         &[user.into(), agent_id.into(), now.into()],
         "compiling blocks",
@@ -169,16 +170,30 @@ pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String
                 t.get::<String>(2)?,
                 t.get::<i64>(3)?.unwrap_or(0),
                 t.get::<i64>(4)?.unwrap_or(0),
+                t.get::<i64>(5)?.unwrap_or(0),
+                t.get::<String>(6)?,
             ))
         },
     )
     .pop()
-    .unwrap_or_else(|| (String::new(), None, 0, 0));
+    .unwrap_or_else(|| (String::new(), None, 0, 0, 0, None));
+    let latest = latest
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
+        .map(|l| blocks::SummaryLine {
+            thread: l["thread_id"].as_str().unwrap_or_default().to_string(),
+            from_seq: l["from_seq"].as_i64().unwrap_or(0),
+            to_seq: l["to_seq"].as_i64().unwrap_or(0),
+            date_from: l["date_from"].as_str().unwrap_or_default().to_string(),
+            date_to: l["date_to"].as_str().unwrap_or_default().to_string(),
+            archived: l["archived"].as_i64().unwrap_or(0),
+        });
     let meta = Metadata {
         system_date: date,
         blocks_modified: modified,
         recall_messages: messages,
         archival_memories: memories,
+        summaries,
+        latest_summary: latest,
     };
     blocks::compile(&views(user, agent_id), &meta)
 }

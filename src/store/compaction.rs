@@ -11,7 +11,7 @@ use crate::gucs;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, vector};
-use memory_core::summary::{self, Turn};
+use memory_core::summary::{self, Covered, Turn};
 use serde_json::{json, Value};
 
 /// Characters of each message the LLM sees, and of the whole transcript: a compaction must fit
@@ -25,13 +25,35 @@ struct Msg {
     role: String,
     content: String,
     is_summary: bool,
+    pinned: bool,
+    /// The day it was sent, `YYYY-MM-DD` (UTC).
+    day: String,
+    /// A summary's structure (`metadata.summary`), for the next one that folds it.
+    covered: Value,
 }
 
-/// The summary text: the LLM's (Letta's summarising prompt, docs/design.md "Compaction") when configured and answering, else the
-/// extractive one; at most 100 words either way.
-fn summarise(previous: Option<&str>, turns: &[Turn]) -> (String, &'static str) {
+/// Which messages a compaction folds (seed 000 §3.2-3.4): all but the newest `keep_last` (the
+/// default), a range of `seq`, or everything before a message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pick {
+    KeepLast(usize),
+    Range { from: Option<i64>, to: Option<i64> },
+    Before(i64),
+}
+
+/// The summary text: the LLM's (Letta's summarising prompt, docs/design.md "Compaction") when
+/// configured and answering, else the extractive one; at most 100 words either way. `focus`
+/// steers both (seed 000 §3.2's "focus").
+fn summarise(
+    previous: Option<&str>,
+    turns: &[Turn],
+    focus: Option<&str>,
+) -> (String, &'static str) {
     if let Some(cfg) = gucs::llm() {
-        let t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
+        let mut t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
+        if let Some(f) = focus {
+            t = format!("Focus the summary on what matters for: {f}\n\n{t}");
+        }
         match memory_providers::llm::chat(&cfg, summary::COMPACTION_PROMPT, &t, false) {
             Ok(a) if !a.trim().is_empty() => {
                 return (
@@ -43,19 +65,81 @@ fn summarise(previous: Option<&str>, turns: &[Turn]) -> (String, &'static str) {
             Err(e) => pgrx::notice!("summarising without the LLM: {e}"),
         }
     }
-    (summary::compaction_extract(previous, turns), "extractive")
+    (
+        summary::compaction_extract(previous, turns, focus),
+        "extractive",
+    )
 }
 
-/// Summarises the thread's in-context messages older than the last `keep_last` into one summary
-/// message and takes them out of the context. System messages that are not summaries (the
-/// system prompt) stay; a previous summary is folded into the new one; a tool result is never
-/// separated from the call before it. Returns `{summary, summarized, kept, method}`: `summary`
-/// NULL and `summarized` 0 when there was nothing to fold; `kept` counts the messages left in
-/// context besides the summary.
-pub fn compact(thread: &str, keep: usize) -> Value {
+/// The conversation messages `pick` folds, as indexes into `conv` (in-context, neither system
+/// nor summary, by seq): a tool result goes with the call before it, both or neither; a pinned
+/// message stays, and so does the call of a pinned tool result.
+fn folded(conv: &[&Msg], pick: Pick) -> Vec<usize> {
+    let roles: Vec<(&str, i64, bool)> = conv
+        .iter()
+        .map(|m| (m.role.as_str(), m.seq, m.pinned))
+        .collect();
+    fold_indexes(&roles, pick)
+}
+
+/// [`folded`] over `(role, seq, pinned)` rows.
+fn fold_indexes(conv: &[(&str, i64, bool)], pick: Pick) -> Vec<usize> {
+    let n = conv.len();
+    let mut fold: Vec<bool> = match pick {
+        Pick::KeepLast(keep) => {
+            let cut = n.saturating_sub(keep);
+            (0..n).map(|i| i < cut).collect()
+        }
+        Pick::Range { from, to } => conv
+            .iter()
+            .map(|m| from.is_none_or(|f| m.1 >= f) && to.is_none_or(|t| m.1 <= t))
+            .collect(),
+        Pick::Before(before) => conv.iter().map(|m| m.1 < before).collect(),
+    };
+    // Tool results after a folded call go with it; a folded result brings its call.
+    for i in 1..n {
+        if fold[i - 1] && conv[i].0 == "tool" {
+            fold[i] = true;
+        }
+    }
+    for i in (1..n).rev() {
+        if fold[i] && conv[i].0 == "tool" {
+            fold[i - 1] = true;
+        }
+    }
+    // What is pinned stays, with the call of a pinned result and the results between.
+    for i in 0..n {
+        if conv[i].2 {
+            fold[i] = false;
+            let mut j = i;
+            while conv[j].0 == "tool" && j > 0 {
+                j -= 1;
+                fold[j] = false;
+            }
+        }
+    }
+    // A result whose call stays, stays.
+    for i in 1..n {
+        if !fold[i - 1] && conv[i].0 == "tool" {
+            fold[i] = false;
+        }
+    }
+    (0..n).filter(|&i| fold[i]).collect()
+}
+
+/// Folds in-context messages of the thread into one summary message at the head of the
+/// context and takes them out of it (nothing is deleted): those `pick` selects, never a pinned
+/// one (message_pin), never the system prompt. A previous summary is folded into the new one
+/// and evicted to archival memory (seed 000 §1.11: External → Archival), where archival_search
+/// finds it. The summary says what it covers (seed 000 §4.5): the first and last message
+/// folded, their days, how many messages have left the context under it, and its key facts.
+/// Returns `{summary, summarized, kept, method, from_seq, to_seq, date_from, date_to,
+/// archived, key_facts, evicted, focus}`; `summary` NULL and `summarized` 0 when there was
+/// nothing to fold.
+pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
     let user = lookup::owner(Owned::Thread, thread);
-    spi::run(
-        "SELECT 1 FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
+    let agent = spi::one_opt::<String>(
+        "SELECT agent_id FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
         &[user.as_str().into(), thread.into()],
         "locking the thread",
     );
@@ -70,6 +154,12 @@ pub fn compact(thread: &str, keep: usize) -> Value {
                 role: r.get::<String>(3)?.unwrap_or_default(),
                 content: r.get::<String>(4)?.unwrap_or_default(),
                 is_summary: r.get::<bool>(5)?.unwrap_or(false),
+                pinned: r.get::<bool>(6)?.unwrap_or(false),
+                day: r.get::<String>(7)?.unwrap_or_default(),
+                covered: r
+                    .get::<crate::pg::json::JsonText>(8)?
+                    .map(|j| j.value())
+                    .unwrap_or(Value::Null),
             })
         },
     );
@@ -82,20 +172,17 @@ pub fn compact(thread: &str, keep: usize) -> Value {
         .iter()
         .filter(|m| !m.is_summary && m.role != "system")
         .collect();
-    let mut cut = conv.len().saturating_sub(keep);
-    // A tool result belongs with the assistant call before it: both go, or both stay.
-    while cut > 0 && cut < conv.len() && conv[cut].role == "tool" {
-        cut += 1;
-    }
-    if cut == 0 {
+    let picked = folded(&conv, pick);
+    if picked.is_empty() {
         return json!({
-            "summary": null, "summarized": 0, "kept": conv.len() + system_kept, "method": null
+            "summary": null, "summarized": 0, "kept": conv.len() + system_kept, "method": null,
+            "focus": focus
         });
     }
-    let folded = &conv[..cut];
+    let folded: Vec<&Msg> = picked.iter().map(|&i| conv[i]).collect();
     let prev_text = previous
         .iter()
-        .map(|m| strip_note(&m.content))
+        .map(|m| summary::summary_prose(&m.content))
         .collect::<Vec<_>>()
         .join(" ");
     let turns: Vec<Turn> = folded
@@ -108,14 +195,56 @@ pub fn compact(thread: &str, keep: usize) -> Value {
     let (text, method) = summarise(
         (!prev_text.trim().is_empty()).then_some(prev_text.as_str()),
         &turns,
+        focus,
     );
     // Whatever the summary says, it keeps every placeholder of what it folds.
     let sources: Vec<&str> = std::iter::once(prev_text.as_str())
         .chain(folded.iter().map(|m| m.content.as_str()))
         .collect();
     let text = summary::keep_placeholders(&text, &memory_core::detail::placeholders(&sources));
-    let (first, last) = (folded[0].seq, folded[folded.len() - 1].seq);
-    let content = format!("{}{text}", note(folded.len(), first, last));
+    // What it covers: the folded messages and what the previous summaries covered.
+    let mut covered = Covered {
+        from_seq: folded[0].seq,
+        to_seq: folded[folded.len() - 1].seq,
+        date_from: folded[0].day.clone(),
+        date_to: folded[folded.len() - 1].day.clone(),
+        archived: folded.len() as i64,
+    };
+    let mut facts: Vec<String> = vec![];
+    for p in &previous {
+        let c = &p.covered;
+        if let (Some(f), Some(t)) = (c["from_seq"].as_i64(), c["to_seq"].as_i64()) {
+            covered.from_seq = covered.from_seq.min(f);
+            covered.to_seq = covered.to_seq.max(t);
+        }
+        if let Some(d) = c["date_from"]
+            .as_str()
+            .filter(|d| *d < covered.date_from.as_str())
+        {
+            covered.date_from = d.to_string();
+        }
+        if let Some(d) = c["date_to"]
+            .as_str()
+            .filter(|d| *d > covered.date_to.as_str())
+        {
+            covered.date_to = d.to_string();
+        }
+        covered.archived += c["archived"].as_i64().unwrap_or(0);
+        facts.extend(
+            c["key_facts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string)),
+        );
+    }
+    let facts = summary::key_facts(&facts, &turns, focus, &text);
+    let content = summary::summary_message(&covered, &text, &facts);
+    let structure = json!({
+        "from_seq": covered.from_seq, "to_seq": covered.to_seq,
+        "date_from": covered.date_from, "date_to": covered.date_to,
+        "archived": covered.archived, "key_facts": facts, "focus": focus, "method": method,
+    });
     let embedding = for_write(&content);
     let (vector, model) = embedding.columns();
     let id = spi::one_opt::<String>(
@@ -127,6 +256,7 @@ pub fn compact(thread: &str, keep: usize) -> Value {
             content.as_str().into(),
             vector.into(),
             model.into(),
+            pgrx::JsonB(json!({ "summary": structure })).into(),
         ],
         "inserting the summary",
     )
@@ -142,6 +272,11 @@ pub fn compact(thread: &str, keep: usize) -> Value {
         &[user.as_str().into(), out.into()],
         "taking messages out of the context",
     );
+    // The summaries the new one covers leave the context for archival memory.
+    let evicted: Vec<Value> = previous
+        .iter()
+        .filter_map(|p| evict(&user, thread, agent.as_deref(), p))
+        .collect();
     events::record(Event {
         thread: Some(thread),
         memory_id: Some(&id),
@@ -150,25 +285,43 @@ pub fn compact(thread: &str, keep: usize) -> Value {
     json!({
         "summary": text,
         "summarized": folded.len(),
-        "kept": conv.len() - cut + system_kept,
+        "kept": conv.len() - folded.len() + system_kept,
         "method": method,
+        "from_seq": covered.from_seq,
+        "to_seq": covered.to_seq,
+        "date_from": covered.date_from,
+        "date_to": covered.date_to,
+        "archived": covered.archived,
+        "key_facts": facts,
+        "evicted": evicted,
+        "focus": focus,
     })
 }
 
-/// The line that opens a summary message, so that a model reading its context knows what it is
-/// and where the rest went.
-fn note(n: usize, first: i64, last: i64) -> String {
-    format!("Summary of {n} earlier messages (seq {first}-{last}; still searchable with conversation_search): ")
-}
-
-/// A summary message's text without its opening line (when it is folded into the next one).
-fn strip_note(content: &str) -> &str {
-    match content.find("conversation_search): ") {
-        Some(p) if content.starts_with("Summary of ") => {
-            &content[p + "conversation_search): ".len()..]
-        }
-        _ => content,
+/// An older summary, folded into a newer one, as an archival memory of the thread (tag
+/// `conversation_summary`, dated by the last day it covers): found again by archival_search
+/// and memory_query after it leaves the context. Its id, or `None` when it said nothing.
+fn evict(user: &str, thread: &str, agent: Option<&str>, p: &Msg) -> Option<Value> {
+    let prose = memory_core::text::normalize(summary::summary_prose(&p.content));
+    if prose.is_empty() {
+        return None;
     }
+    let c = &p.covered;
+    let mut req = json!({
+        "user_id": user, "text": prose, "kind": "archival", "thread_id": thread,
+        "tags": ["conversation_summary"],
+        "metadata": {"summary_of": {"message_id": p.id, "from_seq": c["from_seq"],
+                                     "to_seq": c["to_seq"], "date_from": c["date_from"],
+                                     "date_to": c["date_to"], "archived": c["archived"]}},
+    });
+    if let Some(a) = agent {
+        req["agent_id"] = json!(a);
+    }
+    if let Some(d) = c["date_to"].as_str() {
+        req["happened_at"] = json!(d);
+    }
+    let r = crate::store::write::write_json(&req);
+    r.get("id").cloned()
 }
 
 /// A message of the context: (id, seq, role, content, tokens, is_summary).
@@ -183,12 +336,13 @@ pub type ContextRow = (
     Option<String>,
     Option<String>,
     Option<pgrx::datum::TimestampWithTimeZone>,
+    bool,
 );
 
 /// context_messages: the thread's context in prompt order: system messages that are not
 /// summaries (the system prompt), then the summary, then the rest by seq; within
-/// `max_messages` / `max_tokens` when given (`memory_core::summary::context_cut` says what is
-/// kept).
+/// `max_messages` / `max_tokens` when given (`memory_core::summary::context_keep` says what is
+/// kept: pinned messages always).
 pub fn context(
     thread: &str,
     max_messages: Option<usize>,
@@ -213,34 +367,148 @@ pub fn context(
                 r.get::<String>(8)?,
                 r.get::<String>(9)?,
                 r.get::<pgrx::datum::TimestampWithTimeZone>(10)?,
+                r.get::<bool>(11)?.unwrap_or(false),
             ))
         },
     );
     if max_messages.is_none() && max_tokens.is_none() {
         return rows;
     }
-    // The head: the system prompt and the summary, first in prompt order, always kept.
-    let shape: Vec<(&str, i64, bool)> = rows
+    // The head (the system prompt and the summary, first in prompt order) and pinned messages
+    // are always kept.
+    let shape: Vec<(&str, i64, bool, bool)> = rows
         .iter()
-        .map(|r| (r.2.as_str(), i64::from(r.4), r.5 || r.2 == "system"))
+        .map(|r| (r.2.as_str(), i64::from(r.4), r.5 || r.2 == "system", r.10))
         .collect();
-    let (head, cut) = summary::context_cut(&shape, max_messages, max_tokens);
+    let keep = summary::context_keep(&shape, max_messages, max_tokens);
     rows.into_iter()
-        .enumerate()
-        .filter(|(i, _)| *i < head || *i >= cut)
-        .map(|(_, r)| r)
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(r, _)| r)
         .collect()
+}
+
+/// set_message_ids (seed 004 §2.2, Letta's name): the thread's context becomes exactly
+/// `ids`, whatever compaction did; the others leave it, nothing is deleted. A message taken out
+/// is unpinned (the caller said what stays). Every id must be one of the thread's messages
+/// (P0002 names the first that is not). `{in_context, taken_out, put_back}`.
+pub fn set_ids(thread: &str, ids: &[String]) -> Value {
+    let user = lookup::owner(Owned::Thread, thread);
+    spi::run(
+        "SELECT 1 FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
+        &[user.as_str().into(), thread.into()],
+        "locking the thread",
+    );
+    if let Some(missing) = spi::one_opt::<String>(
+        "SELECT x FROM unnest($3::text[]) x WHERE NOT EXISTS (SELECT 1 FROM memory.messages m \
+         WHERE m.user_id = $1 AND m.thread_id = $2 AND m.id::text = x) LIMIT 1",
+        &[user.as_str().into(), thread.into(), ids.to_vec().into()],
+        "checking message ids",
+    ) {
+        crate::error::raise(
+            memory_core::SqlState::NoDataFound,
+            format!("message \"{missing}\" is not in thread \"{thread}\""),
+            None,
+        );
+    }
+    let (taken_out, put_back, in_context) = spi::row(
+        include_str!("../../sql/queries/compaction_set_ids.sql"),
+        &[user.as_str().into(), thread.into(), ids.to_vec().into()],
+        "setting the context",
+        |r| {
+            Ok((
+                r.get::<i64>(1)?.unwrap_or(0),
+                r.get::<i64>(2)?.unwrap_or(0),
+                r.get::<i64>(3)?.unwrap_or(0),
+            ))
+        },
+    )
+    .unwrap_or((0, 0, 0));
+    events::record(Event {
+        thread: Some(thread),
+        ..Event::new(&user, Node::Context, "set_message_ids")
+    });
+    json!({"in_context": in_context, "taken_out": taken_out, "put_back": put_back})
+}
+
+/// message_pin: pins a message of the thread into its context (and brings it back when it had
+/// left), or unpins it (it stays in context until a compaction folds it). `{id, seq, pinned,
+/// in_context}`; P0002 when the thread has no such message.
+pub fn pin(thread: &str, id: &str, pinned: bool) -> Value {
+    let user = lookup::owner(Owned::Thread, thread);
+    let row = spi::row(
+        "UPDATE memory.messages SET pinned = $4, in_context = in_context OR $4 \
+         WHERE user_id = $1 AND thread_id = $2 AND id::text = $3 \
+         RETURNING id::text, seq, pinned, in_context",
+        &[
+            user.as_str().into(),
+            thread.into(),
+            id.into(),
+            pinned.into(),
+        ],
+        "pinning a message",
+        |r| {
+            Ok(json!({
+                "id": r.get::<String>(1)?,
+                "seq": r.get::<i64>(2)?,
+                "pinned": r.get::<bool>(3)?,
+                "in_context": r.get::<bool>(4)?,
+            }))
+        },
+    );
+    let Some(out) = row else {
+        crate::error::raise(
+            memory_core::SqlState::NoDataFound,
+            format!("message \"{id}\" is not in thread \"{thread}\""),
+            None,
+        );
+    };
+    events::record(Event {
+        thread: Some(thread),
+        ..Event::new(&user, Node::Context, if pinned { "pin" } else { "unpin" })
+    });
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{fold_indexes, Pick};
+
     #[test]
-    fn notes_round_trip() {
-        let n = super::note(3, 1, 3);
+    fn a_pick_folds_whole_tool_calls_and_never_a_pinned_message() {
+        let conv = [
+            ("user", 1, false),
+            ("assistant", 2, false),
+            ("tool", 3, false),
+            ("user", 4, true),
+            ("assistant", 5, false),
+            ("tool", 6, true),
+            ("user", 7, false),
+        ];
+        assert_eq!(fold_indexes(&conv, Pick::KeepLast(2)), vec![0, 1, 2]);
+        // The range ends inside a tool call: its result comes too.
         assert_eq!(
-            super::strip_note(&format!("{n}We planned X.")),
-            "We planned X."
+            fold_indexes(
+                &conv,
+                Pick::Range {
+                    from: Some(2),
+                    to: Some(2)
+                }
+            ),
+            vec![1, 2]
         );
-        assert_eq!(super::strip_note("plain"), "plain");
+        // It starts at a result: its call comes too.
+        assert_eq!(
+            fold_indexes(
+                &conv,
+                Pick::Range {
+                    from: Some(3),
+                    to: None
+                }
+            ),
+            vec![1, 2, 6]
+        );
+        assert_eq!(fold_indexes(&conv, Pick::Before(5)), vec![0, 1, 2]);
+        assert!(fold_indexes(&conv, Pick::Before(1)).is_empty());
     }
 }

@@ -288,7 +288,11 @@ pub fn finish_run(user: &str, thread: &str, run: Option<&str>, window: Option<i3
     if let Some(w) = window.or_else(gucs::context_window) {
         let usage = crate::store::recall::usage(thread, i64::from(w), None);
         if memory_core::tokens::needs_compaction(&usage, COMPACT_AT).unwrap_or(false) {
-            compacted = crate::store::compaction::compact(thread, KEEP_AFTER_RUN);
+            compacted = crate::store::compaction::compact(
+                thread,
+                crate::store::compaction::Pick::KeepLast(KEEP_AFTER_RUN),
+                None,
+            );
         }
     }
     json!({

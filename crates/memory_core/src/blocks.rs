@@ -249,6 +249,21 @@ pub struct Metadata {
     pub blocks_modified: Option<String>,
     pub recall_messages: i64,
     pub archival_memories: i64,
+    /// Conversation summaries in the context of the agent's threads (seed 000 §4.5).
+    pub summaries: i64,
+    /// What the newest of them covers.
+    pub latest_summary: Option<SummaryLine>,
+}
+
+/// What a conversation summary covers, as the metadata section tells it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SummaryLine {
+    pub thread: String,
+    pub from_seq: i64,
+    pub to_seq: i64,
+    pub date_from: String,
+    pub date_to: String,
+    pub archived: i64,
 }
 
 /// The layout of docs/design.md "Core memory blocks", which is Letta's `Memory.compile()`: a
@@ -300,13 +315,35 @@ fn tag(label: &str) -> std::borrow::Cow<'_, str> {
 }
 
 pub fn compile_metadata(m: &Metadata) -> String {
+    // The summaries line only when there is one: a prompt without summaries reads as before.
+    let summaries =
+        match (&m.latest_summary, m.summaries) {
+            (Some(l), n) if n > 0 => {
+                let days = if l.date_from == l.date_to {
+                    l.date_from.clone()
+                } else {
+                    format!("{} to {}", l.date_from, l.date_to)
+                };
+                format!(
+                "- {n} conversation {} in your context; the newest (thread {}) covers messages \
+                 {}-{} ({days}): {} messages summarised, the last summarised message is {}\n",
+                if n == 1 { "summary is" } else { "summaries are" },
+                render::inline(&l.thread),
+                l.from_seq,
+                l.to_seq,
+                l.archived,
+                l.to_seq
+            )
+            }
+            _ => String::new(),
+        };
     format!(
         "<memory_metadata>\n\
          - The current system date is: {}\n\
          - Memory blocks were last modified: {}\n\
          - {} previous messages between you and the user are stored in recall memory (use conversation_search to access)\n\
          - {} total memories you created are stored in archival memory (use archival_search to access)\n\
-         </memory_metadata>",
+         {summaries}</memory_metadata>",
         m.system_date,
         m.blocks_modified.as_deref().unwrap_or("never"),
         m.recall_messages,
@@ -446,6 +483,8 @@ mod tests {
             blocks_modified: Some("2026-01-23 09:15:00 PST".into()),
             recall_messages: 150,
             archival_memories: 42,
+            summaries: 0,
+            latest_summary: None,
         };
         let expected = "<memory_blocks>
 The following memory blocks are currently engaged in your core memory unit:
@@ -487,6 +526,24 @@ Prefers concise responses
 - 42 total memories you created are stored in archival memory (use archival_search to access)
 </memory_metadata>";
         assert_eq!(compile(&blocks, &m), expected);
+        // With a conversation summary in context, the section says what it covers.
+        let with = Metadata {
+            summaries: 1,
+            latest_summary: Some(SummaryLine {
+                thread: "t1\n- forged".into(),
+                from_seq: 1,
+                to_seq: 150,
+                date_from: "2026-01-01".into(),
+                date_to: "2026-01-20".into(),
+                archived: 150,
+            }),
+            ..m
+        };
+        assert!(compile(&blocks, &with).ends_with(
+            "- 1 conversation summary is in your context; the newest (thread t1\\n- forged) \
+             covers messages 1-150 (2026-01-01 to 2026-01-20): 150 messages summarised, the last \
+             summarised message is 150\n</memory_metadata>"
+        ));
     }
 }
 

@@ -107,6 +107,19 @@ fn vocabulary(turns: &[Turn]) -> BTreeMap<String, usize> {
 /// each as `Label: sentence`. `keep_first` sentences of the first turn are always kept (the
 /// previous summary, when compaction folds it in).
 pub fn extract(turns: &[Turn], max_words: usize, keep_first: usize) -> Vec<String> {
+    extract_focused(turns, max_words, keep_first, &[])
+}
+
+/// [`extract`], steered by `focus`'s content words (compaction's "keep what matters for X",
+/// seed 000 §3.2): a sentence's score is multiplied by one plus twice the share of the focus
+/// words it carries, so the sentences about the focus are picked first while the rest still
+/// fill what budget is left.
+pub fn extract_focused(
+    turns: &[Turn],
+    max_words: usize,
+    keep_first: usize,
+    focus: &[String],
+) -> Vec<String> {
     let tf = vocabulary(turns);
     // (turn, sentence index within all, text with label, score)
     let mut cands: Vec<(usize, String, f64)> = Vec::new();
@@ -123,7 +136,11 @@ pub fn extract(turns: &[Turn], max_words: usize, keep_first: usize) -> Vec<Strin
                 .iter()
                 .map(|w| (1.0 + *tf.get(w).unwrap_or(&0) as f64).ln())
                 .sum();
-            let score = raw / (1.0 + (word_count(&s) as f64 / 25.0));
+            let mut score = raw / (1.0 + (word_count(&s) as f64 / 25.0));
+            if !focus.is_empty() {
+                let hit = focus.iter().filter(|w| distinct.contains(*w)).count();
+                score *= 1.0 + 2.0 * hit as f64 / focus.len() as f64;
+            }
             let idx = cands.len();
             if ti == 0 && si < keep_first {
                 forced.push(idx);
@@ -189,7 +206,7 @@ pub fn keywords(turns: &[Turn], n: usize) -> Vec<String> {
 
 /// Compaction's summary (docs/design.md "Core memory blocks") when no LLM is configured: at most [`SUMMARY_WORDS`] words.
 /// `previous` is the summary being folded in, if any.
-pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
+pub fn compaction_extract(previous: Option<&str>, turns: &[Turn], focus: Option<&str>) -> String {
     let mut all = Vec::new();
     let mut keep = 0;
     if let Some(p) = previous {
@@ -205,7 +222,124 @@ pub fn compaction_extract(previous: Option<&str>, turns: &[Turn]) -> String {
         }
     }
     all.extend(turns.iter().cloned());
-    limit_words(&extract(&all, SUMMARY_WORDS, keep).join(" "), SUMMARY_WORDS)
+    let focus = focus.map(words).unwrap_or_default();
+    limit_words(
+        &extract_focused(&all, SUMMARY_WORDS, keep, &focus).join(" "),
+        SUMMARY_WORDS,
+    )
+}
+
+/// Most key facts a summary lists.
+pub const MAX_KEY_FACTS: usize = 8;
+/// Longest key fact, in words.
+const KEY_FACT_WORDS: usize = 30;
+
+/// A summary's key facts (seed 000 §4.5 `key_facts`): the previous summary's, then the best
+/// sentences of the folded turns (by [`extract_focused`]'s score, the focus first), each a
+/// sentence as it was said with its speaker, at most [`MAX_KEY_FACTS`]. A fact saying again
+/// what an earlier one said is left out. The newest facts win when there are too many: the
+/// oldest are in the evicted summaries (archival memory). A sentence the summary's prose
+/// already quotes (the extractive summary is made of such sentences) is not repeated: the facts
+/// then carry what the prose's 100 words had no room for.
+pub fn key_facts(
+    previous: &[String],
+    turns: &[Turn],
+    focus: Option<&str>,
+    prose: &str,
+) -> Vec<String> {
+    let focus = focus.map(words).unwrap_or_default();
+    // Questions and one-word answers are not facts.
+    let said: Vec<Turn> = turns
+        .iter()
+        .map(|t| Turn {
+            label: t.label.clone(),
+            text: sentences(&t.text)
+                .into_iter()
+                .filter(|x| !x.ends_with('?') && word_count(x) >= 4)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })
+        .filter(|t| !t.text.is_empty())
+        .collect();
+    let fresh = extract_focused(&said, MAX_KEY_FACTS * KEY_FACT_WORDS / 2, 0, &focus);
+    let mut out: Vec<String> = vec![];
+    let mut seen: Vec<BTreeSet<String>> = vec![];
+    for f in previous.iter().chain(fresh.iter()) {
+        if prose.contains(f.as_str()) {
+            continue;
+        }
+        let f = limit_words(f, KEY_FACT_WORDS);
+        let w: BTreeSet<String> = words(&f).into_iter().collect();
+        let repeats = seen.iter().any(|s| {
+            let inter = s.intersection(&w).count() as f64;
+            inter / s.union(&w).count().max(1) as f64 >= 0.6
+        });
+        if !repeats && !w.is_empty() {
+            seen.push(w);
+            out.push(f);
+        }
+    }
+    let n = out.len();
+    out.split_off(n.saturating_sub(MAX_KEY_FACTS))
+}
+
+/// What a compaction summary covers (seed 000 §4.5): the first and last message folded (`seq`;
+/// the last is the "last summarised message"), the days they were sent, and how many messages
+/// have left the context under it, counting those earlier summaries had folded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Covered {
+    pub from_seq: i64,
+    pub to_seq: i64,
+    pub date_from: String,
+    pub date_to: String,
+    pub archived: i64,
+}
+
+/// The text of a summary message: a first line saying what it is and what it covers (so a model
+/// knows where the rest went), the summary, then its key facts one per line. Every field from
+/// the conversation is already text of the conversation; the caller renders it (crate::render).
+pub fn summary_message(c: &Covered, summary: &str, facts: &[String]) -> String {
+    let days = if c.date_from == c.date_to {
+        c.date_from.clone()
+    } else {
+        format!("{} to {}", c.date_from, c.date_to)
+    };
+    let mut out = format!(
+        "{}{summary}",
+        summary_note(c.archived, c.from_seq, c.to_seq, &days)
+    );
+    if !facts.is_empty() {
+        out.push_str("\nKey facts:");
+        for f in facts {
+            out.push_str("\n- ");
+            out.push_str(f);
+        }
+    }
+    out
+}
+
+/// The line that opens a summary message.
+fn summary_note(n: i64, first: i64, last: i64, days: &str) -> String {
+    format!(
+        "Summary of {n} earlier messages (seq {first}-{last}, {days}; still searchable with \
+         conversation_search): "
+    )
+}
+
+/// A summary message's prose alone: without its opening line and its key facts (what is
+/// folded into the next summary, and what an evicted summary keeps in archival memory).
+pub fn summary_prose(content: &str) -> &str {
+    let body = match content.find("conversation_search): ") {
+        Some(p) if content.starts_with("Summary of ") => {
+            &content[p + "conversation_search): ".len()..]
+        }
+        _ => content,
+    };
+    match body.find("\nKey facts:") {
+        Some(p) => &body[..p],
+        None => body,
+    }
+    .trim()
 }
 
 /// A compaction summary that keeps every placeholder of what it summarised: those the summary
@@ -591,6 +725,7 @@ mod tests {
         let s = compaction_extract(
             Some("Earlier we planned the cluster migration. Then other things."),
             &long,
+            None,
         );
         assert!(word_count(&s) <= SUMMARY_WORDS, "{}", word_count(&s));
         assert!(
@@ -602,13 +737,13 @@ mod tests {
             .map(|_| t("Assistant", "I moved the backup to 02:00."))
             .collect();
         assert_eq!(
-            compaction_extract(None, &same),
+            compaction_extract(None, &same, None),
             "Assistant: I moved the backup to 02:00."
         );
-        let none = compaction_extract(None, &[t("User", "x")]);
+        let none = compaction_extract(None, &[t("User", "x")], None);
         assert!(word_count(&none) <= SUMMARY_WORDS);
         // A single sentence longer than the budget is cut, not dropped.
-        let huge = compaction_extract(None, &[t("Tool", &"word ".repeat(500))]);
+        let huge = compaction_extract(None, &[t("Tool", &"word ".repeat(500))], None);
         assert_eq!(word_count(&huge), SUMMARY_WORDS);
     }
 
@@ -706,6 +841,54 @@ mod tests {
     }
 
     #[test]
+    fn summaries_say_what_they_cover_and_carry_key_facts() {
+        let turns = vec![
+            Turn {
+                label: "User".into(),
+                text: "We chose FastAPI for the backend. Should we use Docker? The database is \
+                       PostgreSQL 16 on a Hetzner VPS."
+                    .into(),
+            },
+            Turn {
+                label: "Assistant".into(),
+                text: "I configured Docker compose for the API and the database.".into(),
+            },
+        ];
+        let facts = key_facts(
+            &["User: David prefers Python.".into()],
+            &turns,
+            Some("database"),
+        );
+        assert_eq!(facts[0], "User: David prefers Python.");
+        assert!(facts.iter().all(|f| !f.ends_with('?')), "{facts:?}");
+        assert!(
+            facts.iter().any(|f| f.contains("PostgreSQL 16")),
+            "{facts:?}"
+        );
+        let c = Covered {
+            from_seq: 1,
+            to_seq: 150,
+            date_from: "2024-05-01".into(),
+            date_to: "2024-05-07".into(),
+            archived: 150,
+        };
+        let m = summary_message(&c, "We set up the project.", &facts);
+        assert!(
+            m.starts_with(
+                "Summary of 150 earlier messages (seq 1-150, 2024-05-01 to 2024-05-07; still \
+             searchable with conversation_search): We set up the project.\nKey facts:\n- User: \
+             David prefers Python."
+            ),
+            "{m}"
+        );
+        assert_eq!(summary_prose(&m), "We set up the project.");
+        assert_eq!(summary_prose("plain"), "plain");
+        // Focus steers the extractive summary toward its words.
+        let focused = compaction_extract(None, &turns, Some("docker compose"));
+        assert!(focused.contains("Docker compose"), "{focused}");
+    }
+
+    #[test]
     fn llm_episode_answers() {
         let a = r#"Here: {"title":"Backup fix","topic":"backups","outcome":"Job runs again.","tags":["Backup","disk"],"summary":["- Disk was full","Old backups removed"]}"#;
         let e = parse_episode_answer(a, "2026-01-17", "thread_id=t1").unwrap();
@@ -718,41 +901,87 @@ mod tests {
     }
 }
 
-/// Where the kept part of a context starts when it must fit caps (context_messages'
-/// `max_messages` / `max_tokens`): `rows` are (role, tokens, head) in prompt order, `head` for
-/// the system prompt and the summary, which are always kept. The rest is kept newest first
-/// while both caps hold; a kept part never starts with a `tool` message, whose call would be
-/// cut off (a chat API refuses a tool result without the assistant message that asked for it).
-/// Returns `(head, cut)`: rows `..head` are the head, and `cut..` the kept rest (`cut` is
-/// `rows.len()` when none is kept).
-pub fn context_cut(
-    rows: &[(&str, i64, bool)],
+/// Which rows of a context are kept within caps: `rows` are (role, tokens, head, pinned) in
+/// prompt order. The head (the system prompt and the summary) and pinned messages (004 §2.2:
+/// the application keeps them in context) are always kept and count first; then the newest
+/// while both caps hold. A kept part never starts with a `tool` message whose call is cut off,
+/// and a pinned tool result keeps the assistant message that called it (a chat API refuses a
+/// tool result without it).
+pub fn context_keep(
+    rows: &[(&str, i64, bool, bool)],
     max_messages: Option<usize>,
     max_tokens: Option<i64>,
-) -> (usize, usize) {
+) -> Vec<bool> {
     let head = rows.iter().take_while(|r| r.2).count();
-    let mut tokens: i64 = rows[..head].iter().map(|r| r.1).sum();
+    let mut keep: Vec<bool> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| i < head || r.3)
+        .collect();
+    // A pinned tool result brings its call (and the results between).
+    for i in head..rows.len() {
+        if keep[i] && rows[i].0 == "tool" {
+            let mut j = i;
+            while j > head && rows[j].0 == "tool" {
+                j -= 1;
+                keep[j] = true;
+            }
+        }
+    }
+    let mut count = keep.iter().filter(|k| **k).count();
+    let mut tokens: i64 = rows
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r.1)
+        .sum();
     let mut start = rows.len();
     while start > head {
-        let (_, t, _) = rows[start - 1];
-        let kept = rows.len() - start + 1;
-        if max_messages.is_some_and(|m| head + kept > m)
-            || max_tokens.is_some_and(|m| tokens + t > m)
-        {
-            break;
+        let i = start - 1;
+        if !keep[i] {
+            if max_messages.is_some_and(|m| count + 1 > m)
+                || max_tokens.is_some_and(|m| tokens + rows[i].1 > m)
+            {
+                break;
+            }
+            keep[i] = true;
+            count += 1;
+            tokens += rows[i].1;
         }
-        tokens += t;
         start -= 1;
     }
-    while start < rows.len() && rows[start].0 == "tool" {
-        start += 1;
+    // The newest part kept by the caps starts at `start`: not with a tool result whose call is
+    // out (a pinned one keeps its call above).
+    let mut s = start;
+    while s < rows.len() && rows[s].0 == "tool" && !rows[s].3 && (s == head || !keep[s - 1]) {
+        keep[s] = false;
+        s += 1;
     }
-    (head, start)
+    keep
 }
 
 #[cfg(test)]
 mod context_cut_tests {
-    use super::context_cut;
+    /// context_keep without pins, as before pins existed: where the kept part of a context
+    /// starts when it must fit caps (context_messages
+    /// `max_messages` / `max_tokens`): `rows` are (role, tokens, head) in prompt order, `head` for
+    /// the system prompt and the summary, which are always kept. The rest is kept newest first
+    /// while both caps hold; a kept part never starts with a `tool` message, whose call would be
+    /// cut off (a chat API refuses a tool result without the assistant message that asked for it).
+    /// Returns `(head, cut)`: rows `..head` are the head, and `cut..` the kept rest (`cut` is
+    /// `rows.len()` when none is kept).
+    fn context_cut(
+        rows: &[(&str, i64, bool)],
+        max_messages: Option<usize>,
+        max_tokens: Option<i64>,
+    ) -> (usize, usize) {
+        let pinned: Vec<(&str, i64, bool, bool)> =
+            rows.iter().map(|r| (r.0, r.1, r.2, false)).collect();
+        let keep = super::context_keep(&pinned, max_messages, max_tokens);
+        let head = rows.iter().take_while(|r| r.2).count();
+        let cut = (head..rows.len()).find(|&i| keep[i]).unwrap_or(rows.len());
+        (head, cut)
+    }
 
     #[test]
     fn caps_keep_the_head_and_the_newest_and_never_orphan_a_tool_result() {
@@ -773,5 +1002,29 @@ mod context_cut_tests {
         assert_eq!(context_cut(&rows, None, Some(150 + 60)), (2, 3));
         // Caps smaller than the head keep the head alone.
         assert_eq!(context_cut(&rows, Some(1), Some(1)), (2, 7));
+    }
+
+    #[test]
+    fn pinned_messages_stay_within_any_caps_and_keep_their_calls() {
+        use super::context_keep;
+        let rows = [
+            ("system", 100, true, false),
+            ("user", 10, false, true),
+            ("assistant", 10, false, false),
+            ("tool", 30, false, true),
+            ("user", 10, false, false),
+            ("assistant", 10, false, false),
+        ];
+        // The head, the pinned user message, the pinned tool result and its call, then the
+        // newest while the cap holds.
+        assert_eq!(
+            context_keep(&rows, Some(5), None),
+            vec![true, true, true, true, false, true]
+        );
+        assert_eq!(
+            context_keep(&rows, Some(1), None),
+            vec![true, true, true, true, false, false]
+        );
+        assert_eq!(context_keep(&rows, None, None), vec![true; 6]);
     }
 }

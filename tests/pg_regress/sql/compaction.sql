@@ -8,6 +8,10 @@ SET memory_ext.user_id = 'cole';
 CREATE FUNCTION pg_temp.dated(t text) RETURNS text LANGUAGE sql AS $$
     SELECT regexp_replace(t, '\(\d{4}-\d{2}-\d{2}\) ', '(<today>) ', 'g')
 $$;
+-- Any day in a text masked (a summary says which days it covers).
+CREATE FUNCTION pg_temp.days(t text) RETURNS text LANGUAGE sql AS $$
+    SELECT regexp_replace(t, '\d{4}-\d{2}-\d{2}', '<day>', 'g')
+$$;
 
 SELECT message_append('ops', 'system', 'You are the ops assistant.') ->> 'seq' AS seq;
 SELECT count(*) AS appended FROM (
@@ -23,12 +27,14 @@ SELECT count(*) AS appended FROM (
 SELECT needs_compaction('ops', 600) AS needs, context_usage('ops', 600) ->> 'total_tokens' AS tokens;
 
 -- Keep the last 6: 18 folded into one summary at the head, the system prompt stays.
-SELECT c - 'summary' AS compacted, length(c->>'summary') > 0 AS has_summary,
-       array_length(regexp_split_to_array(c->>'summary', '\s+'), 1) <= 100 AS within_100_words
+SELECT c - 'summary' - 'date_from' - 'date_to' AS compacted, length(c->>'summary') > 0 AS has_summary,
+       array_length(regexp_split_to_array(c->>'summary', '\s+'), 1) <= 100 AS within_100_words,
+       c->>'date_from' = to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') AND c->>'date_to' = c->>'date_from' AS dated_today
 FROM compact_thread('ops', 6) c;
 SELECT needs_compaction('ops', 600) AS needs, context_usage('ops', 600) ->> 'total_tokens' AS tokens;
-SELECT seq, role, is_summary, left(content, 60) AS starts FROM context_messages('ops');
-SELECT content FROM memory.messages WHERE thread_id = 'ops' AND is_summary;
+SELECT seq, role, is_summary, left(pg_temp.days(content), 60) AS starts FROM context_messages('ops');
+SELECT pg_temp.days(content) AS content, pg_temp.days((metadata -> 'summary')::text) AS structure
+FROM memory.messages WHERE thread_id = 'ops' AND is_summary;
 SELECT count(*) AS messages, count(*) FILTER (WHERE in_context) AS in_context FROM memory.messages WHERE thread_id = 'ops';
 -- Folded messages stay searchable.
 SELECT seq FROM conversation_search('ops', 'WAL archives', "limit" => 1);
@@ -118,4 +124,69 @@ SELECT episode_write(NULL, 'trip1') ->> 'event' AS episode;
 SELECT jsonb_array_length(memory_rollup('Porto trip') -> 'projects') AS rolled_up;
 SELECT regexp_replace(content, '[0-9]{4}-[0-9]{2}-[0-9]{2}', '<date>', 'g') AS content FROM memory.files WHERE path LIKE 'projects/%';
 SELECT count(*) AS summaries FROM memory.files WHERE path LIKE 'projects/%';
+
+-- Compaction the agent steers (0.12.0; seed 000 §3.2-3.4, §4.5, §1.11; seed 004 §2.2): a range,
+-- everything before a message, a focus; pinned messages stay; summaries say what they cover
+-- and an older one is evicted to archival memory; the context can be set exactly.
+SELECT memory_agent('cole-agent', 'cole') ->> 'created' AS agent;
+SELECT count(message_append('steer', CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END,
+        CASE g % 4
+            WHEN 1 THEN 'The API gateway needs rate limits of 100 requests per minute per key.'
+            WHEN 2 THEN 'I set the rate limit to 100 requests per minute for each API key.'
+            WHEN 3 THEN 'My daughter Ana starts school in September, so mornings are busy.'
+            ELSE 'Noted: mornings are busy from September because Ana starts school.' END, 'cole')) AS appended
+FROM generate_series(1, 12) g;
+UPDATE memory.threads SET agent_id = 'cole-agent' WHERE thread_id = 'steer';
+-- Pin message 2: no compaction folds it, context_messages' caps keep it.
+SELECT p - 'id' AS pinned FROM message_pin('steer', (SELECT id FROM memory.messages WHERE thread_id = 'steer' AND seq = 2)) p;
+-- A range with a focus: messages 1-6, the rate limits first; message 2 stays.
+SELECT c ->> 'summarized' AS summarized, c -> 'from_seq' AS from_seq, c -> 'to_seq' AS to_seq, c -> 'archived' AS archived,
+       c ->> 'focus' AS focus, c -> 'key_facts' AS key_facts, c ->> 'summary' AS summary
+FROM compact_thread('steer', from_seq => 1, to_seq => 6, focus => 'API rate limits') c;
+SELECT seq, role, is_summary, pinned FROM context_messages('steer');
+SELECT seq, role, pinned FROM context_messages('steer', max_messages => 3);
+-- The core-memory view says what the summary covers.
+SELECT pg_temp.days(substring(compile_core_blocks('cole-agent') FROM '- \d+ conversation summar[^\n]*')) AS summary_line;
+-- Everything before message 11: the older summary is folded in and evicted to archival memory.
+SELECT c ->> 'summarized' AS summarized, c -> 'from_seq' AS from_seq, c -> 'to_seq' AS to_seq, c -> 'archived' AS archived,
+       jsonb_array_length(c -> 'evicted') AS evicted
+FROM compact_thread('steer', before_seq => 11) c;
+SELECT seq, role, is_summary, pinned FROM context_messages('steer');
+SELECT kind, tags, thread_id, agent_id, metadata -> 'summary_of' -> 'to_seq' AS covered_to, left(text, 40) AS starts
+FROM memory.items WHERE thread_id = 'steer' AND 'conversation_summary' = ANY(tags);
+SELECT pg_temp.dated(memory_tool_call('cole-agent', 'steer', 'archival_search', '{"query": "rate limit per API key", "tags": ["conversation_summary"]}') ->> 'content') LIKE '%- (<today>) User: The API gateway needs rate limits%(tags: conversation_summary)%' AS evicted_summary_found;
+-- set_message_ids: the context is exactly these; nothing is deleted; the pin of a message taken
+-- out goes with it.
+SELECT set_message_ids('steer', ARRAY(SELECT id FROM memory.messages WHERE thread_id = 'steer' AND seq IN (11, 12)));
+SELECT seq, role, pinned FROM context_messages('steer');
+SELECT count(*) AS messages FROM memory.messages WHERE thread_id = 'steer';
+SELECT set_message_ids('steer', ARRAY(SELECT id FROM memory.messages WHERE thread_id = 'steer' AND seq IN (2, 11, 12)));
+SELECT message_pin('steer', (SELECT id FROM memory.messages WHERE thread_id = 'steer' AND seq = 3)) - 'id' AS pinned_back_into_context;
+SELECT seq FROM context_messages('steer');
+SELECT message_pin('steer', (SELECT id FROM memory.messages WHERE thread_id = 'steer' AND seq = 3), false) - 'id' AS unpinned;
+-- The tools: summarize_conversation and archive_old_messages, as the agent asks for them.
+SELECT count(message_append('steer', 'user', 'Deploy window is Friday ' || g || 'pm.', 'cole')) AS appended FROM generate_series(1, 4) g;
+SELECT pg_temp.days(memory_tool_call('cole-agent', 'steer', 'summarize_conversation', '{"keep_last": 2, "focus": "deploy window"}') ->> 'content') AS summarized;
+SELECT memory_tool_call('cole-agent', 'steer', 'archive_old_messages', '{"before_turn": 1}') ->> 'content' AS nothing;
+SELECT pg_temp.days(memory_tool_call('cole-agent', 'steer', 'archive_old_messages', '{"before_turn": 18}') ->> 'content') AS archived;
+SELECT seq, is_summary FROM context_messages('steer');
+SELECT memory_tool_call('cole-agent', NULL, 'archive_old_messages', '{"before_turn": 16}') AS needs_a_thread;
+SELECT memory_tool_call('cole-agent', 'steer', 'summarize_conversation', '{"start_turn": 5, "end_turn": 2}') AS backwards;
+-- Bad input.
+SELECT compact_thread('steer', from_seq => 1, before_seq => 3);
+\echo :LAST_ERROR_SQLSTATE
+SELECT compact_thread('steer', from_seq => 5, to_seq => 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT set_message_ids('steer', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT set_message_ids('steer', ARRAY[NULL::uuid]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT set_message_ids('steer', ARRAY[gen_random_uuid()]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT set_message_ids('steer', ARRAY(SELECT id FROM memory.messages WHERE thread_id = 'ops' LIMIT 1));
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_pin('steer', gen_random_uuid());
+\echo :LAST_ERROR_SQLSTATE
+SELECT message_pin('nowhere', gen_random_uuid());
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;

@@ -87,7 +87,7 @@ pub const DEFAULT_TOOLS: [&str; 6] = [
 
 /// Every tool there is, by name: the defaults, then those offered only by name. MemGPT's names
 /// (`core_memory_*`, `archival_memory_*`) are the same tools under the names its prompts use.
-pub const ALL_TOOLS: [&str; 21] = [
+pub const ALL_TOOLS: [&str; 23] = [
     "memory_replace",
     "memory_append",
     "archival_insert",
@@ -109,6 +109,8 @@ pub const ALL_TOOLS: [&str; 21] = [
     "store_memory",
     "retrieve_memory",
     "search_memory",
+    "summarize_conversation",
+    "archive_old_messages",
 ];
 
 /// Seed 001 §6's `memory_ls`, `memory_read`, `memory_grep` and `memory_search`, named after the
@@ -432,6 +434,33 @@ fn spec(name: &str, agent: &Agent) -> (String, Value) {
                 &["query"],
             ),
         ),
+        "summarize_conversation" => (
+            "Summarise older messages of this conversation into the summary at the top of your \
+             context, to free room; they stay searchable with conversation_search. Turns are \
+             the conversation's message numbers (seq)."
+                .into(),
+            object(
+                vec![
+                    ("focus", string("What the summary should keep, e.g. decisions about the API.")),
+                    ("keep_last", int("Newest messages to leave as they are.", 0, 1000, 10)),
+                    ("start_turn", int("First message to summarise (seq).", 1, i64::MAX, 1)),
+                    ("end_turn", int("Last message to summarise (seq), included.", 1, i64::MAX, 1)),
+                ],
+                &[],
+            ),
+        ),
+        "archive_old_messages" => (
+            "Take every message before a turn out of your context, summarised first; they stay \
+             searchable with conversation_search."
+                .into(),
+            object(
+                vec![(
+                    "before_turn",
+                    int("Archive the messages before this one (seq).", 1, i64::MAX, 1),
+                )],
+                &["before_turn"],
+            ),
+        ),
         "memory" => (
             "Anthropic's memory tool: a directory of files under /memories that persists between \
              conversations. view a directory or a file (view_range [start, end]), create, \
@@ -588,6 +617,16 @@ pub enum Call {
     DetailSearch {
         query: String,
         thread: Option<String>,
+    },
+    /// summarize_conversation: a range of seq when given, else all but the newest `keep_last`.
+    Summarize {
+        from: Option<i64>,
+        to: Option<i64>,
+        keep_last: i64,
+        focus: Option<String>,
+    },
+    Archive {
+        before: i64,
     },
 }
 
@@ -816,6 +855,32 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
         "retrieve_memory" => Call::RefGet {
             key: nonempty("memory_key")?,
             offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
+        },
+        "summarize_conversation" => {
+            let opt = |k: &str| -> Result<Option<i64>, String> {
+                match obj.get(k) {
+                    None | Some(Value::Null) => Ok(None),
+                    _ => integer(k, 1, i64::MAX, 1).map(Some),
+                }
+            };
+            let (from, to) = (opt("start_turn")?, opt("end_turn")?);
+            if let (Some(f), Some(t)) = (from, to) {
+                if t < f {
+                    return Err("\"end_turn\" must not be before \"start_turn\"".into());
+                }
+            }
+            Call::Summarize {
+                from,
+                to,
+                keep_last: integer("keep_last", 0, 1000, 10)?,
+                focus: opt_text("focus")?.filter(|f| !f.trim().is_empty()),
+            }
+        }
+        "archive_old_messages" => Call::Archive {
+            before: match obj.get("before_turn") {
+                None | Some(Value::Null) => return Err("\"before_turn\" is required".into()),
+                _ => integer("before_turn", 1, i64::MAX, 1)?,
+            },
         },
         "search_memory" => Call::DetailSearch {
             query: nonempty("query")?,

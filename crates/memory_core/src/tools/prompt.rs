@@ -77,6 +77,19 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                  use {t} to find what was said."
             ));
         }
+        let compaction: Vec<&str> = tools
+            .iter()
+            .copied()
+            .filter(|t| matches!(*t, "summarize_conversation" | "archive_old_messages"))
+            .collect();
+        if !compaction.is_empty() {
+            lines.push(format!(
+                "- When your context grows long, {} folds older messages into the summary at the \
+                 top of your context (give a focus to keep what matters for the task); nothing is \
+                 lost, the messages stay searchable.",
+                compaction.join(" or ")
+            ));
+        }
         if has(
             tools,
             &[
