@@ -1,12 +1,15 @@
--- memory_context: the memories of the categories whose context is 'all' (memory_configure;
--- docs/design.md "Categories and allowlists"), in the prompt every time, whatever the query: per category at most its rag_length
--- (20 when unset), pinned and important first, then the newest. Active, not procedural, and only
--- categories the agent may read. Returns id, day (YYYY-MM-DD), category and text; the caller
--- renders them as memory_query's bullets (crates/memory_core/src/render.rs).
+-- memory_query and memory_context: the memories of the categories whose context is 'all'
+-- (memory_configure; docs/design.md "Categories and allowlists"), in recall every time,
+-- whatever the query: per category at most its rag_length (20 when unset), pinned and
+-- important first, then the newest. Active, not procedural, and only categories the agent may
+-- read. What src/store/query.rs makes a ranked memory of: id, category, text, content,
+-- importance, tags, metadata, updated_at and happened_at (RFC 3339, UTC).
 -- $1 user_id, $2 the categories the agent may read (NULL: any).
-SELECT x.id::text, to_char(x.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), x.category, x.text
+SELECT x.id::text, x.category, x.text, x.content, x.importance, x.tags, x.metadata,
+       to_char(x.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(x.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 FROM (
-    SELECT i.id, i.happened_at, i.category, i.text,
+    SELECT i.id, i.happened_at, i.updated_at, i.category, i.text, i.content, i.importance, i.tags, i.metadata,
            row_number() OVER (PARTITION BY i.category
                               ORDER BY i.pinned DESC, i.importance DESC, i.happened_at DESC, i.id) AS n,
            coalesce(c.rag_length, 20) AS cap

@@ -12,13 +12,13 @@ use crate::pg::{spi, tenant, vector};
 use crate::store::search::{self, Hit};
 use crate::store::{blocks, delta};
 use memory_core::budget;
-use memory_core::render;
-use memory_core::request::{Filters, QueryRequest, ReturnMode};
+use memory_core::request::{self, Filters, QueryRequest, ReturnMode};
 use memory_core::validate;
 use memory_core::when;
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// Related bullets per item in "full" mode (docs/api.md: up to 2).
 const RELATED_PER_ITEM: i64 = 2;
@@ -116,22 +116,54 @@ pub fn run_query(q: &QueryRequest) -> Value {
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
     let reference = q.reference_time.unwrap_or_else(when::now);
     let window = when::window(&q.query, reference);
+    // Context modes (seed 003 §5): `rag` categories within their rag_length, so the ranking is
+    // asked for more to fill what the caps leave out; `all` categories first.
+    let caps = if q.context_modes {
+        rag_caps(&user)
+    } else {
+        HashMap::new()
+    };
+    let asked = if caps.is_empty() {
+        q.top_k
+    } else {
+        (q.top_k * 2).min(request::MAX_TOP_K as usize)
+    };
     let mut hits = search::memories(
         &user,
         &q.query,
         q.embedding.as_deref(),
         &q.filters,
         categories.as_deref(),
-        q.top_k,
+        asked,
         window,
         q.rerank.unwrap_or_else(gucs::rerank),
     );
+    if !caps.is_empty() {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        hits.retain(|h| match h.category.as_ref().and_then(|c| caps.get(c)) {
+            Some(cap) => {
+                let n = seen
+                    .entry(h.category.clone().unwrap_or_default())
+                    .or_insert(0);
+                *n += 1;
+                *n <= *cap
+            }
+            None => true,
+        });
+    }
     let found = hits.len();
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
     }
     let above_threshold = hits.len();
     hits.truncate(q.top_k);
+    // The categories in context `all`, first and every time, unless the request narrows recall
+    // in a way they would not pass (filters beyond the tenant and agent, kinds, a time).
+    if q.context_modes && !q.filters.narrows() {
+        let always = always_in_context(&user, categories.as_deref());
+        hits.retain(|h| !always.iter().any(|a| a.id == h.id));
+        hits.splice(0..0, always);
+    }
     let (header, revision) = match &q.thread_id {
         Some(t) => delta::header(&user, t, q.since_rev, categories.as_deref()),
         None => (None, 0),
@@ -212,6 +244,54 @@ pub fn run_query(q: &QueryRequest) -> Value {
         });
     }
     out
+}
+
+/// The categories in context `rag` with a `rag_length`, and that length.
+fn rag_caps(user: &str) -> HashMap<String, usize> {
+    spi::rows(
+        include_str!("../../sql/queries/query_rag_caps.sql"),
+        &[user.into()],
+        "reading rag lengths",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<i32>(2)?.unwrap_or(0).max(0) as usize,
+            ))
+        },
+    )
+    .into_iter()
+    .collect()
+}
+
+/// The memories of the categories in context `all` the caller may read
+/// (sql/queries/query_context_all.sql), as recall shows them: pool `context_all`, no score.
+fn always_in_context(user: &str, categories: Option<&[String]>) -> Vec<Hit> {
+    spi::rows(
+        include_str!("../../sql/queries/query_context_all.sql"),
+        &[user.into(), categories.map(<[String]>::to_vec).into()],
+        "reading the categories always in context",
+        |r| {
+            Ok(Hit {
+                id: r.get::<String>(1)?.unwrap_or_default(),
+                category: r.get::<String>(2)?,
+                text: r.get::<String>(3)?.unwrap_or_default(),
+                content: r.get::<String>(4)?,
+                importance: r.get::<i16>(5)?.unwrap_or(0),
+                tags: r.get::<Vec<String>>(6)?.unwrap_or_default(),
+                metadata: r
+                    .get::<crate::pg::json::JsonText>(7)?
+                    .map(|j| j.value())
+                    .unwrap_or(Value::Null),
+                updated_at: r.get::<String>(8)?.unwrap_or_default(),
+                happened: r.get::<String>(9)?.unwrap_or_default(),
+                superseded_by: None,
+                similarity: None,
+                score: 0.0,
+                parts: Default::default(),
+                pool: search::Pool::ContextAll,
+            })
+        },
+    )
 }
 
 fn round4(x: f64) -> f64 {
@@ -465,36 +545,18 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
         explain: false,
         reference_time: None,
         rerank: None,
+        context_modes: true,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);
-    // Categories in context 'all' come first, every time; then what the query recalled, each
-    // memory once.
-    let always: Vec<(String, String)> = spi::rows(
-        include_str!("../../sql/queries/query_context_all.sql"),
-        &[
-            user.as_str().into(),
-            allowed_categories(&user, Some(agent_id), None).into(),
-        ],
-        "reading the categories always in context",
-        |r| {
-            let (day, category) = (r.get::<String>(2)?, r.get::<String>(3)?);
-            let text = r.get::<String>(4)?.unwrap_or_default();
-            Ok((
-                r.get::<String>(1)?.unwrap_or_default(),
-                render::bullet(day.as_deref(), category.as_deref(), &text),
-            ))
-        },
-    );
-    let mut items: Vec<String> = always.iter().map(|(_, l)| l.clone()).collect();
-    items.extend(
-        r["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|i| !always.iter().any(|(id, _)| i["id"].as_str() == Some(id)))
-            .filter_map(|i| i["text"].as_str().map(str::to_string)),
-    );
+    // The categories in context 'all' come first (run_query puts them there), then what the
+    // query recalled.
+    let mut items: Vec<String> = r["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["text"].as_str().map(str::to_string))
+        .collect();
     // Joining adds separators and can merge tokens: count the assembled text, and let the
     // lowest-ranked memories go (recalled ones before those always in context; then the
     // header) until it fits.

@@ -144,7 +144,8 @@ def tool_names(r):
     return r.choice(["memory_append", "memory_replace", "archival_insert", "archival_search",
                      "conversation_search", "memory_ref_get", "memory_query", "conversation_search_date",
                      "memory", "memory_file_ls", "memory_file_read", "memory_file_grep", "memory_file_search",
-                     "store_memory", "retrieve_memory", "search_memory", "shell", "", None, "x" * 300])
+                     "store_memory", "retrieve_memory", "search_memory", "summarize_conversation",
+                     "archive_old_messages", "shell", "", None, "x" * 300])
 
 
 def tool_args(r):
@@ -160,6 +161,8 @@ def tool_args(r):
         Jsonb({"pattern": r.choice(["(", "a{99999}", "(a+)+$", texts(r)]), "prefix": texts(r)}),
         Jsonb({"content": texts(r), "description": texts(r), "type": r.choice(["command_output", texts(r), 5])}),
         Jsonb({"memory_key": texts(r), "query": texts(r), "thread_id": texts(r)}),
+        Jsonb({"start_turn": ints(r), "end_turn": ints(r), "focus": texts(r), "keep_last": ints(r),
+               "before_turn": r.choice([ints(r), "1", None, -5, 2**63])}),
         Jsonb({"content": "Ana lives in Porto.", "category": texts(r), "tags": [texts(r), FORGE]}),
         Jsonb({"query": texts(r), "page": "", "tags": "", "unknown_key": 1}),
         Jsonb({"command": r.choice(["view", "create", "str_replace", "insert", "delete", "rename", "x"]),
@@ -219,6 +222,9 @@ CALLS_SPEC = [
     ("memory_file_search", [texts]),
     ("memory_file_delete", [texts]),
     ("compact_thread", [ids, ints]),
+    ("compact_thread", [ids, ints, ints, ints, ints, texts]),
+    ("set_message_ids", [ids, "uuidarray"]),
+    ("message_pin", [ids, uuids, "bool"]),
     ("context_messages", [ids]),
     ("memory_tools", [ids, texts, "textarray"]),
     ("compile_blocks", [ids]),
@@ -273,6 +279,9 @@ def arg(r, kind, user):
         return "fuzz-agent"
     if kind == "bool":
         return r.choice([True, False, None])
+    if kind == "uuidarray":
+        return Raw(r.choice(["NULL", "ARRAY[]::uuid[]", "ARRAY[NULL]::uuid[]", "ARRAY[gen_random_uuid()]",
+                             "ARRAY(SELECT id FROM memory.messages LIMIT 3)"]))
     if kind == "date":
         return Raw(r.choice(["NULL", "date '2024-05-07'", "date '0001-01-01'", "date 'infinity'",
                              "date '-infinity'", "current_date"]))

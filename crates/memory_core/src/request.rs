@@ -474,6 +474,17 @@ impl Filters {
     pub fn default_kinds(&self) -> bool {
         self.kind.is_none() && self.kinds.is_none()
     }
+
+    /// Whether the filters narrow recall beyond the tenant and the agent: then the categories in
+    /// context `all` are not added to a memory_query (they would not pass the filters).
+    pub fn narrows(&self) -> bool {
+        let f = Filters {
+            user_id: None,
+            agent_id: None,
+            ..self.clone()
+        };
+        f != Filters::default()
+    }
 }
 
 pub const FILTER_KEYS: [&str; 14] = [
@@ -522,9 +533,13 @@ pub struct QueryRequest {
     /// Rerank the top of the ranking with the built-in cross-encoder; `None`: the
     /// `memory_ext.rerank` setting decides.
     pub rerank: Option<bool>,
+    /// Apply the categories' context modes (seed 003 §5): categories in context `all` first,
+    /// `rag` categories within their `rag_length`. On unless the request says false.
+    pub context_modes: bool,
 }
 
-pub const QUERY_KEYS: [&str; 17] = [
+pub const QUERY_KEYS: [&str; 18] = [
+    "context_modes",
     "kinds",
     "as_of",
     "include_superseded",
@@ -623,6 +638,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         threshold: f.number("threshold", -1.0, 1.0)?,
         embedding: f.vector("embedding")?,
         explain: f.boolean("explain")?.unwrap_or(false),
+        context_modes: f.boolean("context_modes")?.unwrap_or(true),
         reference_time: f.time("reference_time")?,
         rerank: f.boolean("rerank")?,
     })

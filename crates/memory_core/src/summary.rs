@@ -858,7 +858,9 @@ mod tests {
             &["User: David prefers Python.".into()],
             &turns,
             Some("database"),
+            "User: We chose FastAPI for the backend.",
         );
+        assert!(!facts.iter().any(|f| f.contains("FastAPI")), "{facts:?}");
         assert_eq!(facts[0], "User: David prefers Python.");
         assert!(facts.iter().all(|f| !f.ends_with('?')), "{facts:?}");
         assert!(

@@ -47,6 +47,8 @@ pub enum Pool {
     /// An episode neighbour (one or two `follows` edges) of those.
     #[default]
     Neighbour,
+    /// Not ranked: its category is in context `all` (seed 003 §5), in recall every time.
+    ContextAll,
 }
 
 impl Pool {
@@ -56,6 +58,7 @@ impl Pool {
             Pool::Bm25 => "bm25",
             Pool::Vector => "vector",
             Pool::Neighbour => "neighbour",
+            Pool::ContextAll => "context_all",
         }
     }
 }

@@ -15,7 +15,7 @@
 
 mod memories;
 
-pub use memories::{memories, Hit, Statements};
+pub use memories::{memories, Hit, Pool, Statements};
 
 use crate::embed::{self, vector_text};
 use crate::error::{raise, OrRaise};

@@ -181,11 +181,12 @@ SELECT set_message_ids('steer', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT set_message_ids('steer', ARRAY[NULL::uuid]);
 \echo :LAST_ERROR_SQLSTATE
-SELECT set_message_ids('steer', ARRAY[gen_random_uuid()]);
+SELECT set_message_ids('steer', ARRAY['00000000-0000-0000-0000-000000000001'::uuid]);
 \echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY sqlstate
 SELECT set_message_ids('steer', ARRAY(SELECT id FROM memory.messages WHERE thread_id = 'ops' LIMIT 1));
-\echo :LAST_ERROR_SQLSTATE
-SELECT message_pin('steer', gen_random_uuid());
+\set VERBOSITY default
+SELECT message_pin('steer', '00000000-0000-0000-0000-000000000002');
 \echo :LAST_ERROR_SQLSTATE
 SELECT message_pin('nowhere', gen_random_uuid());
 \echo :LAST_ERROR_SQLSTATE

@@ -33,3 +33,25 @@ SELECT count_tokens(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in
 SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 1) FROM '\[MEMORY CONTEXT\].*') AS one_token_less;
 SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 20) FROM '\[MEMORY CONTEXT\].*') AS twenty_less;
 SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 40) FROM '\[MEMORY CONTEXT\].*') AS forty_less;
+
+-- memory_query honours the context modes too (0.12.0; seed 003 §5): the profile (context all)
+-- first, within its rag_length, whatever the query; a rag category within its rag_length.
+SELECT memory_configure('{"categories": {"system": [{"name": "profile", "context": "all", "rag_length": 2},
+                                                    {"name": "travel", "context": "rag", "rag_length": 1}], "custom": []}}') IS NOT NULL AS configured;
+SELECT count(memory_write(w)) AS written FROM jsonb_array_elements('[
+  {"text": "Cleo flew to Lisbon in April.", "category": "travel", "happened_at": "2024-04-10"},
+  {"text": "Cleo took the train to Madrid in May.", "category": "travel", "happened_at": "2024-05-10"}
+]'::jsonb) w;
+SELECT i ->> 'text' AS text, i -> 'explain' ->> 'pool' AS pool
+FROM jsonb_array_elements(memory_query('{"query": "Where did Cleo travel?", "top_k": 3, "explain": true}') -> 'items') i;
+-- Without the modes: a plain ranking, two travel memories among the three.
+SELECT count(*) FILTER (WHERE i ->> 'category' = 'travel') AS travel, count(*) FILTER (WHERE i ->> 'category' = 'profile') AS profile
+FROM jsonb_array_elements(memory_query('{"query": "Where did Cleo travel?", "top_k": 3, "context_modes": false}') -> 'items') i;
+-- A request that narrows recall gets no profile memories it did not ask for.
+SELECT count(*) FILTER (WHERE i -> 'explain' ->> 'pool' = 'context_all') AS always_when_filtered, count(*) AS items
+FROM jsonb_array_elements(memory_query('{"query": "Where did Cleo travel?", "top_k": 3, "explain": true, "filters": {"importance_min": 1}}') -> 'items') i;
+-- The agent's memory_query tool sees the same.
+SELECT pg_temp_days.t AS tool FROM (SELECT regexp_replace(memory_tool_call('cm-agent', NULL, 'memory_query', '{"query": "Where did Cleo travel?", "top_k": 3}') ->> 'content', '\d{4}-\d\d-\d\d', '<day>', 'g') AS t) pg_temp_days;
+SELECT memory_query('{"query": "x", "context_modes": "yes"}');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
