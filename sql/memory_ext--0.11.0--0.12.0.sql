@@ -1300,3 +1300,12 @@ VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'message_pin_wrapper';
 
+
+-- The theory-of-mind pass runs at most once a day per tenant (seed 003 §3).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memory.extractions'::regclass
+                   AND attname = 'tom_at' AND NOT attisdropped) THEN
+        ALTER TABLE memory.extractions ADD COLUMN tom_at timestamptz;
+    END IF;
+END $$;

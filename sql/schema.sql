@@ -417,6 +417,9 @@ CREATE TABLE memory.extractions (
     retry_at      timestamptz,
     last_error    text,
     last_run_at   timestamptz,
+    -- When the theory-of-mind pass last ran on this thread (0.12.0; seed 003 §3: at most one a
+    -- day per tenant, insights or none).
+    tom_at        timestamptz,
     PRIMARY KEY (user_id, thread_id),
     FOREIGN KEY (user_id, thread_id) REFERENCES memory.threads ON DELETE CASCADE
 );

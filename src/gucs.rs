@@ -147,6 +147,19 @@ static EMBEDDING_MAX_ATTEMPTS: GucSetting<i32> = GucSetting::<i32>::new(5);
 /// (crates/memory_core/src/dedupe.rs has the figures).
 static MERGE_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.95);
 
+/// Consent (docs/design.md "Consent"; seed 003 §10): an inferred signal for a benign field
+/// corroborates a pending proposal that says the same in other words when their cosine
+/// similarity reaches this — stricter than MERGE_THRESHOLD, as the seed asks of context
+/// updates — and the words they do not share only qualify it
+/// (memory_core::consent::corroborates). With all-MiniLM-L6-v2 rewordings score 0.95-0.99
+/// ("really wants to run a marathon" 0.963); different values score as high (0.958, 0.962),
+/// which is why the word rule decides those. Superuser-only: a tenant must not loosen its own
+/// consent.
+static CORROBORATE_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.96);
+/// Consent: an inferred write to a benign field with at least this `confidence` is written
+/// without a second signal (seed 003 §10: "or ToM with high confidence").
+static CORROBORATE_CONFIDENCE: GucSetting<f64> = GucSetting::<f64>::new(0.9);
+
 /// memory_write: neighbours at least this similar get a `related_to` edge. 0.80 = the top quarter
 /// of nearest-neighbour similarities on the LoCoMo dev split (p75 0.788).
 static LINK_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.80);
@@ -445,6 +458,26 @@ pub fn init() {
         0.0,
         1.0,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"memory_ext.corroborate_threshold",
+        c"Cosine similarity at which an inferred signal corroborates a pending benign-field proposal worded differently.",
+        c"",
+        &CORROBORATE_THRESHOLD,
+        0.0,
+        1.0,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"memory_ext.corroborate_confidence",
+        c"Confidence at which an inferred write to a benign field is written without a second signal.",
+        c"",
+        &CORROBORATE_CONFIDENCE,
+        0.0,
+        1.0,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_float_guc(
@@ -917,6 +950,14 @@ pub fn embedding_max_attempts() -> i32 {
 
 pub fn merge_threshold() -> f64 {
     MERGE_THRESHOLD.get()
+}
+
+pub fn corroborate_threshold() -> f64 {
+    CORROBORATE_THRESHOLD.get()
+}
+
+pub fn corroborate_confidence() -> f64 {
+    CORROBORATE_CONFIDENCE.get()
 }
 
 pub fn link_threshold() -> f64 {

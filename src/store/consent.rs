@@ -98,17 +98,38 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
     check_targets(req, &found);
     let category = category.to_string();
     if policy == Policy::Corroborate {
-        let found = as_owner(|| {
-            spi::row(
-                include_str!("../../sql/queries/consent_corroborate.sql"),
-                &[user.into(), category.as_str().into(), text.into()],
-                "corroborating a proposal",
-                |r| {
+        // Seed 003 §10: "or ToM with high confidence": a sure enough source needs no second
+        // signal.
+        if req
+            .confidence
+            .is_some_and(|c| c >= gucs::corroborate_confidence())
+        {
+            return Gate::Write;
+        }
+        let signal = |sql: &str, args: Vec<pgrx::datum::DatumWithOid<'static>>| {
+            as_owner(|| {
+                spi::row(sql, &args, "corroborating a proposal", |r| {
                     Ok((
                         r.get::<String>(1)?.unwrap_or_default(),
                         r.get::<i32>(2)?.unwrap_or(1),
                     ))
-                },
+                })
+            })
+        };
+        // The same words, else the same meaning in other words.
+        let found = signal(
+            include_str!("../../sql/queries/consent_corroborate.sql"),
+            vec![
+                user.to_string().into(),
+                category.clone().into(),
+                text.to_string().into(),
+            ],
+        )
+        .or_else(|| {
+            let id = same_meaning(user, &category, text)?;
+            signal(
+                include_str!("../../sql/queries/consent_corroborate_id.sql"),
+                vec![user.to_string().into(), id.into()],
             )
         });
         if let Some((id, signals)) = found {
@@ -118,6 +139,55 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
         }
     }
     Gate::Proposed(propose(user, req, text, &category, policy.name(), None))
+}
+
+/// The oldest pending corroborate proposal of `category` that `text` says again in other words
+/// (memory_core::consent::corroborates at `memory_ext.corroborate_threshold`). Proposals keep
+/// no vector, so the few pending ones are embedded with the signal here; without an embedding
+/// model nothing corroborates by meaning (the same words still do).
+fn same_meaning(user: &str, category: &str, text: &str) -> Option<String> {
+    let pending: Vec<(String, String)> = as_owner(|| {
+        spi::rows(
+            include_str!("../../sql/queries/consent_pending_texts.sql"),
+            &[user.into(), category.into()],
+            "reading pending proposals",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                ))
+            },
+        )
+    });
+    if pending.is_empty() {
+        return None;
+    }
+    let texts: Vec<&str> = std::iter::once(text)
+        .chain(pending.iter().map(|(_, t)| t.as_str()))
+        .collect();
+    let (_, vectors) = crate::embed::embed(&texts).ok()?;
+    let (first, rest) = vectors.split_first()?;
+    let threshold = gucs::corroborate_threshold();
+    pending
+        .iter()
+        .zip(rest)
+        .find(|((_, t), v)| consent::corroborates(text, t, cosine(first, v), threshold))
+        .map(|((id, _), _)| id.clone())
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(*x), f64::from(*y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    }
 }
 
 /// What screening flagged in a memory (src/store/screen.rs) waits for memory_approve as a

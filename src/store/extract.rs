@@ -185,15 +185,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
     let (candidates, known): (Vec<Candidate>, Vec<String>) = match gucs::llm() {
         Some(cfg) if worth_a_call && remaining > 0 && attempts < MAX_ATTEMPTS => {
             counts.method = Some("llm");
-            match llm_candidates(
-                &cfg,
-                user,
-                watermark,
-                thread,
-                &turns,
-                !insight_recent,
-                &mut counts,
-            ) {
+            match llm_candidates(&cfg, user, watermark, thread, &turns, &mut counts) {
                 Ok(c) => c,
                 Err(e) => return failed(user, thread, e, counts),
             }
@@ -243,6 +235,21 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
             }
         }
     }
+    // The theory-of-mind pass (seed 003 §3): a call of its own after the facts, at most one a
+    // day per tenant, never failing the batch.
+    let mut tom_ran = false;
+    if method == "llm" && !insight_recent {
+        if let Some(cfg) = gucs::llm() {
+            tom_ran = true;
+            let new: Vec<String> = kept
+                .iter()
+                .filter(|c| c.kind == Kind::Fact)
+                .map(|c| c.text.clone())
+                .collect();
+            let at = msgs.last().map(|m| m.at.clone());
+            theory_of_mind(&cfg, user, thread, &turns, &new, at, &mut counts);
+        }
+    }
     let writes = counts.created + counts.updated;
     as_owner(|| {
         spi::run(
@@ -256,6 +263,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
                 (counts.calls as i32).into(),
                 counts.tokens_in.into(),
                 counts.tokens_out.into(),
+                tom_ran.into(),
             ],
             "moving the extraction watermark",
         )
@@ -267,6 +275,89 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
     });
     counts.error = recovered;
     Batch::Done(counts)
+}
+
+/// The theory-of-mind pass (seed 003 §3) over a batch: the tenant's latest memories, the facts
+/// just learned and the end of the conversation go to the model with the seed's prompt
+/// constraints and a 220-token answer; 1-3 insights come back and are written as memories of
+/// kind `insight`, category `relationship_dynamic`. An insight the model ties to a benign field
+/// (`tone`, `goals`) is filed under that field instead, with its confidence: a corroborating
+/// signal, written at once when the model is sure enough (seed 003 §10, src/store/consent.rs).
+/// A failed call or a bad answer is counted and dropped: insights are never worth a retry.
+fn theory_of_mind(
+    cfg: &memory_providers::llm::LlmConfig,
+    user: &str,
+    thread: &str,
+    turns: &[Turn],
+    new: &[String],
+    at: Option<String>,
+    counts: &mut Counts,
+) {
+    let Some(last) = turns.last().map(|t| t.seq) else {
+        return;
+    };
+    let activity: Vec<String> = spi::rows(
+        include_str!("../../sql/queries/extract_activity.sql"),
+        &[user.into(), (extract::TOM_ACTIVITY as i64).into()],
+        "reading the latest memories",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    );
+    let input = extract::tom_input(&activity, new, turns);
+    counts.calls += 1;
+    let answer = match memory_providers::llm::chat_full(
+        cfg,
+        extract::TOM_PROMPT,
+        &input,
+        true,
+        Some(extract::TOM_MAX_TOKENS),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            pgrx::debug1!("theory of mind skipped for thread {thread}: {e}");
+            return;
+        }
+    };
+    counts.tokens_in += answer.tokens_in.map(|n| n as i64).unwrap_or_else(|| {
+        (Encoding::Cl100kBase.count(extract::TOM_PROMPT) + Encoding::Cl100kBase.count(&input))
+            as i64
+    });
+    counts.tokens_out += answer
+        .tokens_out
+        .map(|n| n as i64)
+        .unwrap_or_else(|| Encoding::Cl100kBase.count(&answer.text) as i64);
+    let insights = match extract::parse_tom(&answer.text, last) {
+        Ok(i) => i,
+        Err(e) => {
+            counts.rejected += 1;
+            pgrx::debug1!("theory of mind answer for thread {thread} left out: {e}");
+            return;
+        }
+    };
+    let benign = gucs::corroborate_categories();
+    for i in insights {
+        let mut c = i.memory.clone();
+        let signal = i.field.filter(|f| benign.contains(f));
+        if let Some(f) = &signal {
+            c.category = Some(f.clone());
+        }
+        let mut req = request(user, thread, &c, at.clone(), None, "llm");
+        req["metadata"]["pass"] = json!("theory_of_mind");
+        if let (Some(_), Some(conf)) = (&signal, i.confidence) {
+            req["confidence"] = json!(conf);
+        }
+        match subxact::catching(|| crate::store::write::write_json(&req)) {
+            Ok(out) => match out["event"].as_str() {
+                Some("created") => counts.created += 1,
+                Some("updated") => counts.updated += 1,
+                Some("proposed") => counts.proposed += 1,
+                _ => counts.unchanged += 1,
+            },
+            Err(e) => {
+                counts.rejected += 1;
+                pgrx::debug1!("theory of mind left out an insight of thread {thread}: {e}");
+            }
+        }
+    }
 }
 
 /// The LLM failed on this batch: the watermark stays, the thread is retried after a backoff.
@@ -361,9 +452,10 @@ fn llm_candidates(
     watermark: i64,
     thread: &str,
     turns: &[Turn],
-    insights: bool,
     counts: &mut Counts,
 ) -> Result<(Vec<Candidate>, Vec<String>), String> {
+    // Insights have a pass of their own (theory_of_mind).
+    let insights = false;
     let mut context: Vec<Turn> = spi::rows(
         include_str!("../../sql/queries/extract_context.sql"),
         &[

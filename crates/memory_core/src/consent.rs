@@ -85,9 +85,113 @@ pub fn check_lookalike(
     }
 }
 
+/// Words that turn a statement around: "Sam does not prefer a formal tone" is close in meaning
+/// space to "Sam prefers a formal tone" (0.900 with all-MiniLM-L6-v2) and says the opposite.
+const NEGATIONS: [&str; 8] = [
+    "not", "no", "never", "don't", "doesn't", "didn't", "won't", "nor",
+];
+
+fn negated(text: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .map(|w| w.to_lowercase().replace('’', "'"))
+        .any(|w| NEGATIONS.contains(&w.as_str()) || w.ends_with("n't"))
+}
+
+/// Words that qualify a statement without changing its value ("Mia *really* wants to run a
+/// marathon *one day*").
+const FILLER: [&str; 16] = [
+    "really",
+    "truly",
+    "very",
+    "definitely",
+    "certainly",
+    "actually",
+    "indeed",
+    "still",
+    "also",
+    "always",
+    "much",
+    "someday",
+    "one",
+    "day",
+    "eventually",
+    "quite",
+];
+
+/// Whether `signal` says the same as a pending proposal's `text` in other words (seed 003 §10,
+/// corroboration by meaning): their cosine `similarity` reaches `threshold`, they agree on
+/// names and numbers (crate::dedupe::same_fact), neither negates what the other states, and
+/// the content words they do not share are only qualifiers ([`FILLER`]). The last rule is what
+/// the embedding cannot give: with all-MiniLM-L6-v2 a different value scores as high as a
+/// rewording ("a marathon" / "a half marathon" 0.962, "a formal tone" / "an informal tone"
+/// 0.958, "really wants to run a marathon" 0.963; docs/design.md "Consent").
+pub fn corroborates(signal: &str, text: &str, similarity: f64, threshold: f64) -> bool {
+    let words = |t: &str| -> std::collections::BTreeSet<String> {
+        crate::consolidate::content_words(t).into_iter().collect()
+    };
+    let (a, b) = (words(signal), words(text));
+    let only_qualifiers = a
+        .symmetric_difference(&b)
+        .all(|w| FILLER.contains(&w.as_str()));
+    similarity >= threshold
+        && crate::dedupe::same_fact(signal, text)
+        && negated(signal) == negated(text)
+        && only_qualifiers
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn corroboration_by_meaning_needs_the_band_the_names_and_the_same_polarity() {
+        let t = "Sam prefers short answers.";
+        assert!(corroborates(
+            "Sam really prefers short answers.",
+            t,
+            0.983,
+            0.96
+        ));
+        assert!(!corroborates("Sam prefers long answers.", t, 0.99, 0.96));
+        assert!(!corroborates(
+            "Sam does not prefer short answers.",
+            t,
+            0.98,
+            0.97
+        ));
+        assert!(!corroborates(
+            "Sam doesn’t prefer short answers.",
+            t,
+            0.98,
+            0.97
+        ));
+        assert!(!corroborates(
+            "Ana prefers short answers.",
+            "Sam says Ana prefers short answers.",
+            0.98,
+            0.97
+        ));
+        // A different value, however close in meaning space.
+        let m = "Mia wants to run a marathon.";
+        assert!(corroborates(
+            "Mia really wants to run a marathon one day.",
+            m,
+            0.97,
+            0.96
+        ));
+        assert!(!corroborates(
+            "Mia wants to run a half marathon.",
+            m,
+            0.97,
+            0.96
+        ));
+        assert!(!corroborates(
+            "Mia prefers an informal tone.",
+            "Mia prefers a formal tone.",
+            0.97,
+            0.96
+        ));
+    }
 
     #[test]
     fn only_inferred_listed_fields_wait() {

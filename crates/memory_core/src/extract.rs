@@ -21,6 +21,16 @@ use serde_json::{json, Map, Value};
 /// The system prompt of the extraction call.
 pub const PROMPT: &str = include_str!("../prompts/extract.txt");
 
+/// The theory-of-mind pass's instructions (seed 003 §3; crates/memory_core/prompts/tom.txt).
+pub const TOM_PROMPT: &str = include_str!("../prompts/tom.txt");
+/// Seed 003 §3's inputs: the latest activity items (N ≤ 5), the new semantic items (K ≤ 3) and
+/// a recent conversation snippet (≤ 1k characters).
+pub const TOM_ACTIVITY: usize = 5;
+pub const TOM_NEW: usize = 3;
+pub const TOM_SNIPPET_CHARS: usize = 1000;
+/// Seed 003 §3's budget: "maxTokens ≤ 220".
+pub const TOM_MAX_TOKENS: u32 = 220;
+
 /// docs/design.md "Procedures and extraction": at most 3 final writes per turn.
 pub const MAX_PER_TURN: usize = 3;
 /// docs/design.md "Insights": 1-3 insights per call.
@@ -219,6 +229,88 @@ pub fn parse_answer(
             })
         })();
         push(&mut out, c);
+    }
+    Ok(out)
+}
+
+/// The user message of the theory-of-mind call (seed 003 §3): the latest activity items, the
+/// new facts, and the end of the conversation, each within the seed's caps.
+pub fn tom_input(activity: &[String], new: &[String], turns: &[Turn]) -> String {
+    let said: Vec<String> = turns
+        .iter()
+        .map(|t| {
+            let who = t.name.clone().unwrap_or_else(|| t.role.clone());
+            format!("{who}: {}", t.text)
+        })
+        .collect();
+    let all = said.join("\n");
+    let n = all.chars().count();
+    let snippet: String = all
+        .chars()
+        .skip(n.saturating_sub(TOM_SNIPPET_CHARS))
+        .collect();
+    json!({
+        "activity": activity.iter().take(TOM_ACTIVITY).collect::<Vec<_>>(),
+        "new": new.iter().take(TOM_NEW).collect::<Vec<_>>(),
+        "snippet": snippet,
+    })
+    .to_string()
+}
+
+/// An insight of the theory-of-mind pass: the memory to write, and the benign field it speaks
+/// to with the model's confidence, when it said (seed 003 §10: "ToM with high confidence").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insight {
+    pub memory: Candidate,
+    pub field: Option<String>,
+    pub confidence: Option<f64>,
+}
+
+/// The theory-of-mind answer, checked: at most [`MAX_INSIGHTS`], each a short third-person
+/// sentence (the semantic writing rule), category `relationship_dynamic`, importance 2 unless
+/// given. `Err` when the answer is not the JSON asked for; an empty list is a valid answer.
+pub fn parse_tom(answer: &str, seq: i64) -> Result<Vec<Insight>, String> {
+    let v: Value = serde_json::from_str(strip_fence(answer))
+        .map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let obj = v
+        .as_object()
+        .ok_or("the answer is not a JSON object".to_string())?;
+    let mut out: Vec<Insight> = vec![];
+    for i in list(obj, "insights") {
+        if out.len() >= MAX_INSIGHTS {
+            break;
+        }
+        let Some(i) = i.as_object() else { continue };
+        let Some(text) = i
+            .get("summary")
+            .or_else(|| i.get("text"))
+            .and_then(short_text)
+        else {
+            continue;
+        };
+        if out
+            .iter()
+            .any(|o| o.memory.text.eq_ignore_ascii_case(&text))
+        {
+            continue;
+        }
+        out.push(Insight {
+            memory: Candidate {
+                kind: Kind::Insight,
+                seq,
+                text,
+                about: None,
+                category: Some(INSIGHT_CATEGORY.into()),
+                importance: importance(i.get("importance")),
+                tags: tags(i.get("tags")),
+                supersedes: None,
+            },
+            field: category(i.get("field")),
+            confidence: i
+                .get("confidence")
+                .and_then(Value::as_f64)
+                .filter(|c| (0.0..=1.0).contains(c)),
+        });
     }
     Ok(out)
 }
@@ -783,6 +875,59 @@ fn single_valued(s: &str) -> Option<(String, usize, String)> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tom_tests {
+    use super::*;
+
+    fn turn(role: &str, text: &str) -> Turn {
+        Turn {
+            seq: 1,
+            role: role.into(),
+            name: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn the_theory_of_mind_pass_keeps_to_the_seeds_inputs_and_caps() {
+        let long = "x".repeat(3000);
+        let input: Value = serde_json::from_str(&tom_input(
+            &(0..9).map(|i| format!("a{i}")).collect::<Vec<_>>(),
+            &(0..9).map(|i| format!("n{i}")).collect::<Vec<_>>(),
+            &[turn("user", &long), turn("assistant", "the end")],
+        ))
+        .unwrap();
+        assert_eq!(input["activity"].as_array().unwrap().len(), TOM_ACTIVITY);
+        assert_eq!(input["new"].as_array().unwrap().len(), TOM_NEW);
+        let snippet = input["snippet"].as_str().unwrap();
+        assert_eq!(snippet.chars().count(), TOM_SNIPPET_CHARS);
+        assert!(snippet.ends_with("assistant: the end"));
+
+        let a = r#"{"insights": [
+            {"summary": "Sam prefers short answers.", "field": "tone", "confidence": 0.95},
+            {"summary": "Sam trusts the assistant more after it admitted a mistake.", "importance": 9},
+            {"summary": "x"},
+            {"summary": "Sam is anxious about deadlines."},
+            {"summary": "Sam enjoys jokes."}]}"#;
+        let got = parse_tom(a, 7).unwrap();
+        assert_eq!(got.len(), MAX_INSIGHTS);
+        assert_eq!(got[0].field.as_deref(), Some("tone"));
+        assert_eq!(got[0].confidence, Some(0.95));
+        assert_eq!(got[1].memory.importance, 5);
+        assert_eq!(got[1].memory.category.as_deref(), Some(INSIGHT_CATEGORY));
+        assert!(got
+            .iter()
+            .all(|i| i.memory.kind == Kind::Insight && i.memory.seq == 7));
+        assert!(parse_tom(r#"{"insights": []}"#, 1).unwrap().is_empty());
+        assert!(parse_tom("I think Sam is nice.", 1).is_err());
+        let long = format!(r#"{{"insights": [{{"summary": "{}"}}]}}"#, "y ".repeat(200));
+        assert!(
+            parse_tom(&long, 1).unwrap().is_empty(),
+            "over 280 characters"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -278,6 +278,10 @@ pub struct WriteRequest {
     /// `user` (stated by the user: written) or `inferred` (concluded by an agent or by
     /// extraction: a sensitive field becomes a consent proposal, docs/api.md "Consent").
     pub source: Option<String>,
+    /// How sure an inferring source is, 0 to 1 (seed 003 §10: "ToM with high confidence"): an
+    /// inferred write to a benign field at `memory_ext.corroborate_confidence` or above needs
+    /// no second signal. Not stored with the memory.
+    pub confidence: Option<f64>,
     /// The request's `idempotency_key` and the body it stands for (src/idempotency.rs).
     pub idempotency: Option<Idempotency>,
     /// A superuser's screening policy for this call, `{"detector or family": "action"}` over
@@ -329,7 +333,8 @@ impl WriteRequest {
     }
 }
 
-pub const WRITE_KEYS: [&str; 21] = [
+pub const WRITE_KEYS: [&str; 22] = [
+    "confidence",
     "idempotency_key",
     "screen",
     "source",
@@ -433,6 +438,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         embedding,
         supersedes,
         source: f.one_of("source", &SOURCES)?,
+        confidence: f.number("confidence", 0.0, 1.0)?,
         idempotency: f.id(crate::idempotency::FIELD)?.map(|key| Idempotency {
             key,
             body: crate::idempotency::body("memory_write", v),

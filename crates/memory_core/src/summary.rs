@@ -576,7 +576,7 @@ pub fn render_rollup(
 /// so the file's layout never depends on the model's formatting.
 pub const EPISODE_PROMPT: &str = "You write short episodic memories of an assistant's work session. \
 Read the conversation and answer with a JSON object with exactly these keys: \
-\"title\" (at most 10 words), \"topic\" (a few words), \"outcome\" (one sentence: what was decided or achieved), \
+\"title\" (at most 10 words), \"topic\" (a few words), \"outcome\" (one sentence in the past tense: what was decided or achieved), \
 \"tags\" (3 to 5 lower-case keywords), \"summary\" (2 to 6 bullet strings: key decisions, facts, open questions). \
 Use only facts from the conversation.";
 
@@ -623,20 +623,32 @@ pub fn parse_episode_answer(answer: &str, date: &str, refs: &str) -> Option<Epis
     })
 }
 
-/// The Layer-1 line an episode is indexed under as an episodic memory (≤ 280 characters).
+/// The Layer-1 line an episode is indexed under as an episodic memory: the episodic writing
+/// guard of seed 003 §9, as every episodic memory follows it — one or two sentences in the
+/// past tense on what was discussed and what came of it, at most 280 characters. What the user
+/// asked and what the assistant concluded are quoted as they were said (reported in the past
+/// tense, never rewritten), so recall still matches their words.
 pub fn episode_memory_text(e: &Episode) -> String {
-    let title = e.title.trim_end_matches('.');
-    let stop = if title.ends_with(['?', '!', '…']) {
-        ""
-    } else {
-        "."
-    };
-    let mut s = format!("Episode {}: {title}{stop}", e.date);
-    if !e.outcome.is_empty() {
-        s.push_str(" Outcome: ");
-        s.push_str(&e.outcome);
+    let quoted = |s: &str| s.trim().replace('"', "'");
+    let mut s = format!(
+        "On {} the user and the assistant discussed \"{}\".",
+        e.date,
+        quoted(&e.title)
+    );
+    if !e.outcome.trim().is_empty() {
+        s.push_str(&format!(
+            " The assistant concluded: \"{}\"",
+            quoted(&e.outcome)
+        ));
     }
-    one_line(&s, crate::text::MAX_SHORT_CHARS)
+    let s = one_line(&s, crate::text::MAX_SHORT_CHARS);
+    // A cut inside a quote still closes it.
+    if s.ends_with('…') && s.matches('"').count() % 2 == 1 {
+        let mut t: String = s.chars().take(crate::text::MAX_SHORT_CHARS - 2).collect();
+        t.push_str("…\"");
+        return t;
+    }
+    s
 }
 
 #[cfg(test)]
@@ -780,10 +792,20 @@ mod tests {
         assert!(md.contains("\n\nSummary:\n- "), "{md}");
         let line = episode_memory_text(&e);
         assert!(
-            line.starts_with("Episode 2026-01-17: Can you fix the failing nightly backup job?"),
+            line.starts_with(
+                "On 2026-01-17 the user and the assistant discussed \"Can you fix the failing \
+                 nightly backup job?\". The assistant concluded: \""
+            ),
             "{line}"
         );
         assert!(line.chars().count() <= 280);
+        // The episodic guard: one or two sentences, the frame in the past tense.
+        let long = Episode {
+            outcome: "word ".repeat(80),
+            ..e.clone()
+        };
+        let cut = episode_memory_text(&long);
+        assert!(cut.chars().count() <= 280 && cut.ends_with("…\""), "{cut}");
     }
 
     #[test]

@@ -84,8 +84,8 @@ SELECT e - 'path' - 'memory_id' - 'content' AS episode,
        e->>'path' ~ ('^episodes/' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || '/can-you-fix-the-failing-nightly-backup-r-7\.md$') AS path_ok
 FROM episode_write('cole', 'run1', 'r-7') e;
 SELECT regexp_replace(content, 'Date: [0-9-]+', 'Date: <today>') AS file FROM memory.files WHERE path LIKE 'episodes/%';
-SELECT kind, regexp_replace(text, 'Episode [0-9-]+', 'Episode <today>') AS text, tags FROM memory.items WHERE kind = 'episodic';
-SELECT regexp_replace(pg_temp.dated(i->>'text'), 'Episode [0-9-]+', 'Episode <today>') AS recalled
+SELECT kind, regexp_replace(text, 'On [0-9-]+ ', 'On <today> ') AS text, tags FROM memory.items WHERE kind = 'episodic';
+SELECT regexp_replace(pg_temp.dated(i->>'text'), 'On [0-9-]+ ', 'On <today> ') AS recalled
 FROM jsonb_array_elements(memory_query('{"query": "what happened with the nightly backup?", "top_k": 1}')->'items') i;
 -- Nothing new: P0002. More messages in the same run: the same file and memory, rewritten.
 SELECT episode_write('cole', 'run1', 'r-7');

@@ -115,4 +115,25 @@ SELECT count(*) FROM memory_proposals() WHERE text = 'Dee moved to Bergen.';
 SET memory_ext.tool_source = 'user';
 SELECT memory_tool_call('dee-agent', NULL, 'archival_insert', '{"content": "Dee moved to Tromsø.", "category": "city"}') ->> 'content' AS tool_as_user;
 RESET memory_ext.tool_source;
+
+-- Corroboration by meaning (0.12.0; seed 003 §10): a second inferred signal in other words
+-- corroborates when it is close enough (memory_ext.corroborate_threshold), names the same
+-- names and numbers, and does not negate the first; a different value does not.
+SET memory_ext.user_id = 'con-mia';
+SELECT memory_write('{"text": "Mia wants to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS first_signal;
+SELECT memory_write('{"text": "Mia wants to run a half marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS another_goal;
+SELECT memory_write('{"text": "Mia does not want to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS the_opposite;
+SELECT memory_write('{"text": "Mia really wants to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS in_other_words;
+SELECT text, signals, status, memory_id IS NOT NULL AS written FROM memory_proposals() WHERE category = 'goals' ORDER BY created_at;
+SELECT text, category FROM memory.items WHERE user_id = 'con-mia' AND category = 'goals';
+-- A source sure enough of itself (confidence at memory_ext.corroborate_confidence) needs no
+-- second signal; a consent field still waits whatever the confidence.
+SELECT memory_write('{"text": "Mia prefers brief answers.", "category": "tone", "source": "inferred", "confidence": 0.95}') ->> 'event' AS confident;
+SELECT memory_write('{"text": "Mia prefers formal answers.", "category": "tone", "source": "inferred", "confidence": 0.5}') ->> 'event' AS unsure;
+SELECT memory_write('{"text": "Mia lives in Oslo.", "category": "city", "source": "inferred", "confidence": 1}') ->> 'event' AS sensitive;
+SELECT memory_write('{"text": "x", "confidence": 2}');
+\echo :LAST_ERROR_SQLSTATE
+-- Only the operator sets the bands.
+SET memory_ext.corroborate_threshold = 0.5;
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;

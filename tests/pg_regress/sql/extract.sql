@@ -77,4 +77,30 @@ UPDATE memory.run_ends SET retry_at = '-infinity';
 DELETE FROM memory.run_ends;
 SELECT run_end('ext-t', 'run-3') ->> 'run_id' AS through_the_api;
 SELECT thread_id, run_id FROM memory.run_ends;
+
+-- The theory-of-mind pass (0.12.0; seed 003 §3), with an LLM (the HTTP stand-in's scripted
+-- model, tests/standin/src/lib.rs): a call of its own after the facts, 1-3 insights of kind
+-- insight in relationship_dynamic; an insight about a benign field is filed under it, written
+-- at once when the model is sure (seed 003 §10). At most one pass a day per tenant.
 RESET ROLE;
+SET memory_ext.llm_url = 'http://127.0.0.1:61480/v1';
+SET memory_ext.llm_model = 'extract-script';
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'tom-sam';
+SELECT message_append('tom-t', 'user', 'FACT: Sam runs every morning before work.; INSIGHT: Sam opens up when asked about running.', name => 'Sam') ->> 'seq' AS seq;
+SELECT message_append('tom-t', 'user', 'Keep it short please. INSIGHT: Sam prefers short answers. FIELD: tone CONFIDENCE: 0.95', name => 'Sam') ->> 'seq' AS seq;
+SELECT r ->> 'method' AS method, r ->> 'created' AS created, r ->> 'llm_calls' AS llm_calls FROM memory_extract('tom-t') r;
+SELECT kind, category, text, metadata ->> 'pass' AS pass FROM memory.items WHERE user_id = 'tom-sam' ORDER BY kind, text;
+SELECT tom_at IS NOT NULL AS tom_ran FROM memory.extractions WHERE thread_id = 'tom-t';
+-- Within 24 hours: the facts are extracted, no second pass.
+SELECT message_append('tom-t', 'user', 'FACT: Sam swims on Sundays.; INSIGHT: Sam likes puns.', name => 'Sam') ->> 'seq' AS seq;
+SELECT r ->> 'created' AS created, r ->> 'llm_calls' AS llm_calls FROM memory_extract('tom-t') r;
+SELECT count(*) AS insights FROM memory.items WHERE user_id = 'tom-sam' AND kind = 'insight';
+-- Unsure about a benign field: a proposal, corroborated like any other signal.
+SET memory_ext.user_id = 'tom-ana';
+SELECT message_append('tom-a', 'user', 'INSIGHT: Ana prefers formal answers. FIELD: tone CONFIDENCE: 0.4', name => 'Ana') ->> 'seq' AS seq;
+SELECT r ->> 'proposed' AS proposed FROM memory_extract('tom-a') r;
+SELECT category, text, policy, status FROM memory_proposals();
+RESET ROLE;
+RESET memory_ext.llm_url;
+RESET memory_ext.llm_model;

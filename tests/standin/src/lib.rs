@@ -32,6 +32,9 @@
 //! `SUPERSEDES: <known text>` (the fact before it supersedes that known memory), `CATEGORY:
 //! <name>` (last in a fact: the category the model files it under), `INSIGHT: <text>`,
 //! `PROCEDURE: <title> | <step> | <step>`. Every answer reports `usage` (tokens = bytes / 4).
+//! The theory-of-mind pass (its user message has a `snippet`) answers the snippet's `INSIGHT:
+//! <text> [FIELD: <field>] [CONFIDENCE: <0-1>]` markers; the extraction call itself gives
+//! insights only when its input allows them.
 //!
 //! | model                  | answer                                                  |
 //! |------------------------|---------------------------------------------------------|
@@ -310,6 +313,42 @@ fn extract_answer(mode: &str, req: &Value) -> String {
     if let Some(ms) = mode.strip_prefix("slow-").and_then(|x| x.parse().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
+    // The theory-of-mind pass (its input has a snippet): the snippet's INSIGHT markers,
+    // `INSIGHT: text [FIELD: tone] [CONFIDENCE: 0.9]`.
+    if let Some(snippet) = input["snippet"].as_str() {
+        let mut insights = vec![];
+        for marker in snippet.split([';', '\n']) {
+            let Some(i) = marker.trim().strip_prefix("INSIGHT:").or_else(|| {
+                marker
+                    .find("INSIGHT:")
+                    .map(|p| &marker[p + "INSIGHT:".len()..])
+            }) else {
+                continue;
+            };
+            let (i, confidence) = match i.split_once("CONFIDENCE:") {
+                Some((a, b)) => (a, b.trim().parse::<f64>().ok()),
+                None => (i, None),
+            };
+            let (text, field) = match i.split_once("FIELD:") {
+                Some((a, b)) => (a.trim(), Some(b.trim())),
+                None => (i.trim(), None),
+            };
+            let mut insight = json!({"summary": text, "tags": ["style"], "importance": 2});
+            if let Some(f) = field {
+                insight["field"] = json!(f);
+            }
+            if let Some(c) = confidence {
+                insight["confidence"] = json!(c);
+            }
+            insights.push(insight);
+        }
+        let content = json!({ "insights": insights }).to_string();
+        return json!({
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }],
+            "usage": {"prompt_tokens": req.to_string().len() / 4, "completion_tokens": content.len() / 4},
+        })
+        .to_string();
+    }
     let known: Vec<String> = input["known"]
         .as_array()
         .map(|k| {
@@ -342,7 +381,10 @@ fn extract_answer(mode: &str, req: &Value) -> String {
                 }
                 facts.push(fact);
             } else if let Some(i) = marker.strip_prefix("INSIGHT:") {
-                insights.push(json!({"summary": i.trim(), "tags": ["style"], "importance": 2}));
+                // Only when the call allows insights (the theory-of-mind pass has its own).
+                if input["insights"] == json!(true) {
+                    insights.push(json!({"summary": i.trim(), "tags": ["style"], "importance": 2}));
+                }
             } else if let Some(p) = marker.strip_prefix("PROCEDURE:") {
                 let mut parts = p.split('|').map(str::trim);
                 let title = parts.next().unwrap_or("");
