@@ -1309,3 +1309,18 @@ BEGIN
         ALTER TABLE memory.extractions ADD COLUMN tom_at timestamptz;
     END IF;
 END $$;
+
+-- Memory files in recall (seed 001 §7.1, §9.1): memory_context takes how many memories and files.
+DROP FUNCTION memory_context(text, text, text, integer);
+CREATE  FUNCTION "memory_context"(
+	"agent_id" TEXT, /* Option < & str > */
+	"thread_id" TEXT, /* Option < & str > */
+	"query" TEXT, /* Option < & str > */
+	"budget_tokens" INT DEFAULT 2048, /* Option < i32 > */
+	"memories" INT DEFAULT 3, /* Option < i32 > */
+	"files" INT DEFAULT 3 /* Option < i32 > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_context_wrapper';
+

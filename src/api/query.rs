@@ -102,15 +102,18 @@ fn memory_delta(thread_id: Option<&str>, since_rev: Option<i64>) -> String {
     delta::for_thread(thread_id, since)
 }
 
-/// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes"):
-/// compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of recalled memories,
-/// within `budget_tokens` (src/store/query.rs).
+/// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes";
+/// seed 001 §7.1): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of
+/// the best `memories` memories and `files` memory files (seed 001 §9.1: three of each), within
+/// `budget_tokens` (src/store/query.rs).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_context(
     agent_id: Option<&str>,
     thread_id: Option<&str>,
     query: Option<&str>,
     budget_tokens: default!(Option<i32>, 2048),
+    memories: default!(Option<i32>, 3),
+    files: default!(Option<i32>, 3),
 ) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let thread_id = validate::id("thread_id", thread_id).or_raise();
@@ -118,5 +121,10 @@ fn memory_context(
     let budget = *validate::required("budget_tokens", budget_tokens.as_ref()).or_raise();
     let budget =
         validate::range("budget_tokens", budget as i64, 1, request::MAX_BUDGET).or_raise() as usize;
-    query::context(agent_id, thread_id, text, budget)
+    let memories = *validate::required("memories", memories.as_ref()).or_raise();
+    let memories =
+        validate::range("memories", memories as i64, 0, request::MAX_TOP_K).or_raise() as usize;
+    let files = *validate::required("files", files.as_ref()).or_raise();
+    let files = validate::range("files", files as i64, 0, 20).or_raise() as usize;
+    query::context(agent_id, thread_id, text, budget, memories, files)
 }

@@ -12,6 +12,7 @@ use crate::pg::{spi, tenant, vector};
 use crate::store::search::{self, Hit};
 use crate::store::{blocks, delta};
 use memory_core::budget;
+use memory_core::render;
 use memory_core::request::{self, Filters, QueryRequest, ReturnMode};
 use memory_core::validate;
 use memory_core::when;
@@ -244,6 +245,22 @@ pub fn run_query(q: &QueryRequest) -> Value {
         });
     }
     out
+}
+
+/// A memory file as recall shows it (seed 001 §7.1: path and summary): `(YYYY-MM-DD) [file]
+/// path "title": the best passage`, the day it last changed first like a memory's, the path
+/// for memory_file_read. One line, every field rendered (memory_core::render).
+fn file_bullet(h: &search::FileHit) -> String {
+    let title = h
+        .title
+        .as_deref()
+        .map(|t| format!(" \"{t}\""))
+        .unwrap_or_default();
+    render::bullet(
+        (!h.day.is_empty()).then_some(h.day.as_str()),
+        Some("file"),
+        &format!("{}{title}: {}", h.path, h.snippet),
+    )
 }
 
 /// The categories in context `rag` with a `rag_length`, and that length.
@@ -497,11 +514,20 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
 }
 
 /// memory_context: the memory section of a prompt, in one call (read-before-think,
-/// docs/design.md "Episodes"): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]`
-/// block: the memories of categories in context `all` (0.5.0), then recalled ones. The result
-/// never exceeds `budget` tokens: the blocks go in whole (a budget smaller than them is 22023),
-/// then the header and as many memories as fit.
-pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> String {
+/// docs/design.md "Episodes"; seed 001 §7.1): compiled core blocks, the delta header, and a
+/// `[MEMORY CONTEXT]` block: the memories of categories in context `all` (0.5.0), then the
+/// best `memories` memories and `files` memory files, taken in turn (seed 001 §9.1 combines
+/// both searches into one message). The result never exceeds `budget` tokens: the blocks go in
+/// whole (a budget smaller than them is 22023), then the header and as many lines as fit, the
+/// lowest-ranked leaving first.
+pub fn context(
+    agent_id: &str,
+    thread_id: &str,
+    query: &str,
+    budget: usize,
+    memories: usize,
+    files: usize,
+) -> String {
     let user = lookup::owner(Owned::Agent, agent_id);
     let now = spi::one_opt::<TimestampWithTimeZone>("SELECT now()", &[], "reading now()")
         .unwrap_or_else(|| raise(SqlState::NoDataFound, "now() is NULL", None));
@@ -537,12 +563,13 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
         },
         thread_id: Some(thread_id.to_string()),
         since_rev: None,
-        top_k: 10,
+        // Asked for one at least: the header and the categories in context `all` come with it.
+        top_k: memories.max(1),
         mode: ReturnMode::Bullets,
         budget_tokens: Some(left),
         threshold: None,
         embedding: None,
-        explain: false,
+        explain: true,
         reference_time: None,
         rerank: None,
         context_modes: true,
@@ -550,13 +577,35 @@ pub fn context(agent_id: &str, thread_id: &str, query: &str, budget: usize) -> S
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);
     // The categories in context 'all' come first (run_query puts them there), then what the
-    // query recalled.
-    let mut items: Vec<String> = r["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["text"].as_str().map(str::to_string))
-        .collect();
+    // query recalled and the files, in turn: a memory, a file, a memory...
+    let (mut items, ranked): (Vec<String>, Vec<String>) = {
+        let all: Vec<&Value> = r["items"].as_array().into_iter().flatten().collect();
+        let text = |i: &&Value| i["text"].as_str().map(str::to_string);
+        let always = |i: &&&Value| i["explain"]["pool"] == "context_all";
+        (
+            all.iter().filter(always).filter_map(text).collect(),
+            all.iter()
+                .filter(|i| !always(i))
+                .take(memories)
+                .filter_map(text)
+                .collect(),
+        )
+    };
+    let found: Vec<String> = if files == 0 {
+        vec![]
+    } else {
+        search::files(&user, query, None, files)
+            .iter()
+            .map(file_bullet)
+            .collect()
+    };
+    let (mut m, mut f) = (ranked.into_iter(), found.into_iter());
+    loop {
+        match (m.next(), f.next()) {
+            (None, None) => break,
+            (a, b) => items.extend(a.into_iter().chain(b)),
+        }
+    }
     // Joining adds separators and can merge tokens: count the assembled text, and let the
     // lowest-ranked memories go (recalled ones before those always in context; then the
     // header) until it fits.

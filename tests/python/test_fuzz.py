@@ -196,6 +196,7 @@ CALLS_SPEC = [
     ("memory_search", [texts, "user", ints]),
     ("memory_delta", [ids, ints]),
     ("memory_context", [ids, ids, texts, ints]),
+    ("memory_context", ["agent", ids, texts, ints, ints, ints]),
     ("conversation_search", [ids, texts]),
     ("memory_configure", [jsons]),
     ("memory_history", [uuids]),
