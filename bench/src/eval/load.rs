@@ -8,9 +8,15 @@
 //!   per session, the person the fact is about as `actor_id`, the session date as `happened_at`;
 //!   a fact covers the turns it cites.
 //!
+//! - `files`: each session one memory file (memory_file_write; seed 001's memory files), its
+//!   transcript as the content (`Speaker: what they said` per line) and the session's date in
+//!   its title, as a person keeping a note per conversation would; a file covers every turn of
+//!   its session. Asked through memory_file_search, the ranking memory_context recalls files by.
+//!
 //! Each shape of a conversation is a tenant of its own (`locomo:<id>`, `locomo-bare:<id>`,
-//! `locomo-facts:<id>`); which turns a memory covers is kept in its metadata (`dia_ids`), so
-//! that `--reuse` can read a loaded tenant back instead of writing it again.
+//! `locomo-facts:<id>`, `locomo-files:<id>`); which turns a memory or file covers is kept in its
+//! metadata (`dia_ids`), so that `--reuse` can read a loaded tenant back instead of writing it
+//! again. A file is known by its path where a memory is known by its id.
 
 use postgres::types::Json;
 use postgres::Client;
@@ -22,16 +28,18 @@ pub enum Shape {
     Turns,
     Bare,
     Facts,
+    Files,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 3] = [Shape::Turns, Shape::Bare, Shape::Facts];
+    pub const ALL: [Shape; 4] = [Shape::Turns, Shape::Bare, Shape::Facts, Shape::Files];
 
     pub fn name(self) -> &'static str {
         match self {
             Shape::Turns => "turns",
             Shape::Bare => "bare",
             Shape::Facts => "facts",
+            Shape::Files => "files",
         }
     }
 
@@ -44,6 +52,7 @@ impl Shape {
             Shape::Turns => "turns, structured (thread per session, speaker as actor, session date as event time)",
             Shape::Bare => "turns, bare (event time only: no thread, no actor)",
             Shape::Facts => "facts (each session's observations, one memory per fact, thread per session, actor = the person)",
+            Shape::Files => "files (each session one memory file: its transcript, the session's date in the title; memory_file_search)",
         }
     }
 
@@ -52,6 +61,7 @@ impl Shape {
             Shape::Turns => format!("locomo:{sample}"),
             Shape::Bare => format!("locomo-bare:{sample}"),
             Shape::Facts => format!("locomo-facts:{sample}"),
+            Shape::Files => format!("locomo-files:{sample}"),
         }
     }
 }
@@ -267,6 +277,11 @@ pub fn load(db: &mut Client, data: &Value, shape: Shape, reuse: bool) -> Loaded 
                 .find_map(|d| sess.get(d).cloned())
                 .unwrap_or_else(|| fallback.to_string())
         };
+        if shape == Shape::Files {
+            let sess = sess.clone();
+            load_files(db, &id, &tenant, conv, &sess, reuse, &mut l);
+            continue;
+        }
         let have: i64 = db
             .query_one(
                 "SELECT count(*) FROM memory.items WHERE user_id = $1 AND state = 'active'",
@@ -338,4 +353,81 @@ pub fn load(db: &mut Client, data: &Value, shape: Shape, reuse: bool) -> Loaded 
         }
     }
     l
+}
+
+/// The `files` shape of one conversation: a memory file per session (see the module note).
+fn load_files(
+    db: &mut Client,
+    id: &str,
+    tenant: &str,
+    conv: &serde_json::Map<String, Value>,
+    sess: &HashMap<String, String>,
+    reuse: bool,
+    l: &mut Loaded,
+) {
+    let have: i64 = db
+        .query_one("SELECT count(*) FROM memory.files WHERE user_id = $1", &[&tenant])
+        .unwrap()
+        .get(0);
+    if reuse && have > 0 {
+        for r in db
+            .query(
+                "SELECT path, ARRAY(SELECT jsonb_array_elements_text(metadata->'dia_ids')) FROM memory.files WHERE user_id = $1",
+                &[&tenant],
+            )
+            .unwrap()
+        {
+            let dias: Vec<String> = r.get(1);
+            let session = dias
+                .iter()
+                .find_map(|d| sess.get(d).cloned())
+                .unwrap_or_else(|| format!("{id}:0"));
+            l.memories.insert(r.get(0), Covered { dias, session });
+            l.written += 1;
+        }
+        return;
+    }
+    db.execute("DELETE FROM memory.files WHERE user_id = $1", &[&tenant])
+        .unwrap();
+    set_tenant(db, tenant);
+    for s in sessions(conv) {
+        let mut lines = vec![];
+        let mut dias = vec![];
+        for t in s.turns {
+            let speaker = t["speaker"].as_str().unwrap_or("");
+            let mut line = format!("{speaker}: {}", t["text"].as_str().unwrap_or(""));
+            if let Some(c) = t["blip_caption"].as_str() {
+                line.push_str(&format!(" [image: {c}]"));
+            }
+            lines.push(line);
+            dias.push(t["dia_id"].as_str().unwrap_or("").to_string());
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let path = format!("conversations/session-{:02}.md", s.n);
+        let title = if s.date.is_empty() {
+            format!("Conversation {}", s.n)
+        } else {
+            format!("Conversation of {}", s.date)
+        };
+        db.execute(
+            "SELECT memory_file_write($1, $2, $3, NULL, $4)",
+            &[
+                &path,
+                &lines.join("\n"),
+                &title,
+                &Json(json!({ "dia_ids": dias })),
+            ],
+        )
+        .unwrap();
+        l.memories.insert(
+            path,
+            Covered {
+                dias,
+                session: format!("{id}:{}", s.n),
+            },
+        );
+        l.written += 1;
+    }
 }

@@ -26,9 +26,33 @@ enum Ask<'a> {
     Reranked(&'a str),
     /// The active model's raw pgvector order over the tenant's active memories.
     Vector,
+    /// memory_file_search (the ranking memory_context recalls files by).
+    Files,
+    /// The active model's raw pgvector order over the tenant's memory files.
+    FileVector,
+    /// Postgres full-text rank alone over the files (`ts_rank_cd`, any query word).
+    FileText,
 }
 
 const NO_STRUCTURE: &str = r#""hop1": 0, "hop2": 0, "thread": 0, "actor": 0, "time": 0, "importance": 0, "pinned": 0, "recency": 0"#;
+
+/// The `files` shape's configurations: our file ranking and its two references.
+fn file_configs() -> Vec<(String, Ask<'static>)> {
+    vec![
+        (
+            "memory_file_search (keyword and meaning fused)".to_string(),
+            Ask::Files,
+        ),
+        (
+            "raw pgvector order (ORDER BY embedding <=> q)".to_string(),
+            Ask::FileVector,
+        ),
+        (
+            "full-text rank alone (ts_rank_cd, any query word)".to_string(),
+            Ask::FileText,
+        ),
+    ]
+}
 
 fn configs(ablation: bool) -> Vec<(String, Ask<'static>)> {
     let bm25 = Box::leak(format!(r#"{{"vector": 0, {NO_STRUCTURE}}}"#).into_boxed_str());
@@ -149,6 +173,41 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
                 .iter()
                 .map(|r| r.get(0))
                 .collect(),
+            // Files: at most 100 per search (memory_file_search's limit); a conversation has
+            // fewer sessions than that.
+            Ask::Files => db
+                .query(
+                    "SELECT path FROM memory_file_search($1, NULL, $2)",
+                    &[&q.text, &(top_k.min(100) as i32)],
+                )
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
+            Ask::FileVector => db
+                .query(
+                    "SELECT f.path FROM memory.files f, (SELECT memory_embed($2) AS v) q \
+                     WHERE f.user_id = $1 AND f.embedding IS NOT NULL \
+                     ORDER BY f.embedding <=> q.v, f.path LIMIT $3",
+                    &[&q.tenant, &format!("{}{}", query_prefix(), q.text), &top_k],
+                )
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
+            Ask::FileText => db
+                .query(
+                    "SELECT f.path FROM memory.files f, \
+                     (SELECT replace(plainto_tsquery('english', $2)::text, '&', '|') AS t) q \
+                     WHERE f.user_id = $1 \
+                     ORDER BY CASE WHEN q.t = '' THEN 0 ELSE ts_rank_cd(f.tsv, q.t::tsquery) END DESC, f.path \
+                     LIMIT $3",
+                    &[&q.tenant, &q.text, &top_k],
+                )
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
         };
         let ranked: Vec<&Covered> = ids.iter().filter_map(|i| l.memories.get(i)).collect();
         let empty = Default::default();
@@ -258,13 +317,18 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         let mut firsts: Vec<Scores> = vec![];
         let mut cats_md = String::new();
         let mut best_md = String::new();
-        for (i, (name, how)) in configs(ablation).iter().enumerate() {
+        let cs = if shape == Shape::Files {
+            file_configs()
+        } else {
+            configs(ablation)
+        };
+        for (i, (name, how)) in cs.iter().enumerate() {
             let r = ask(&mut db, &l, how);
             eprint!("{} {}", shape.name(), row(name, &r.all));
             md.push_str(&row(name, &r.all));
             let weights = match how {
                 Ask::Query(w) | Ask::Reranked(w) => json!(w),
-                Ask::Vector => Value::Null,
+                _ => Value::Null,
             };
             js["configs"].as_array_mut().unwrap().push(json!({
                 "name": name.trim(), "weights": weights, "overall": r.all,
@@ -299,7 +363,9 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         md.push_str(&cats_md);
         sections.push_str(&md);
         let g = |s: &Scores, m: &str| s.get(m).copied().unwrap_or(0.0);
-        let (q, v, b, rr) = (&firsts[0], &firsts[1], &firsts[2], &firsts[3]);
+        // The files shape has no rerank row: its figures show as 0 there.
+        let none = Scores::new();
+        let (q, v, b, rr) = (&firsts[0], &firsts[1], &firsts[2], firsts.get(3).unwrap_or(&none));
         let goal_rr = g(v, "tR@5") + 0.12;
         let goal5 = g(v, "tR@5").max(g(b, "tR@5")) + 0.08;
         let goal10 = g(v, "sR@10") + 0.02;
