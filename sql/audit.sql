@@ -80,6 +80,12 @@ BEGIN
         SELECT 19, 'checkpoint_writes', to_jsonb(w) - 'user_id',
                row_number() OVER (ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx)
         FROM memory.checkpoint_writes w WHERE w.user_id = tenant
+        UNION ALL
+        SELECT 20, 'entities', to_jsonb(e) - 'user_id', row_number() OVER (ORDER BY e.created_at, e.id)
+        FROM memory.entities e WHERE e.user_id = tenant
+        UNION ALL
+        SELECT 21, 'entity_links', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.entity_id, l.item_id)
+        FROM memory.entity_links l WHERE l.user_id = tenant
     ) x
     ORDER BY o, n;
 END

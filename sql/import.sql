@@ -24,7 +24,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('details', 'memory.details'), ('files', 'memory.files'), ('events', 'memory.events'),
            ('proposals', 'memory.proposals'), ('store_items', 'memory.store_items'),
            ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
-           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes')
+           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
+           ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links')
 $$;
 REVOKE ALL ON FUNCTION memory._import_sections() FROM PUBLIC;
 

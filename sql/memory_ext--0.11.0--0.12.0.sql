@@ -816,6 +816,49 @@ TO PUBLIC;
 -- memory_export, memory_export_rows and memory_import carry the store and the checkpoints too
 -- (sections store_items, store_vectors without vectors, checkpoint_steps, checkpoint_blobs,
 -- checkpoint_writes).
+-------------------------------------------------------------------------------- entities (issue 38)
+-- Entities (0.12.0; docs/design.md "Entities"): the people, places, organisations, projects and
+-- things memories are about, each with its canonical name, its type and the other names it is
+-- known by. Written by memory_write as memories are written (crates/memory_core/src/entities.rs
+-- resolves the names), merged and split by SQL; an entity no memory mentions any more is
+-- deleted with its last link (src/store/entities.rs), so a deleted memory leaves no name behind.
+CREATE TABLE memory.entities (
+    user_id    text        NOT NULL,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid(),
+    name       text        NOT NULL CHECK (name <> '' AND length(name) <= 100),
+    type       text        NOT NULL DEFAULT 'thing'
+                           CHECK (type IN ('person', 'place', 'organization', 'project', 'thing')),
+    aliases    text[]      NOT NULL DEFAULT '{}',
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id)
+);
+-- Which memories mention which entity.
+CREATE TABLE memory.entity_links (
+    user_id   text NOT NULL,
+    entity_id uuid NOT NULL,
+    item_id   uuid NOT NULL,
+    PRIMARY KEY (user_id, entity_id, item_id),
+    FOREIGN KEY (user_id, entity_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
+);
+CREATE INDEX entity_links_item_idx ON memory.entity_links (user_id, item_id);
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['entities', 'entity_links'] LOOP
+        EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_isolation ON memory.%I
+                            USING (user_id = memory.current_tenant())
+                            WITH CHECK (user_id = memory.current_tenant())', t);
+    END LOOP;
+END $$;
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.entities, memory.entity_links TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory.entities', '');
+SELECT pg_catalog.pg_extension_config_dump('memory.entity_links', '');
+
 CREATE OR REPLACE FUNCTION memory_export_rows(user_id text DEFAULT NULL)
 RETURNS TABLE (section text, record jsonb)
 LANGUAGE plpgsql STABLE
@@ -890,6 +933,12 @@ BEGIN
         SELECT 19, 'checkpoint_writes', to_jsonb(w) - 'user_id',
                row_number() OVER (ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx)
         FROM memory.checkpoint_writes w WHERE w.user_id = tenant
+        UNION ALL
+        SELECT 20, 'entities', to_jsonb(e) - 'user_id', row_number() OVER (ORDER BY e.created_at, e.id)
+        FROM memory.entities e WHERE e.user_id = tenant
+        UNION ALL
+        SELECT 21, 'entity_links', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.entity_id, l.item_id)
+        FROM memory.entity_links l WHERE l.user_id = tenant
     ) x
     ORDER BY o, n;
 END
@@ -904,7 +953,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('details', 'memory.details'), ('files', 'memory.files'), ('events', 'memory.events'),
            ('proposals', 'memory.proposals'), ('store_items', 'memory.store_items'),
            ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
-           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes')
+           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
+           ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links')
 $$;
 
 -------------------------------------------------------------------------------- statistics
@@ -1323,4 +1373,49 @@ CREATE  FUNCTION "memory_context"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_context_wrapper';
+
+
+-- Entities: listing, merge, split, alias (src/api/entities.rs).
+CREATE  FUNCTION "memory_entities"(
+	"search" TEXT DEFAULT NULL, /* Option < & str > */
+	"limit" INT DEFAULT 100, /* Option < i32 > */
+	"user_id" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS TABLE (
+	"id" uuid,  /* pgrx :: Uuid */
+	"name" TEXT,  /* String */
+	"type" TEXT,  /* String */
+	"aliases" TEXT[],  /* Vec < String > */
+	"memories" bigint,  /* i64 */
+	"updated_at" timestamp with time zone  /* TimestampWithTimeZone */
+)
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_entities_wrapper';
+
+CREATE  FUNCTION "memory_entity_merge"(
+	"keep_id" uuid, /* Option < pgrx :: Uuid > */
+	"merge_id" uuid, /* Option < pgrx :: Uuid > */
+	"user_id" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_entity_merge_wrapper';
+
+CREATE  FUNCTION "memory_entity_split"(
+	"entity_id" uuid, /* Option < pgrx :: Uuid > */
+	"alias" TEXT, /* Option < & str > */
+	"user_id" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_entity_split_wrapper';
+
+CREATE  FUNCTION "memory_entity_alias"(
+	"entity_id" uuid, /* Option < pgrx :: Uuid > */
+	"alias" TEXT, /* Option < & str > */
+	"user_id" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_entity_alias_wrapper';
 

@@ -249,6 +249,33 @@ CREATE TABLE memory.relations (
 );
 CREATE INDEX relations_to_idx ON memory.relations (user_id, to_id);
 
+-- Entities (0.12.0; docs/design.md "Entities"): the people, places, organisations, projects and
+-- things memories are about, each with its canonical name, its type and the other names it is
+-- known by. Written by memory_write as memories are written (crates/memory_core/src/entities.rs
+-- resolves the names), merged and split by SQL; an entity no memory mentions any more is
+-- deleted with its last link (src/store/entities.rs), so a deleted memory leaves no name behind.
+CREATE TABLE memory.entities (
+    user_id    text        NOT NULL,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid(),
+    name       text        NOT NULL CHECK (name <> '' AND length(name) <= 100),
+    type       text        NOT NULL DEFAULT 'thing'
+                           CHECK (type IN ('person', 'place', 'organization', 'project', 'thing')),
+    aliases    text[]      NOT NULL DEFAULT '{}',
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id)
+);
+-- Which memories mention which entity.
+CREATE TABLE memory.entity_links (
+    user_id   text NOT NULL,
+    entity_id uuid NOT NULL,
+    item_id   uuid NOT NULL,
+    PRIMARY KEY (user_id, entity_id, item_id),
+    FOREIGN KEY (user_id, entity_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
+);
+CREATE INDEX entity_links_item_idx ON memory.entity_links (user_id, item_id);
+
 -- Change log (docs/design.md "Delta header"): exactly one row per thread revision. Written only by triggers.
 CREATE TABLE memory.change_log (
     user_id   text        NOT NULL,

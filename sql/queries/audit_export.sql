@@ -25,5 +25,7 @@ SELECT jsonb_build_object(
     'store_vectors', (SELECT coalesce(jsonb_agg(to_jsonb(v) - 'user_id' - 'embedding' - 'embedding_model' ORDER BY v.namespace, v.key, v.field), '[]') FROM memory.store_vectors v WHERE v.user_id = $1),
     'checkpoint_steps', (SELECT coalesce(jsonb_agg(to_jsonb(c) - 'user_id' ORDER BY c.thread_id, c.checkpoint_ns, c.checkpoint_id), '[]') FROM memory.checkpoint_steps c WHERE c.user_id = $1),
     'checkpoint_blobs', (SELECT coalesce(jsonb_agg(to_jsonb(b) - 'user_id' ORDER BY b.thread_id, b.checkpoint_ns, b.channel, b.version), '[]') FROM memory.checkpoint_blobs b WHERE b.user_id = $1),
-    'checkpoint_writes', (SELECT coalesce(jsonb_agg(to_jsonb(w) - 'user_id' ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx), '[]') FROM memory.checkpoint_writes w WHERE w.user_id = $1)
+    'checkpoint_writes', (SELECT coalesce(jsonb_agg(to_jsonb(w) - 'user_id' ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx), '[]') FROM memory.checkpoint_writes w WHERE w.user_id = $1),
+    'entities', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.created_at, e.id), '[]') FROM memory.entities e WHERE e.user_id = $1),
+    'entity_links', (SELECT coalesce(jsonb_agg(to_jsonb(l) - 'user_id' ORDER BY l.entity_id, l.item_id), '[]') FROM memory.entity_links l WHERE l.user_id = $1)
 )

@@ -12,6 +12,7 @@ pub mod consent;
 pub mod consolidate;
 pub mod detail;
 pub mod embed;
+pub mod entities;
 pub mod episodes;
 pub mod erase;
 pub mod extract;

@@ -82,11 +82,15 @@ pub fn forget(id: &str, hard: bool) -> Value {
             crate::pg::owner::as_owner(|| {
                 spi::one_opt::<String>(
                     include_str!("../../sql/queries/lifecycle_purge_one.sql"),
-                    &[id.into(), user.into(), gucs::track_events().into()],
+                    &[id.into(), user.clone().into(), gucs::track_events().into()],
                     "purging a memory",
                 )
             })
         });
+        // Its links went with it: the entities only it named go too (src/store/entities.rs).
+        if purged.is_some() {
+            crate::pg::owner::as_owner(|| crate::store::entities::orphans(user.as_deref(), None));
+        }
         // Nothing purged (a memory in no state a forget reaches): the forget's own answer.
         if let (Some(_), Some(obj)) = (purged, answer.as_object_mut()) {
             obj.insert("event".into(), Value::from("purged"));
@@ -180,7 +184,12 @@ pub fn purge(user: Option<String>) -> (i64, i64) {
     }
     // As the owner: the statement also prunes the consolidation bookkeeping, which tenants may
     // read but not write (src/pg/owner.rs); with a tenant it touches only that tenant's rows.
-    crate::pg::owner::as_owner(|| purge_rows(user))
+    crate::pg::owner::as_owner(|| {
+        let out = purge_rows(user.clone());
+        // The purged memories' links went with them: so do the entities only they named.
+        crate::store::entities::orphans(user.as_deref(), None);
+        out
+    })
 }
 
 fn purge_rows(user: Option<String>) -> (i64, i64) {

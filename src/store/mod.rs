@@ -13,6 +13,7 @@ pub mod consent;
 pub mod consolidate;
 pub mod delta;
 pub mod detail;
+pub mod entities;
 pub mod episodes;
 pub mod erase;
 pub mod extract;

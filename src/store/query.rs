@@ -111,6 +111,27 @@ pub fn touch(user: &str, ids: &[String]) {
 /// The whole of memory_query once the request is parsed.
 pub fn run_query(q: &QueryRequest) -> Value {
     let user = tenant::resolve(q.filters.user_id.as_deref());
+    // `"entity"`: only the memories linked to the entity it names (docs/design.md "Entities").
+    let resolved;
+    let q = match &q.entity {
+        Some(e) => {
+            if e.chars().count() > memory_core::entities::MAX_NAME_CHARS {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!(
+                        "invalid \"entity\": longer than {} characters",
+                        memory_core::entities::MAX_NAME_CHARS
+                    ),
+                    None,
+                );
+            }
+            let mut r = q.clone();
+            r.filters.entity_ids = Some(crate::store::entities::lookup(&user, e));
+            resolved = r;
+            &resolved
+        }
+        None => q,
+    };
     if let Some(agent) = &q.agent {
         validate::id("agent", Some(agent)).or_raise();
     }
@@ -226,7 +247,9 @@ pub fn run_query(q: &QueryRequest) -> Value {
     if items_empty(&out) {
         // Why nothing came back (docs/api.md "Empty results"): an empty memory and a query
         // that matched nothing look alike otherwise.
-        let reason = if found > 0 && above_threshold == 0 {
+        let reason = if q.filters.entity_ids.as_ref().is_some_and(Vec::is_empty) {
+            "unknown_entity"
+        } else if found > 0 && above_threshold == 0 {
             "below_threshold"
         } else if above_threshold > 0 {
             "over_budget"
@@ -573,6 +596,7 @@ pub fn context(
         reference_time: None,
         rerank: None,
         context_modes: true,
+        entity: None,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);

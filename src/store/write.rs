@@ -225,6 +225,13 @@ fn write_one(p: Prepared) -> Value {
             &[user.as_str().into(), id.as_str().into()],
             "reading a thread",
         );
+        let actor = spi::one_opt::<String>(
+            "SELECT actor_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.as_str().into(), id.as_str().into()],
+            "reading an actor",
+        );
+        // The entities its new text names (src/store/entities.rs).
+        crate::store::entities::link(&user, &id, &text, actor.as_deref());
         events::record(Event {
             thread: thread.as_deref(),
             memory_id: Some(&id),
@@ -347,6 +354,8 @@ fn write_one(p: Prepared) -> Value {
         (id, "created")
     };
     embedding.record(&user, "item", &id);
+    // The entities it names (src/store/entities.rs): the same transaction as the memory.
+    crate::store::entities::link(&user, &id, &text, req.actor_id.as_deref());
     let mut related = vec![];
     for (to, strength) in &decision.links {
         if *to != id {

@@ -11,6 +11,7 @@ pub mod consolidate;
 pub mod dedupe;
 pub mod delta;
 pub mod detail;
+pub mod entities;
 pub mod error;
 pub mod extract;
 pub mod files;

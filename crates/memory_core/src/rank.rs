@@ -57,6 +57,8 @@ pub struct Weights {
     pub hop2: f64,
     pub thread: f64,
     pub actor: f64,
+    /// A memory linked to an entity the query names (docs/design.md "Entities").
+    pub entity: f64,
     pub time: f64,
     pub importance: f64,
     pub pinned: f64,
@@ -77,6 +79,7 @@ pub const DEFAULT_WEIGHTS: Weights = Weights {
     hop2: 0.1,
     thread: 0.3,
     actor: 0.15,
+    entity: 0.15,
     time: 0.3,
     importance: 0.05,
     pinned: 0.05,
@@ -110,6 +113,7 @@ pub fn weights_from_json(s: &str) -> Result<Weights, crate::request::RequestErro
             "hop2" => w.hop2 = x,
             "thread" => w.thread = x,
             "actor" => w.actor = x,
+            "entity" => w.entity = x,
             "time" => w.time = x,
             "importance" => w.importance = x,
             "pinned" => w.pinned = x,
@@ -137,6 +141,8 @@ pub struct Candidate {
     /// Event time (`happened_at`), in days since the Unix epoch.
     pub happened_days: f64,
     pub actor_named: bool,
+    /// Linked to an entity the query names (memory.entity_links).
+    pub entity_named: bool,
     /// A turn of a conversation (kind episodic or archival, or written with a role): its
     /// episode neighbours and its thread are evidence for it.
     pub conversational: bool,
@@ -170,6 +176,7 @@ pub struct Parts {
     pub neighbours: f64,
     pub thread: f64,
     pub actor: f64,
+    pub entity: f64,
     pub time: f64,
     pub importance: f64,
     pub pinned: f64,
@@ -185,6 +192,7 @@ impl Parts {
             + self.neighbours
             + self.thread
             + self.actor
+            + self.entity
             + self.time
             + self.importance
             + self.pinned
@@ -194,13 +202,14 @@ impl Parts {
     }
 
     /// (signal name, contribution), in a fixed order: the names `explain` reports.
-    pub fn named(&self) -> [(&'static str, f64); 11] {
+    pub fn named(&self) -> [(&'static str, f64); 12] {
         [
             ("vector", self.vector),
             ("bm25", self.bm25),
             ("neighbours", self.neighbours),
             ("thread", self.thread),
             ("actor", self.actor),
+            ("entity", self.entity),
             ("time", self.time),
             ("importance", self.importance),
             ("pinned", self.pinned),
@@ -347,6 +356,7 @@ pub fn rank_reranked(
             }
             p.thread = w.thread * thread[i];
             p.actor = w.actor * f64::from(u8::from(c.actor_named));
+            p.entity = w.entity * f64::from(u8::from(c.entity_named));
             if let Some((from, to)) = window {
                 p.time =
                     w.time * f64::from(u8::from(c.happened_days >= from && c.happened_days < to));

@@ -453,6 +453,9 @@ pub struct Filters {
     pub agent_id: Option<String>,
     /// Memories written in this thread (0.12.0; seed 002 §5.2: a detail search by thread).
     pub thread_id: Option<String>,
+    /// Memories linked to one of these entities (memory_query's `"entity"`, resolved to ids
+    /// by the store; not a key of `filters`).
+    pub entity_ids: Option<Vec<String>>,
     pub run_id: Option<String>,
     pub actor_id: Option<String>,
     pub role: Option<String>,
@@ -539,12 +542,15 @@ pub struct QueryRequest {
     /// Rerank the top of the ranking with the built-in cross-encoder; `None`: the
     /// `memory_ext.rerank` setting decides.
     pub rerank: Option<bool>,
+    /// Only memories about this entity, by name or id (docs/design.md "Entities").
+    pub entity: Option<String>,
     /// Apply the categories' context modes (seed 003 §5): categories in context `all` first,
     /// `rag` categories within their `rag_length`. On unless the request says false.
     pub context_modes: bool,
 }
 
-pub const QUERY_KEYS: [&str; 18] = [
+pub const QUERY_KEYS: [&str; 19] = [
+    "entity",
     "context_modes",
     "kinds",
     "as_of",
@@ -645,6 +651,7 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         embedding: f.vector("embedding")?,
         explain: f.boolean("explain")?.unwrap_or(false),
         context_modes: f.boolean("context_modes")?.unwrap_or(true),
+        entity: f.string("entity")?.filter(|e| !e.trim().is_empty()),
         reference_time: f.time("reference_time")?,
         rerank: f.boolean("rerank")?,
     })

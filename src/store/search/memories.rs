@@ -122,6 +122,13 @@ fn filter_sql(
     if let Some(v) = &f.thread_id {
         add(" AND i.thread_id = $", v.clone().into(), args);
     }
+    if let Some(v) = &f.entity_ids {
+        add(
+            " AND i.id IN (SELECT l.item_id FROM memory.entity_links l WHERE l.user_id = i.user_id AND l.entity_id = ANY($::uuid[]))",
+            v.clone().into(),
+            args,
+        );
+    }
     if let Some(v) = &f.run_id {
         add(" AND i.run_id = $", v.clone().into(), args);
     }
@@ -407,6 +414,7 @@ pub fn memories(
                             pinned: r.get::<bool>(6)?.unwrap_or(false),
                             happened_days: r.get::<f64>(10)?.unwrap_or(0.0),
                             actor_named: actor.is_some_and(|a| rank::names_actor(query, &a)),
+                            entity_named: false,
                             conversational: r.get::<bool>(17)?.unwrap_or(false),
                             insight: r.get::<bool>(21)?.unwrap_or(false),
                         },
@@ -443,7 +451,16 @@ pub fn memories(
         follows: between(|r| &r.follows),
         related: between(|r| &r.related),
     };
-    let cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
+    let mut cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
+    // The memories linked to an entity the query names (docs/design.md "Entities"): one read
+    // of the links, only when the query names one.
+    let named = crate::store::entities::named_in(user, query);
+    if !named.is_empty() {
+        let linked = crate::store::entities::linked(user, &named, &ids);
+        for c in &mut cands {
+            c.entity_named = linked.contains(&c.id);
+        }
+    }
     let weights = match gucs::rank_weights() {
         Some(s) => rank::weights_from_json(&s).or_raise(),
         None => DEFAULT_WEIGHTS,

@@ -1,0 +1,471 @@
+//! Entities (docs/design.md "Entities"; seeds 000 §7.2, 001 §1, 002 §7.3): the people, places,
+//! projects and things memories are about, each found again by any of its names. This is the
+//! resolver, without an LLM and without Postgres: which names a text mentions, which known
+//! entity a name is, and which entities a query names. src/store/entities.rs keeps the rows.
+//!
+//! # Why rules and not a model
+//! Every write resolves its names, so the resolver must cost microseconds and never wait on a
+//! remote model (the project's rule for anything an application calls). Names in what people
+//! write are mostly capitalised words: a run of them is a mention, common capitalised words
+//! (pronouns, greetings, days, months, the words that commonly start a sentence) excepted. A
+//! name that is also a common word ("Will", "May") is only taken at the start of a sentence
+//! when the tenant knows it already: that is where English capitalises everything. A mention is the known entity whose name or
+//! alias it is once normalised; else one whose name is close in pg_trgm's trigram similarity
+//! (a misspelling: "Carolline"); else, for a first name alone, the one person whose full name
+//! starts with it; else a new entity. Aliases come from those matches and from what the text
+//! says ("Robert, who goes by Bob").
+
+use std::collections::BTreeSet;
+
+/// Entity types.
+pub const TYPES: [&str; 5] = ["person", "place", "organization", "project", "thing"];
+
+/// A known entity, as the resolver sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entity {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub aliases: Vec<String>,
+}
+
+/// A name a text mentions, with the type its context suggests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mention {
+    pub name: String,
+    pub kind: Option<&'static str>,
+    /// One word at the start of a sentence: a name only if the tenant knows it already.
+    pub initial: bool,
+}
+
+/// Capitalised words that name nobody: they are capitalised because they start a sentence.
+const COMMON: &[&str] = &[
+    "i", "i'm", "i've", "i'll", "i'd", "the", "a", "an", "my", "our", "your", "his", "her",
+    "their", "its", "it", "it's", "this", "that", "these", "those", "we", "you", "he", "she",
+    "they", "me", "us", "yes", "no", "not", "hi", "hey", "hello", "thanks", "thank", "ok", "okay",
+    "oh", "wow", "well", "so", "and", "but", "or", "if", "when", "what", "where", "why", "how",
+    "who", "which", "also", "just", "sure", "great", "good", "nice", "congrats",
+    "congratulations", "haha", "lol", "dear", "yeah", "yay", "awesome", "cool", "sorry", "please",
+    "let", "let's", "do", "did", "is", "are", "was", "were", "can", "could", "would", "will",
+    "have", "had", "has", "there", "here", "then", "now", "today", "tomorrow", "yesterday",
+    "user", "assistant", "episode", "on", "in", "at", "for", "with", "after", "before", "since",
+    "during", "about", "from", "to", "by", "as", "of", "once", "maybe", "every", "last", "next",
+    "some", "all", "any", "each", "both", "one", "two", "three", "first", "second", "because",
+    "while", "although", "though", "until", "right", "actually", "anyway", "definitely",
+    "absolutely", "totally", "really", "very", "that's", "there's", "what's", "how's", "here's",
+    "btw", "glad", "happy", "love", "loved", "looking", "speaking", "talking", "yep", "nope",
+    "nah", "yup", "hmm", "honestly", "interesting", "exactly", "true", "amazing", "wonderful",
+    "beautiful", "fantastic", "same", "sounds", "take", "keep", "make", "see", "check", "tell",
+    "remember", "don't", "can't", "won't", "didn't", "isn't", "wasn't", "doesn't", "haven't",
+    "nothing", "something", "everything", "anything", "someone", "everyone", "anyone", "nobody",
+    "always", "never", "sometimes", "often", "usually", "still", "even", "only", "most", "many",
+    "much", "more", "less", "no one", "good luck", "bye", "goodbye", "cheers", "welcome", "agreed",
+    "indeed", "besides", "however", "also", "plus", "instead", "otherwise", "meanwhile", "finally",
+    "lately", "recently", "soon", "later", "tonight", "morning", "evening", "night", "afternoon",
+    "go", "get", "got", "went", "had", "being", "having", "trying", "thinking", "feeling",
+    "seems", "seeing", "knowing", "guess", "wish", "hope", "mine", "yours", "ours", "theirs",
+    "himself", "herself", "myself", "yourself", "ourselves", "themselves", "such", "another",
+    "other", "others", "either", "neither", "whatever", "whenever", "wherever", "whoever", "omg",
+    "ah", "aw", "aww", "ha", "hah", "huh", "um", "uh", "yo", "hiya", "sweet", "perfect", "right",
+    "fine", "alright", "lovely", "fun", "funny", "crazy", "totally", "indeed", "super", "pretty",
+];
+
+/// Names that are also common words: at the start of a sentence they are only taken for a
+/// name the tenant knows ("Will you come?" is no one; "Will" mid-sentence is someone).
+const AMBIGUOUS: &[&str] = &[
+    "will", "may", "rose", "mark", "bill", "grace", "joy", "june", "faith", "art", "sandy",
+    "summer", "april", "august", "hunter", "chase", "cash", "sunny", "hope", "ray", "dawn",
+    "rich", "drew", "pat", "sue", "frank", "gene", "jack", "max", "miles", "penny", "robin",
+    "skip", "sky", "star", "tom", "victor", "wade", "woody", "jean", "holly", "ivy", "lily",
+];
+
+const CALENDAR: [&str; 19] = [
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+];
+
+/// Words before a place.
+const PLACE_BEFORE: [&str; 7] = ["in", "from", "at", "near", "visited", "visit", "visiting"];
+/// Words before "to" that make what follows a place ("moved to Denver", not "said hi to Mel").
+const MOTION: [&str; 14] = [
+    "moved", "move", "moving", "went", "go", "going", "flew", "fly", "drove", "travelled",
+    "traveled", "trip", "relocated", "headed",
+];
+/// Last words of an organisation's name.
+const ORG_LAST: [&str; 13] = [
+    "inc", "corp", "corporation", "llc", "ltd", "company", "co", "university", "college",
+    "school", "hospital", "bank", "group",
+];
+
+/// Longest mention, in words and characters.
+const MAX_WORDS: usize = 4;
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// Trigram similarity at which a name is a known entity's misspelling.
+pub const FUZZY: f64 = 0.5;
+
+/// A name as lookups compare it: lower-case, letters, digits and single spaces, without a
+/// possessive or a leading "the".
+pub fn norm(name: &str) -> String {
+    let lower = name.to_lowercase().replace('’', "'");
+    let lower = lower
+        .trim()
+        .trim_end_matches("'s")
+        .trim_end_matches('\'')
+        .to_string();
+    let cleaned: String = lower
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    let words = match words.first() {
+        Some(&"the") if words.len() > 1 => &words[1..],
+        _ => &words[..],
+    };
+    words.join(" ")
+}
+
+/// pg_trgm's trigrams of a string: each word lower-cased and padded with two spaces before and
+/// one after, every run of three characters.
+fn trigrams(s: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for w in norm(s).split_whitespace() {
+        let padded: Vec<char> = format!("  {w} ").chars().collect();
+        for t in padded.windows(3) {
+            out.insert(t.iter().collect());
+        }
+    }
+    out
+}
+
+/// pg_trgm's `similarity(a, b)`: shared trigrams over all trigrams of either.
+pub fn similarity(a: &str, b: &str) -> f64 {
+    let (x, y) = (trigrams(a), trigrams(b));
+    let union = x.union(&y).count();
+    if union == 0 {
+        return 0.0;
+    }
+    x.intersection(&y).count() as f64 / union as f64
+}
+
+fn is_name_word(w: &str) -> bool {
+    let mut chars = w.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    first.is_uppercase()
+        && w.chars().any(char::is_alphabetic)
+        && w
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.' | '&'))
+        && (!COMMON.contains(&norm(w).as_str()) || AMBIGUOUS.contains(&norm(w).as_str()))
+        && !CALENDAR.contains(&norm(w).as_str())
+}
+
+/// The names `text` mentions, in order, each once (by its normalised form).
+pub fn mentions(text: &str) -> Vec<Mention> {
+    // Words with the punctuation that ends them: a run of names stops at a comma or a stop.
+    let raw: Vec<&str> = text.split_whitespace().collect();
+    let mut out: Vec<Mention> = vec![];
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let word = |k: usize| raw[k].trim_matches(|c: char| !(c.is_alphanumeric() || c == '\''));
+        if !is_name_word(word(i)) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let initial = start == 0 || raw[start - 1].ends_with(['.', '!', '?', ':', '"', '“']);
+        let mut words = vec![word(i)];
+        // A run goes on while the word before did not end a clause.
+        while i + 1 < raw.len()
+            && words.len() < MAX_WORDS
+            && !raw[i].ends_with([',', '.', ';', ':', '!', '?', ')'])
+            && is_name_word(word(i + 1))
+        {
+            i += 1;
+            words.push(word(i));
+        }
+        i += 1;
+        let possessive = raw[i - 1]
+            .trim_end_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+            .ends_with(['\'', '’'])
+            || raw[i - 1].to_lowercase().contains("'s")
+            || raw[i - 1].to_lowercase().contains("’s");
+        let name = words.join(" ");
+        let name = name.trim_end_matches("'s").trim_end_matches("’s").to_string();
+        let n = norm(&name);
+        if n.is_empty() || name.chars().count() > MAX_NAME_CHARS || !seen.insert(n.clone()) {
+            continue;
+        }
+        let before = (start > 0).then(|| norm(raw[start - 1]));
+        let before2 = (start > 1).then(|| norm(raw[start - 2]));
+        let after = raw.get(i).map(|w| norm(w));
+        let last = norm(words.last().copied().unwrap_or_default());
+        let kind = if ORG_LAST.contains(&last.as_str()) {
+            Some("organization")
+        } else if last == "project"
+            || before.as_deref() == Some("project")
+            || after.as_deref() == Some("project")
+        {
+            Some("project")
+        } else if possessive {
+            // "visited Mel's bakery": Mel is not the place.
+            None
+        } else if before
+            .as_deref()
+            .is_some_and(|b| PLACE_BEFORE.contains(&b))
+            || (before.as_deref() == Some("to")
+                && before2.as_deref().is_some_and(|b| MOTION.contains(&b)))
+        {
+            Some("place")
+        } else {
+            None
+        };
+        let initial = initial && words.len() == 1 && AMBIGUOUS.contains(&n.as_str());
+        out.push(Mention {
+            name,
+            kind,
+            initial,
+        });
+    }
+    out
+}
+
+/// Names the text says are one and the same: (name, alias) for "Robert, who goes by Bob",
+/// "Robert (aka Bob)", "Robert, also known as Bob", "Robert, known as Bob".
+pub fn aliases_in(text: &str) -> Vec<(String, String)> {
+    let lower = text.to_lowercase();
+    let mut out = vec![];
+    for marker in [
+        " also known as ",
+        " known as ",
+        " aka ",
+        " a.k.a. ",
+        " goes by ",
+        " (aka ",
+    ] {
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(marker) {
+            let at = from + p;
+            let before = mentions(&text[..at]);
+            let after = mentions(&text[at + marker.len()..]);
+            if let (Some(a), Some(b)) = (before.last(), after.first()) {
+                if norm(&a.name) != norm(&b.name) {
+                    out.push((a.name.clone(), b.name.clone()));
+                }
+            }
+            from = at + marker.len();
+        }
+    }
+    out
+}
+
+/// Which known entity a name is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    /// `known[i]`, by its name or an alias.
+    Known(usize),
+    /// `known[i]` under another spelling or its first name: the name becomes an alias.
+    Alias(usize),
+    /// Nobody known: a new entity.
+    New,
+}
+
+fn names(e: &Entity) -> impl Iterator<Item = &str> {
+    std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str))
+}
+
+/// Compatible types: an unknown type (`thing`) goes with any.
+fn same_kind(a: Option<&str>, b: &str) -> bool {
+    match a {
+        None | Some("thing") => true,
+        Some(a) => b == "thing" || a == b,
+    }
+}
+
+/// The resolver's rule (see the module note) for one name of type `kind` (when known).
+pub fn resolve(name: &str, kind: Option<&str>, known: &[Entity]) -> Resolved {
+    let n = norm(name);
+    if n.is_empty() {
+        return Resolved::New;
+    }
+    if let Some(i) = known
+        .iter()
+        .position(|e| names(e).any(|x| norm(x) == n))
+    {
+        return Resolved::Known(i);
+    }
+    // A misspelling: the closest name above the bar, same first letter, compatible type.
+    let first = n.chars().next();
+    let mut best: Option<(usize, f64)> = None;
+    for (i, e) in known.iter().enumerate() {
+        if !same_kind(kind, &e.kind) {
+            continue;
+        }
+        for x in names(e) {
+            let nx = norm(x);
+            if nx.chars().next() != first || nx.split(' ').count() != n.split(' ').count() {
+                continue;
+            }
+            let s = similarity(&n, &nx);
+            if s >= FUZZY && best.is_none_or(|(_, b)| s > b) {
+                best = Some((i, s));
+            }
+        }
+    }
+    if let Some((i, _)) = best {
+        return Resolved::Alias(i);
+    }
+    // A first name alone: the one person (or unknown) whose full name starts with it.
+    if !n.contains(' ') && same_kind(kind, "person") {
+        let starts: Vec<usize> = known
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.kind.as_str(), "person" | "thing"))
+            .filter(|(_, e)| {
+                let full = norm(&e.name);
+                full.contains(' ') && full.split(' ').next() == Some(n.as_str())
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if let [i] = starts[..] {
+            return Resolved::Alias(i);
+        }
+    }
+    // A full name whose first name is the one person known by that first name alone.
+    if let Some((first, _)) = n.split_once(' ') {
+        if same_kind(kind, "person") {
+            let alone: Vec<usize> = known
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.kind == "person")
+                .filter(|(_, e)| names(e).any(|x| norm(x) == first))
+                .map(|(i, _)| i)
+                .collect();
+            if let [i] = alone[..] {
+                return Resolved::Alias(i);
+            }
+        }
+    }
+    Resolved::New
+}
+
+/// The known entities a query names, by any of their names, as whole words in any case
+/// ("where does caroline work?" names Caroline).
+pub fn named_in(query: &str, known: &[Entity]) -> Vec<usize> {
+    let q = norm(query);
+    let words: Vec<&str> = q.split(' ').filter(|w| !w.is_empty()).collect();
+    known
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            names(e).any(|x| {
+                let nx = norm(x);
+                let parts: Vec<&str> = nx.split(' ').filter(|w| !w.is_empty()).collect();
+                !parts.is_empty() && words.windows(parts.len()).any(|w| w == parts.as_slice())
+            })
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(id: &str, name: &str, kind: &str, aliases: &[&str]) -> Entity {
+        Entity {
+            id: id.into(),
+            name: name.into(),
+            kind: kind.into(),
+            aliases: aliases.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn mentions_are_runs_of_names_with_a_type_from_their_context() {
+        let m = mentions(
+            "Yesterday Caroline Smith moved to New York, then she joined Acme Corp. \
+             On Monday I said Hi to Melanie's dog at the Riverside project. Wow. Will you come? \
+             Nothing new. Sam runs.",
+        );
+        let got: Vec<(&str, Option<&str>, bool)> =
+            m.iter().map(|x| (x.name.as_str(), x.kind, x.initial)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Caroline Smith", None, false),
+                ("New York", Some("place"), false),
+                ("Acme Corp", Some("organization"), false),
+                ("Melanie", None, false),
+                ("Riverside", Some("project"), false),
+                ("Will", None, true),
+                ("Sam", None, false),
+            ]
+        );
+        assert!(mentions("the user said hello.").is_empty());
+    }
+
+    #[test]
+    fn names_resolve_exactly_by_spelling_and_by_first_name() {
+        let known = vec![
+            e("1", "Caroline Smith", "person", &[]),
+            e("2", "New York", "place", &["NYC"]),
+            e("3", "Melanie", "person", &[]),
+        ];
+        assert_eq!(resolve("the New York", None, &known), Resolved::Known(1));
+        assert_eq!(resolve("nyc", Some("place"), &known), Resolved::Known(1));
+        assert_eq!(resolve("Melanie's", None, &known), Resolved::Known(2));
+        assert_eq!(resolve("Mellanie", None, &known), Resolved::Alias(2));
+        assert_eq!(resolve("Caroline", None, &known), Resolved::Alias(0));
+        assert_eq!(resolve("Mel", None, &known), Resolved::New);
+        assert_eq!(resolve("Melanie", Some("place"), &known), Resolved::Known(2));
+        // A misspelt place is not a person.
+        assert_eq!(resolve("Mellanie", Some("place"), &known), Resolved::New);
+        // Two Carolines: a first name alone is nobody in particular.
+        let two = vec![
+            e("1", "Caroline Smith", "person", &[]),
+            e("2", "Caroline Jones", "person", &[]),
+        ];
+        assert_eq!(resolve("Caroline", None, &two), Resolved::New);
+        // The person known by a first name alone, met under the full name.
+        let alone = vec![e("1", "Caroline", "person", &[]), e("2", "Acme", "thing", &[])];
+        assert_eq!(resolve("Caroline Smith", None, &alone), Resolved::Alias(0));
+        assert_eq!(resolve("Caroline Smith", Some("place"), &alone), Resolved::New);
+    }
+
+    #[test]
+    fn trigram_similarity_is_pg_trgms() {
+        // SELECT similarity('caroline', 'carolyn') is 0.41666666 in pg_trgm.
+        assert!((similarity("Caroline", "Carolyn") - 5.0 / 12.0).abs() < 1e-9);
+        assert_eq!(similarity("abc", "abc"), 1.0);
+        assert_eq!(similarity("", "x"), 0.0);
+    }
+
+    #[test]
+    fn aliases_the_text_states() {
+        assert_eq!(
+            aliases_in("My brother Robert, who goes by Bob, called."),
+            vec![("Robert".to_string(), "Bob".to_string())]
+        );
+        assert_eq!(
+            aliases_in("We met Katherine (aka Kate) at the party."),
+            vec![("Katherine".to_string(), "Kate".to_string())]
+        );
+    }
+
+    #[test]
+    fn queries_name_entities_in_any_case() {
+        let known = vec![
+            e("1", "Caroline Smith", "person", &["Caroline"]),
+            e("2", "New York", "place", &[]),
+        ];
+        assert_eq!(named_in("where did caroline go?", &known), vec![0]);
+        assert_eq!(named_in("Trips to New York?", &known), vec![1]);
+        assert!(named_in("a new yorker", &known).is_empty());
+    }
+}
