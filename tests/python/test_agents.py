@@ -155,6 +155,36 @@ def test_parallel_edits_and_a_rename_lose_nothing_acknowledged():
             assert "does not exist" in r[0], r
 
 
+def test_parallel_compactions_of_one_thread_lose_no_message():
+    """summarize_conversation and archive_old_messages called in parallel on one thread (issue
+    38): they take turns on the thread; every message stays in the thread, each in context or
+    folded under the one summary left in context, and a pinned message stays in context."""
+    user, agent = tenant("compact")
+    c = connect_as(DSN, ROLE, user)
+    thread = f"t-compact-{RUN}"
+    for i in range(1, 41):
+        c.execute("SELECT message_append(%s, %s, %s, %s)",
+                  (thread, "user" if i % 2 else "assistant", f"Message {i} about the plan.", user))
+    c.execute("SELECT message_pin(%s, (SELECT id FROM memory.messages WHERE thread_id = %s AND seq = 3))",
+              (thread, thread))
+    c.close()
+    calls = [(lambda i: lambda conn: tool(conn, agent, {"keep_last": 2 + i % 5, "focus": "the plan"},
+                                          "summarize_conversation", thread))(i) for i in range(PARALLEL // 2)]
+    calls += [(lambda i: lambda conn: tool(conn, agent, {"before_turn": 5 + i}, "archive_old_messages", thread))(i)
+              for i in range(PARALLEL // 2)]
+    results = in_parallel(user, calls)
+    assert all(not err for _, err in results), [r for r in results if r[1]]
+    n, live_summaries, pinned_in, out = admin.execute(
+        "SELECT count(*) FILTER (WHERE NOT is_summary), count(*) FILTER (WHERE is_summary AND in_context), "
+        "bool_or(seq = 3 AND in_context AND pinned), count(*) FILTER (WHERE NOT is_summary AND NOT in_context) "
+        "FROM memory.messages WHERE user_id = %s AND thread_id = %s", (user, thread)).fetchone()
+    assert (n, live_summaries, pinned_in) == (40, 1, True), (n, live_summaries, pinned_in)
+    covered = admin.execute(
+        "SELECT (metadata -> 'summary' ->> 'archived')::int FROM memory.messages "
+        "WHERE user_id = %s AND thread_id = %s AND is_summary AND in_context", (user, thread)).fetchone()[0]
+    assert covered == out, (covered, out)
+
+
 def test_a_directory_of_more_than_10000_files_moves_and_goes_whole():
     user, agent = tenant("dir")
     n = 10_050

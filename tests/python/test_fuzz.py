@@ -44,7 +44,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
           "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
-          "checkpoint_blobs", "checkpoint_writes"]
+          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links"]
 
 
 class Raw(str):
@@ -260,11 +260,16 @@ CALLS_SPEC = [
     ("checkpoint_delete_runs", ["textarray", "user"]),
     ("checkpoint_copy_thread", [ids, ids, "user"]),
     ("checkpoint_prune", ["textarray", texts, "user"]),
+    # Entities (docs/api.md "Entities"): hostile names, unknown and foreign ids.
+    ("memory_entities", [texts, ints, "user"]),
+    ("memory_entity_merge", [uuids, uuids, "user"]),
+    ("memory_entity_split", [uuids, texts, "user"]),
+    ("memory_entity_alias", [uuids, texts, "user"]),
     # Statistics (docs/api.md "Statistics"): another tenant, any period.
     ("memory_overview", ["user", ints]),
 ]
 
-SETOF = {"memory_search", "conversation_search", "conversation_search_date", "memory_ref_search", "memory_history", "memory_embed_batch", "memory_file_ls",
+SETOF = {"memory_entities", "memory_search", "conversation_search", "conversation_search_date", "memory_ref_search", "memory_history", "memory_embed_batch", "memory_file_ls",
          "memory_file_grep", "memory_file_search", "context_messages", "store_search", "store_list_namespaces",
          "checkpoint_list", "checkpoint_get"}
 

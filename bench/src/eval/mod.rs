@@ -34,7 +34,7 @@ enum Ask<'a> {
     FileText,
 }
 
-const NO_STRUCTURE: &str = r#""hop1": 0, "hop2": 0, "thread": 0, "actor": 0, "time": 0, "importance": 0, "pinned": 0, "recency": 0"#;
+const NO_STRUCTURE: &str = r#""hop1": 0, "hop2": 0, "thread": 0, "actor": 0, "entity": 0, "time": 0, "importance": 0, "pinned": 0, "recency": 0"#;
 
 /// The `files` shape's configurations: our file ranking and its two references.
 fn file_configs() -> Vec<(String, Ask<'static>)> {
@@ -88,6 +88,10 @@ fn configs(ablation: bool) -> Vec<(String, Ask<'static>)> {
             ),
             ("  without thread BM25", r#"{"thread": 0}"#),
             ("  without actor match", r#"{"actor": 0}"#),
+            (
+                "  without entity links (an entity the query names)",
+                r#"{"entity": 0}"#,
+            ),
             ("  without the time the query names", r#"{"time": 0}"#),
             (
                 "  without importance/pinned/recency",
