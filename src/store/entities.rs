@@ -51,8 +51,32 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         .into_iter()
         .collect();
     mentions.extend(rules::mentions(text));
+    let pairs = rules::aliases_in(text);
+    // Names this write would create are claimed first, in one order (no two writes wait on each
+    // other's claims), then the entities read again: of two writes naming a new "Zed" at once,
+    // the second waits for the first's commit and links to its Zed instead of making another.
+    let mut new: Vec<String> = mentions
+        .iter()
+        .filter(|m| !m.initial)
+        .map(|m| m.name.as_str())
+        .chain(pairs.iter().map(|(n, _)| n.as_str()))
+        .filter(|n| rules::resolve(n, None, &known) == Resolved::New)
+        .map(rules::norm)
+        .collect();
+    if !new.is_empty() {
+        new.sort();
+        new.dedup();
+        for n in &new {
+            spi::run(
+                "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/entity/' || $2, 7322))",
+                &[user.into(), n.as_str().into()],
+                "claiming an entity name",
+            );
+        }
+        known = self::known(user);
+    }
     // What the text says are two names of one entity, first: its mentions then find one.
-    for (name, alias) in rules::aliases_in(text) {
+    for (name, alias) in pairs {
         let i = match rules::resolve(&name, None, &known) {
             Resolved::Known(i) | Resolved::Alias(i) => i,
             Resolved::New => match rules::resolve(&alias, None, &known) {

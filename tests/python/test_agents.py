@@ -185,6 +185,25 @@ def test_parallel_compactions_of_one_thread_lose_no_message():
     assert covered == out, (covered, out)
 
 
+def test_parallel_writes_naming_a_new_entity_make_one_entity():
+    """Models write memories in parallel (archival_insert): 32 naming a person the tenant never
+    met, in both orders with a second new name, give one entity each, every memory linked, and
+    no deadlock between them (issue 38's entities)."""
+    user, agent = tenant("entity")
+    calls = [(lambda i: lambda conn: tool(conn, agent, {"content": (
+                 f"Zoltan Kovacs met Quillon Brant on day {i}." if i % 2 else
+                 f"Quillon Brant called Zoltan Kovacs on day {i}.")}, "archival_insert"))(i)
+             for i in range(PARALLEL)]
+    results = in_parallel(user, calls)
+    assert all(not err for _, err in results), [r for r in results if r[1]]
+    rows = admin.execute(
+        "SELECT name, (SELECT count(*) FROM memory.entity_links l WHERE l.user_id = e.user_id AND l.entity_id = e.id) "
+        "FROM memory.entities e WHERE e.user_id = %s ORDER BY name", (user,)).fetchall()
+    memories = admin.execute("SELECT count(*) FROM memory.items WHERE user_id = %s", (user,)).fetchone()[0]
+    assert [r[0] for r in rows] == ["Quillon Brant", "Zoltan Kovacs"], rows
+    assert all(r[1] == memories for r in rows), (rows, memories)
+
+
 def test_a_directory_of_more_than_10000_files_moves_and_goes_whole():
     user, agent = tenant("dir")
     n = 10_050

@@ -153,11 +153,25 @@ def test_every_api_function_answers_through_the_coordinator():
         overview = one(c, "SELECT memory_overview()")
         assert overview["memories"]["total"] >= 3 and len(overview["memories"]["per_day"]) == 30, overview["memories"]
         assert [t["thread_id"] for t in overview["threads"]] == ["c1"], overview["threads"]
+        # Issue 38's functions through the coordinator: entities, dates across threads, detail
+        # search, the in-context set, memory files in recall.
+        names = [r[0] for r in c.execute("SELECT name FROM memory_entities()").fetchall()]
+        assert "Carol" in names and "Oslo" in names, names
+        about = query(c, query="where does she live?", entity="Carol")["items"]
+        assert about and all("Carol" in i["text"] for i in about), about
+        assert one(c, "SELECT count(*) FROM conversation_search_date(current_date, current_date)") >= 2
+        assert one(c, "SELECT memory_ref_store('a log', 'ci build log', thread_id => 'c1')")["key"] == "ci_build_log"
+        assert one(c, "SELECT key FROM memory_ref_search('build log', thread_id => 'c1')") == "ci_build_log"
+        ids = [r[0] for r in c.execute("SELECT id FROM context_messages('c1')").fetchall()]
+        assert one(c, "SELECT set_message_ids('c1', %s::uuid[])", (ids[-1:],))["in_context"] == 1
+        assert one(c, "SELECT message_pin('c1', %s)", (ids[0],))["pinned"] is True
+        assert one(c, "SELECT compact_thread('c1', before_seq => 100)")["summarized"] >= 1
         assert one(c, "SELECT checkpoint_save(NULL, 'c1', '{\"a\": 1}')")["thread_id"] == "c1"
         assert one(c, "SELECT checkpoint_load(NULL, 'c1')") == {"a": 1}
         assert one(c, "SELECT memory_delta('c1', 0)") is not None
         assert one(c, "SELECT conversation_search('c1', 'Acme')") is not None
         c.execute("SELECT memory_agent('agent-c', NULL, 'I am helpful.', 'Carol.')")
+        assert "[file] notes/a.md" in one(c, "SELECT memory_context('agent-c', 'c1', 'hello there', 4000)")
         c.execute("SELECT block_append('agent-c', 'human', 'Carol likes tea.')")
         assert "Carol likes tea." in one(c, "SELECT compile_core_blocks('agent-c', now())")
         assert "Bergen" in one(c, "SELECT memory_context('agent-c', 'c1', 'where does Carol live', 500)")

@@ -366,7 +366,10 @@ fn load_files(
     l: &mut Loaded,
 ) {
     let have: i64 = db
-        .query_one("SELECT count(*) FROM memory.files WHERE user_id = $1", &[&tenant])
+        .query_one(
+            "SELECT count(*) FROM memory.files WHERE user_id = $1",
+            &[&tenant],
+        )
         .unwrap()
         .get(0);
     if reuse && have > 0 {

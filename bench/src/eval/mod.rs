@@ -369,7 +369,12 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         let g = |s: &Scores, m: &str| s.get(m).copied().unwrap_or(0.0);
         // The files shape has no rerank row: its figures show as 0 there.
         let none = Scores::new();
-        let (q, v, b, rr) = (&firsts[0], &firsts[1], &firsts[2], firsts.get(3).unwrap_or(&none));
+        let (q, v, b, rr) = (
+            &firsts[0],
+            &firsts[1],
+            &firsts[2],
+            firsts.get(3).unwrap_or(&none),
+        );
         let goal_rr = g(v, "tR@5") + 0.12;
         let goal5 = g(v, "tR@5").max(g(b, "tR@5")) + 0.08;
         let goal10 = g(v, "sR@10") + 0.02;

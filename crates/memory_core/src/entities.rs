@@ -40,62 +40,360 @@ pub struct Mention {
 
 /// Capitalised words that name nobody: they are capitalised because they start a sentence.
 const COMMON: &[&str] = &[
-    "i", "i'm", "i've", "i'll", "i'd", "the", "a", "an", "my", "our", "your", "his", "her",
-    "their", "its", "it", "it's", "this", "that", "these", "those", "we", "you", "he", "she",
-    "they", "me", "us", "yes", "no", "not", "hi", "hey", "hello", "thanks", "thank", "ok", "okay",
-    "oh", "wow", "well", "so", "and", "but", "or", "if", "when", "what", "where", "why", "how",
-    "who", "which", "also", "just", "sure", "great", "good", "nice", "congrats",
-    "congratulations", "haha", "lol", "dear", "yeah", "yay", "awesome", "cool", "sorry", "please",
-    "let", "let's", "do", "did", "is", "are", "was", "were", "can", "could", "would", "will",
-    "have", "had", "has", "there", "here", "then", "now", "today", "tomorrow", "yesterday",
-    "user", "assistant", "episode", "on", "in", "at", "for", "with", "after", "before", "since",
-    "during", "about", "from", "to", "by", "as", "of", "once", "maybe", "every", "last", "next",
-    "some", "all", "any", "each", "both", "one", "two", "three", "first", "second", "because",
-    "while", "although", "though", "until", "right", "actually", "anyway", "definitely",
-    "absolutely", "totally", "really", "very", "that's", "there's", "what's", "how's", "here's",
-    "btw", "glad", "happy", "love", "loved", "looking", "speaking", "talking", "yep", "nope",
-    "nah", "yup", "hmm", "honestly", "interesting", "exactly", "true", "amazing", "wonderful",
-    "beautiful", "fantastic", "same", "sounds", "take", "keep", "make", "see", "check", "tell",
-    "remember", "don't", "can't", "won't", "didn't", "isn't", "wasn't", "doesn't", "haven't",
-    "nothing", "something", "everything", "anything", "someone", "everyone", "anyone", "nobody",
-    "always", "never", "sometimes", "often", "usually", "still", "even", "only", "most", "many",
-    "much", "more", "less", "no one", "good luck", "bye", "goodbye", "cheers", "welcome", "agreed",
-    "indeed", "besides", "however", "also", "plus", "instead", "otherwise", "meanwhile", "finally",
-    "lately", "recently", "soon", "later", "tonight", "morning", "evening", "night", "afternoon",
-    "go", "get", "got", "went", "had", "being", "having", "trying", "thinking", "feeling",
-    "seems", "seeing", "knowing", "guess", "wish", "hope", "mine", "yours", "ours", "theirs",
-    "himself", "herself", "myself", "yourself", "ourselves", "themselves", "such", "another",
-    "other", "others", "either", "neither", "whatever", "whenever", "wherever", "whoever", "omg",
-    "ah", "aw", "aww", "ha", "hah", "huh", "um", "uh", "yo", "hiya", "sweet", "perfect", "right",
-    "fine", "alright", "lovely", "fun", "funny", "crazy", "totally", "indeed", "super", "pretty",
+    "i",
+    "i'm",
+    "i've",
+    "i'll",
+    "i'd",
+    "the",
+    "a",
+    "an",
+    "my",
+    "our",
+    "your",
+    "his",
+    "her",
+    "their",
+    "its",
+    "it",
+    "it's",
+    "this",
+    "that",
+    "these",
+    "those",
+    "we",
+    "you",
+    "he",
+    "she",
+    "they",
+    "me",
+    "us",
+    "yes",
+    "no",
+    "not",
+    "hi",
+    "hey",
+    "hello",
+    "thanks",
+    "thank",
+    "ok",
+    "okay",
+    "oh",
+    "wow",
+    "well",
+    "so",
+    "and",
+    "but",
+    "or",
+    "if",
+    "when",
+    "what",
+    "where",
+    "why",
+    "how",
+    "who",
+    "which",
+    "also",
+    "just",
+    "sure",
+    "great",
+    "good",
+    "nice",
+    "congrats",
+    "congratulations",
+    "haha",
+    "lol",
+    "dear",
+    "yeah",
+    "yay",
+    "awesome",
+    "cool",
+    "sorry",
+    "please",
+    "let",
+    "let's",
+    "do",
+    "did",
+    "is",
+    "are",
+    "was",
+    "were",
+    "can",
+    "could",
+    "would",
+    "will",
+    "have",
+    "had",
+    "has",
+    "there",
+    "here",
+    "then",
+    "now",
+    "today",
+    "tomorrow",
+    "yesterday",
+    "user",
+    "assistant",
+    "episode",
+    "on",
+    "in",
+    "at",
+    "for",
+    "with",
+    "after",
+    "before",
+    "since",
+    "during",
+    "about",
+    "from",
+    "to",
+    "by",
+    "as",
+    "of",
+    "once",
+    "maybe",
+    "every",
+    "last",
+    "next",
+    "some",
+    "all",
+    "any",
+    "each",
+    "both",
+    "one",
+    "two",
+    "three",
+    "first",
+    "second",
+    "because",
+    "while",
+    "although",
+    "though",
+    "until",
+    "right",
+    "actually",
+    "anyway",
+    "definitely",
+    "absolutely",
+    "totally",
+    "really",
+    "very",
+    "that's",
+    "there's",
+    "what's",
+    "how's",
+    "here's",
+    "btw",
+    "glad",
+    "happy",
+    "love",
+    "loved",
+    "looking",
+    "speaking",
+    "talking",
+    "yep",
+    "nope",
+    "nah",
+    "yup",
+    "hmm",
+    "honestly",
+    "interesting",
+    "exactly",
+    "true",
+    "amazing",
+    "wonderful",
+    "beautiful",
+    "fantastic",
+    "same",
+    "sounds",
+    "take",
+    "keep",
+    "make",
+    "see",
+    "check",
+    "tell",
+    "remember",
+    "don't",
+    "can't",
+    "won't",
+    "didn't",
+    "isn't",
+    "wasn't",
+    "doesn't",
+    "haven't",
+    "nothing",
+    "something",
+    "everything",
+    "anything",
+    "someone",
+    "everyone",
+    "anyone",
+    "nobody",
+    "always",
+    "never",
+    "sometimes",
+    "often",
+    "usually",
+    "still",
+    "even",
+    "only",
+    "most",
+    "many",
+    "much",
+    "more",
+    "less",
+    "no one",
+    "good luck",
+    "bye",
+    "goodbye",
+    "cheers",
+    "welcome",
+    "agreed",
+    "indeed",
+    "besides",
+    "however",
+    "also",
+    "plus",
+    "instead",
+    "otherwise",
+    "meanwhile",
+    "finally",
+    "lately",
+    "recently",
+    "soon",
+    "later",
+    "tonight",
+    "morning",
+    "evening",
+    "night",
+    "afternoon",
+    "go",
+    "get",
+    "got",
+    "went",
+    "had",
+    "being",
+    "having",
+    "trying",
+    "thinking",
+    "feeling",
+    "seems",
+    "seeing",
+    "knowing",
+    "guess",
+    "wish",
+    "hope",
+    "mine",
+    "yours",
+    "ours",
+    "theirs",
+    "himself",
+    "herself",
+    "myself",
+    "yourself",
+    "ourselves",
+    "themselves",
+    "such",
+    "another",
+    "other",
+    "others",
+    "either",
+    "neither",
+    "whatever",
+    "whenever",
+    "wherever",
+    "whoever",
+    "omg",
+    "ah",
+    "aw",
+    "aww",
+    "ha",
+    "hah",
+    "huh",
+    "um",
+    "uh",
+    "yo",
+    "hiya",
+    "sweet",
+    "perfect",
+    "right",
+    "fine",
+    "alright",
+    "lovely",
+    "fun",
+    "funny",
+    "crazy",
+    "totally",
+    "indeed",
+    "super",
+    "pretty",
 ];
 
 /// Names that are also common words: at the start of a sentence they are only taken for a
 /// name the tenant knows ("Will you come?" is no one; "Will" mid-sentence is someone).
 const AMBIGUOUS: &[&str] = &[
     "will", "may", "rose", "mark", "bill", "grace", "joy", "june", "faith", "art", "sandy",
-    "summer", "april", "august", "hunter", "chase", "cash", "sunny", "hope", "ray", "dawn",
-    "rich", "drew", "pat", "sue", "frank", "gene", "jack", "max", "miles", "penny", "robin",
-    "skip", "sky", "star", "tom", "victor", "wade", "woody", "jean", "holly", "ivy", "lily",
+    "summer", "april", "august", "hunter", "chase", "cash", "sunny", "hope", "ray", "dawn", "rich",
+    "drew", "pat", "sue", "frank", "gene", "jack", "max", "miles", "penny", "robin", "skip", "sky",
+    "star", "tom", "victor", "wade", "woody", "jean", "holly", "ivy", "lily",
 ];
 
 const CALENDAR: [&str; 19] = [
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
-    "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 
 /// Words before a place.
 const PLACE_BEFORE: [&str; 7] = ["in", "from", "at", "near", "visited", "visit", "visiting"];
 /// Words before "to" that make what follows a place ("moved to Denver", not "said hi to Mel").
 const MOTION: [&str; 14] = [
-    "moved", "move", "moving", "went", "go", "going", "flew", "fly", "drove", "travelled",
-    "traveled", "trip", "relocated", "headed",
+    "moved",
+    "move",
+    "moving",
+    "went",
+    "go",
+    "going",
+    "flew",
+    "fly",
+    "drove",
+    "travelled",
+    "traveled",
+    "trip",
+    "relocated",
+    "headed",
 ];
 /// Last words of an organisation's name.
 const ORG_LAST: [&str; 13] = [
-    "inc", "corp", "corporation", "llc", "ltd", "company", "co", "university", "college",
-    "school", "hospital", "bank", "group",
+    "inc",
+    "corp",
+    "corporation",
+    "llc",
+    "ltd",
+    "company",
+    "co",
+    "university",
+    "college",
+    "school",
+    "hospital",
+    "bank",
+    "group",
 ];
 
 /// Longest mention, in words and characters.
@@ -156,8 +454,7 @@ fn is_name_word(w: &str) -> bool {
     };
     first.is_uppercase()
         && w.chars().any(char::is_alphabetic)
-        && w
-            .chars()
+        && w.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.' | '&'))
         && (!COMMON.contains(&norm(w).as_str()) || AMBIGUOUS.contains(&norm(w).as_str()))
         && !CALENDAR.contains(&norm(w).as_str())
@@ -196,7 +493,10 @@ pub fn mentions(text: &str) -> Vec<Mention> {
             || raw[i - 1].to_lowercase().contains("'s")
             || raw[i - 1].to_lowercase().contains("’s");
         let name = words.join(" ");
-        let name = name.trim_end_matches("'s").trim_end_matches("’s").to_string();
+        let name = name
+            .trim_end_matches("'s")
+            .trim_end_matches("’s")
+            .to_string();
         let n = norm(&name);
         if n.is_empty() || name.chars().count() > MAX_NAME_CHARS || !seen.insert(n.clone()) {
             continue;
@@ -215,9 +515,7 @@ pub fn mentions(text: &str) -> Vec<Mention> {
         } else if possessive {
             // "visited Mel's bakery": Mel is not the place.
             None
-        } else if before
-            .as_deref()
-            .is_some_and(|b| PLACE_BEFORE.contains(&b))
+        } else if before.as_deref().is_some_and(|b| PLACE_BEFORE.contains(&b))
             || (before.as_deref() == Some("to")
                 && before2.as_deref().is_some_and(|b| MOTION.contains(&b)))
         {
@@ -293,10 +591,7 @@ pub fn resolve(name: &str, kind: Option<&str>, known: &[Entity]) -> Resolved {
     if n.is_empty() {
         return Resolved::New;
     }
-    if let Some(i) = known
-        .iter()
-        .position(|e| names(e).any(|x| norm(x) == n))
-    {
+    if let Some(i) = known.iter().position(|e| names(e).any(|x| norm(x) == n)) {
         return Resolved::Known(i);
     }
     // A misspelling: the closest name above the bar, same first letter, compatible type.
@@ -393,8 +688,10 @@ mod tests {
              On Monday I said Hi to Melanie's dog at the Riverside project. Wow. Will you come? \
              Nothing new. Sam runs.",
         );
-        let got: Vec<(&str, Option<&str>, bool)> =
-            m.iter().map(|x| (x.name.as_str(), x.kind, x.initial)).collect();
+        let got: Vec<(&str, Option<&str>, bool)> = m
+            .iter()
+            .map(|x| (x.name.as_str(), x.kind, x.initial))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -423,7 +720,10 @@ mod tests {
         assert_eq!(resolve("Mellanie", None, &known), Resolved::Alias(2));
         assert_eq!(resolve("Caroline", None, &known), Resolved::Alias(0));
         assert_eq!(resolve("Mel", None, &known), Resolved::New);
-        assert_eq!(resolve("Melanie", Some("place"), &known), Resolved::Known(2));
+        assert_eq!(
+            resolve("Melanie", Some("place"), &known),
+            Resolved::Known(2)
+        );
         // A misspelt place is not a person.
         assert_eq!(resolve("Mellanie", Some("place"), &known), Resolved::New);
         // Two Carolines: a first name alone is nobody in particular.
@@ -433,9 +733,15 @@ mod tests {
         ];
         assert_eq!(resolve("Caroline", None, &two), Resolved::New);
         // The person known by a first name alone, met under the full name.
-        let alone = vec![e("1", "Caroline", "person", &[]), e("2", "Acme", "thing", &[])];
+        let alone = vec![
+            e("1", "Caroline", "person", &[]),
+            e("2", "Acme", "thing", &[]),
+        ];
         assert_eq!(resolve("Caroline Smith", None, &alone), Resolved::Alias(0));
-        assert_eq!(resolve("Caroline Smith", Some("place"), &alone), Resolved::New);
+        assert_eq!(
+            resolve("Caroline Smith", Some("place"), &alone),
+            Resolved::New
+        );
     }
 
     #[test]
