@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 EVAL_PGDATA=${EVAL_PGDATA:-$MEMORY_EXT_HOME/eval-$EVAL_PORT}
 DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 # EVAL_ABLATION=0: memory_query, raw vector and BM25 only (~10 min instead of ~40).
-# EVAL_SHAPES="turns facts": those shapes only (default: turns bare facts).
+# EVAL_SHAPES="turns facts": those shapes only, results in eval-turns-facts.{md,json} (default:
+#   every shape, turns bare facts files, results in eval.{md,json}).
 # EVAL_TOP_K=5: ask memory_query for 5 results instead of 100 (recall@10/@20 are then capped).
 # EVAL_REUSE=1: keep the server and its loaded memories between runs (tuning loops; reads the
 #   loaded tenants back instead of writing them). Figures for docs come from a fresh run.
@@ -33,7 +34,7 @@ psql_e -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_eval'"
   psql_e -d postgres -c "CREATE DATABASE memory_eval"
 psql_e -d memory_eval -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
 "$CARGO_TARGET_DIR"/release/memory_ext_bench eval --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
-  --data "$DATA" --out bench/results --shapes "${EVAL_SHAPES:-turns bare facts}" $ablation $reuse
+  --data "$DATA" --out bench/results --shapes "${EVAL_SHAPES:-}" $ablation $reuse
 # The no-LLM supersede rule on the same file's observations (docs/retrieval.md "Supersede
 # without an LLM"): counts only into bench/results, the pairs never leave stdout.
 cargo run -q --release -p memory_core --example supersede_rate -- "$DATA" | tee bench/results/supersede.txt

@@ -28,6 +28,17 @@ pub fn tenant_lexeme(user: &str) -> String {
     .unwrap_or_default()
 }
 
+/// `'a' | 'b'` — the terms alone, for scoring with `ts_rank_cd`: the tenant's lexeme has no
+/// position in a tsvector, so a query that ANDs it in has no cover and ranks every row 0
+/// (conversation_search and memory_file_search ranked by meaning alone until 0.12.0).
+pub fn score_query(lex: &[String]) -> Option<String> {
+    if lex.is_empty() {
+        return None;
+    }
+    let q = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    Some(lex.iter().map(|l| q(l)).collect::<Vec<_>>().join(" | "))
+}
+
 /// `('a' | 'b') & '<tenant>'` — quoted tsquery text; `None` without terms.
 pub fn tsquery(lex: &[String], tenant: &str) -> Option<String> {
     if lex.is_empty() {

@@ -355,6 +355,12 @@ pub fn load(db: &mut Client, data: &Value, shape: Shape, reuse: bool) -> Loaded 
     l
 }
 
+/// How a file is known in [`Loaded::memories`]: paths repeat from one conversation (tenant)
+/// to the next, memory ids do not.
+pub fn file_key(tenant: &str, path: &str) -> String {
+    format!("{tenant}\u{0}{path}")
+}
+
 /// The `files` shape of one conversation: a memory file per session (see the module note).
 fn load_files(
     db: &mut Client,
@@ -385,7 +391,7 @@ fn load_files(
                 .iter()
                 .find_map(|d| sess.get(d).cloned())
                 .unwrap_or_else(|| format!("{id}:0"));
-            l.memories.insert(r.get(0), Covered { dias, session });
+            l.memories.insert(file_key(tenant, &r.get::<_, String>(0)), Covered { dias, session });
             l.written += 1;
         }
         return;
@@ -425,7 +431,7 @@ fn load_files(
         )
         .unwrap();
         l.memories.insert(
-            path,
+            file_key(tenant, &path),
             Covered {
                 dias,
                 session: format!("{id}:{}", s.n),

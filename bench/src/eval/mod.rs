@@ -213,7 +213,18 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
                 .map(|r| r.get(0))
                 .collect(),
         };
-        let ranked: Vec<&Covered> = ids.iter().filter_map(|i| l.memories.get(i)).collect();
+        // Files are known by tenant and path (load::file_key), memories by id.
+        let files = matches!(how, Ask::Files | Ask::FileVector | Ask::FileText);
+        let ranked: Vec<&Covered> = ids
+            .iter()
+            .filter_map(|i| {
+                if files {
+                    l.memories.get(&load::file_key(&q.tenant, i))
+                } else {
+                    l.memories.get(i)
+                }
+            })
+            .collect();
         let empty = Default::default();
         let sessions = l.sessions.get(&q.conv).unwrap_or(&empty);
         let s = score(&ranked, q, sessions);
@@ -267,10 +278,11 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     let data: Value =
         serde_json::from_str(&std::fs::read_to_string(file).expect("read the data file"))
             .expect("JSON");
-    let shapes: Vec<Shape> = if shapes.is_empty() {
+    let shapes_asked: Vec<String> = shapes.iter().filter(|s| !s.is_empty()).cloned().collect();
+    let shapes: Vec<Shape> = if shapes_asked.is_empty() {
         Shape::ALL.to_vec()
     } else {
-        shapes
+        shapes_asked
             .iter()
             .map(|s| Shape::parse(s).unwrap_or_else(|| panic!("unknown shape {s}")))
             .collect()
@@ -406,11 +418,15 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     );
     std::fs::create_dir_all(out).unwrap();
     // The default model's figures are eval.{md,json}; another model's carry its name.
-    let stem = if model == "all-MiniLM-L6-v2" {
+    let mut stem = if model == "all-MiniLM-L6-v2" {
         "eval".to_string()
     } else {
         format!("eval-{model}")
     };
+    // A run of some shapes does not overwrite the figures of all of them.
+    if !shapes_asked.is_empty() {
+        stem = format!("{stem}-{}", shapes_asked.join("-"));
+    }
     std::fs::write(format!("{out}/{stem}.md"), &md).unwrap();
     let js = json!({ "file": file, "model": model, "rerank_depth": depth, "questions": n_questions, "shapes": js_shapes });
     std::fs::write(
