@@ -324,8 +324,13 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             l.written,
             l.questions.len()
         );
+        let written = if shape == Shape::Files {
+            "files written through memory_file_write"
+        } else {
+            "memories written through memory_write_batch"
+        };
         let mut md = format!(
-            "\n## {}\n\n{} memories written through memory_write_batch in {load_s:.0} s.\n\n{header}",
+            "\n## {}\n\n{} {written} in {load_s:.0} s.\n\n{header}",
             shape.title(),
             l.written
         );
@@ -409,6 +414,14 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
             mark(g(rr, "tR@5"), goal_rr),
             g(rr, "sR@10"),
         ));
+        if firsts.len() < 4 {
+            // No rerank row for this shape (files): say so rather than show zeros.
+            let cut = summary.rfind(&format!("| {:.3} | {:.3} ({}) | {:.3} |\n", g(rr, "tR@5"), goal_rr, mark(g(rr, "tR@5"), goal_rr), g(rr, "sR@10")));
+            if let Some(c) = cut {
+                summary.truncate(c);
+                summary.push_str("| n/a | n/a | n/a |\n");
+            }
+        }
         js_shapes.push(js);
     }
     db.batch_execute("RESET memory_ext.rank_weights").unwrap();
