@@ -416,7 +416,13 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
         ));
         if firsts.len() < 4 {
             // No rerank row for this shape (files): say so rather than show zeros.
-            let cut = summary.rfind(&format!("| {:.3} | {:.3} ({}) | {:.3} |\n", g(rr, "tR@5"), goal_rr, mark(g(rr, "tR@5"), goal_rr), g(rr, "sR@10")));
+            let cut = summary.rfind(&format!(
+                "| {:.3} | {:.3} ({}) | {:.3} |\n",
+                g(rr, "tR@5"),
+                goal_rr,
+                mark(g(rr, "tR@5"), goal_rr),
+                g(rr, "sR@10")
+            ));
             if let Some(c) = cut {
                 summary.truncate(c);
                 summary.push_str("| n/a | n/a | n/a |\n");
