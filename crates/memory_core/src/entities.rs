@@ -338,7 +338,8 @@ const AMBIGUOUS: &[&str] = &[
     "star", "tom", "victor", "wade", "woody", "jean", "holly", "ivy", "lily",
 ];
 
-const CALENDAR: [&str; 19] = [
+/// Days are not entities (nor are months: crate::when::MONTHS).
+const DAYS: [&str; 7] = [
     "monday",
     "tuesday",
     "wednesday",
@@ -346,18 +347,6 @@ const CALENDAR: [&str; 19] = [
     "friday",
     "saturday",
     "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
 ];
 
 /// Words before a place.
@@ -457,7 +446,8 @@ fn is_name_word(w: &str) -> bool {
         && w.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.' | '&'))
         && (!COMMON.contains(&norm(w).as_str()) || AMBIGUOUS.contains(&norm(w).as_str()))
-        && !CALENDAR.contains(&norm(w).as_str())
+        && !DAYS.contains(&norm(w).as_str())
+        && !crate::when::MONTHS.contains(&norm(w).as_str())
 }
 
 /// The names `text` mentions, in order, each once (by its normalised form).

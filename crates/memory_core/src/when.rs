@@ -10,7 +10,8 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 /// [start, end) in days since the Unix epoch (fractions allowed).
 pub type Window = (f64, f64);
 
-const MONTHS: [&str; 12] = [
+/// The months' names, lower-case (crate::entities leaves them out of names too).
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
