@@ -1,10 +1,10 @@
 -- memory_file_search's snippets, only for the files it returns (ts_headline re-parses the text,
--- ~1 ms per file), and the day each last changed (UTC), recording their access in the same
--- statement. $1 user_id, $2 paths, $3 tsquery text or NULL.
+-- ~1 ms per file), and when each last changed (the caller takes its UTC day: Citus allows no
+-- STABLE function such as to_char in RETURNING), recording their access in the same statement. $1 user_id, $2 paths, $3 tsquery text or NULL.
 UPDATE memory.files f SET last_accessed_at = now() WHERE f.user_id = $1 AND f.path = ANY($2)
 RETURNING f.path,
     CASE WHEN $3::text IS NOT NULL AND f.tsv @@ $3::tsquery
          THEN regexp_replace(ts_headline('english', left(f.content, 20000), $3::tsquery,
                   'MaxWords=30, MinWords=10, MaxFragments=1, StartSel="", StopSel=""'), '\s+', ' ', 'g')
          ELSE left(regexp_replace(left(f.content, 1000), '\s+', ' ', 'g'), 200) END,
-    to_char(f.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+    f.updated_at

@@ -285,7 +285,9 @@ pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -
                     r.get::<String>(1)?.unwrap_or_default(),
                     (
                         r.get::<String>(2)?.unwrap_or_default(),
-                        r.get::<String>(3)?.unwrap_or_default(),
+                        r.get::<TimestampWithTimeZone>(3)?
+                            .map(|t| t.to_iso_string().chars().take(10).collect())
+                            .unwrap_or_default(),
                     ),
                 ))
             },
