@@ -452,19 +452,23 @@ pub fn memories(
         related: between(|r| &r.related),
     };
     let mut cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
+    let weights = match gucs::rank_weights() {
+        Some(s) => rank::weights_from_json(&s).or_raise(),
+        None => DEFAULT_WEIGHTS,
+    };
     // The memories linked to an entity the query names (docs/design.md "Entities"): one read
-    // of the links, only when the query names one.
-    let named = crate::store::entities::named_in(user, query);
+    // of the links, only when the query names one, and nothing read when the signal is off.
+    let named = if weights.entity > 0.0 {
+        crate::store::entities::named_in(user, query)
+    } else {
+        vec![]
+    };
     if !named.is_empty() {
         let linked = crate::store::entities::linked(user, &named, &ids);
         for c in &mut cands {
             c.entity_named = linked.contains(&c.id);
         }
     }
-    let weights = match gucs::rank_weights() {
-        Some(s) => rank::weights_from_json(&s).or_raise(),
-        None => DEFAULT_WEIGHTS,
-    };
     let mut ranked = rank::rank(&cands, &edges, window, &weights);
     if rerank && !query.trim().is_empty() {
         let best: Vec<usize> = ranked
