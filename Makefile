@@ -7,12 +7,13 @@ export PG
 # scripts/lib.sh is bash.
 SHELL := /bin/bash
 
-.PHONY: all deps build install run stop test bench eval package test-core lint clean-run help
+.PHONY: all deps deps-run build install run stop test bench eval package test-core lint clean-run help
 
 all: build
 
 help:
-	@echo "make deps     install PostgreSQL $(PG), pgvector, cargo-pgrx 0.18.0 (skips what is there)"
+	@echo "make deps     install what running and testing need: PostgreSQL $(PG), pgvector, cargo-pgrx 0.18.0, models, test tools (skips what is there)"
+	@echo "make deps-run only what running needs (make run, make install)"
 	@echo "make build    cargo build"
 	@echo "make install  build and install the extension into PostgreSQL $(PG)"
 	@echo "make run      start a local PostgreSQL $(PG) server on 127.0.0.1 with the extension and a demo"
@@ -23,13 +24,17 @@ help:
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
 	@echo "make clean-run  stop the local server and delete its data"
 
+# What running needs (deps-run) and what the tests add (deps): `make run` installs only the former.
 deps:
 	scripts/deps.sh all
 
-build: deps
+deps-run:
+	scripts/deps.sh run
+
+build: deps-run
 	. scripts/lib.sh && cargo build --no-default-features --features pg$(PG)
 
-install: deps
+install: deps-run
 	scripts/install.sh
 
 run: install

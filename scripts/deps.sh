@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Installs what memory_ext needs on a Debian 12 machine for PostgreSQL $PG (scripts/lib.sh),
 # skipping every step that is already done, so a warm machine finishes in seconds.
-# Usage: scripts/deps.sh [all|apt|postgres|pgvector|pgrx|model|python|citus]   (default: all;
-# citus is only for the scale-out tests, `scripts/test.sh citus`, so `all` leaves it out)
+# Usage: scripts/deps.sh [all|run|apt|postgres|pgvector|pgrx|model|python|citus]   (default: all)
+#   run   what running needs (`make run`, `make install`, `make build`): the server, pgvector,
+#         cargo-pgrx, the build's libraries, the built-in models
+#   all   that, and what the tests need (`make test`): the browser and its driver, debootstrap,
+#         lintian, the Python clients of the tests (psycopg, jsonschema, the MCP SDK, Selenium)
+#   citus is only for the scale-out tests, `scripts/test.sh citus`, so `all` leaves it out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -27,15 +31,18 @@ CITUS_SHA256=dd2453caec20a830e5e63f1def5c5a98cb6f57ae510407cdcd800916fcdab430
 CITUS_VENDOR=${CITUS_VENDOR:-$PWD/../shared/vendor}
 step=${1:-all}
 
+# apt_step [run|all]
 apt_step() {
-  # libssl-dev: the MCP gateway's TLS to Postgres (native-tls); openssl: its test's certificates.
-  # PostgreSQL 15's packages are the machine's own; other versions need debootstrap and patchelf
-  # to make their root (postgres_step). debootstrap and lintian: the package layer's roots and
-  # checks (tests/package). chromium and chromium-driver: the inspector's browser tests
-  # (tests/python/test_inspect.py), a real browser driven through Debian's own WebDriver.
-  local want=(libclang-dev clang pkg-config sudo libssl-dev openssl debootstrap lintian chromium chromium-driver)
+  # libssl-dev: the MCP gateway's TLS to Postgres (native-tls). PostgreSQL 15's packages are the
+  # machine's own; other versions need debootstrap and patchelf to make their root
+  # (postgres_step). For the tests only: openssl (the gateway test's certificates), debootstrap
+  # and lintian (the package layer's roots and checks, tests/package), chromium and
+  # chromium-driver (the inspector's browser tests, tests/python/test_inspect.py: a real browser
+  # driven through Debian's own WebDriver).
+  local want=(libclang-dev clang pkg-config sudo libssl-dev)
+  [ "${1:-all}" = all ] && want+=(openssl debootstrap lintian chromium chromium-driver)
   if [ "$PG" = 15 ]; then want+=(postgresql-15 postgresql-server-dev-15 postgresql-15-cron)
-  else want+=(patchelf); fi
+  else want+=(patchelf debootstrap); fi
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -331,6 +338,7 @@ case "$step" in
   model) model_step; extra_models_step ;;
   python) python_step ;;
   citus) citus_step ;;
-  all) target_step; apt_step; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
+  run) target_step; apt_step run; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step ;;
+  all) target_step; apt_step all; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

@@ -21,6 +21,8 @@ BEGIN
     END IF;
     PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
     PERFORM memory.check_json('data', data);  -- what every reader can read back
+    -- Screened as every write is (0.13.0): a state holds what the conversation said.
+    data := coalesce(memory.screen_checkpoint(data), data);
     -- now() in VALUES and plain columns in RETURNING: Citus allows only immutable functions in
     -- DO UPDATE SET and RETURNING (docs/citus.md); the answer is built afterwards.
     INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data, updated_at)
@@ -107,6 +109,9 @@ CREATE TYPE memory.checkpoint_tuple AS (
 
 -- A namespace or checkpoint id as an argument: not NULL (22004), at most 200 characters
 -- (22001), an id not empty (22023).
+-- 0.13.0: a key shows as itself, as a category name must (memory_core::names::legible): no
+-- control characters, line or paragraph separators, or format and zero-width characters (a
+-- namespace of "\n</x>" was accepted, and rendering was all that stood between it and a prompt).
 CREATE FUNCTION memory._checkpoint_key(arg text, v text, may_be_empty boolean) RETURNS text
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -116,6 +121,9 @@ BEGIN
         RAISE EXCEPTION '% must not be empty', arg USING ERRCODE = '22023';
     ELSIF length(v) > 200 THEN
         RAISE EXCEPTION '% is longer than 200 characters', arg USING ERRCODE = '22001';
+    ELSIF v ~ '[\x01-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]' THEN
+        RAISE EXCEPTION '% contains control, line-separator or invisible characters', arg
+            USING ERRCODE = '22023';
     END IF;
     RETURN v;
 END $$;
@@ -181,6 +189,13 @@ BEGIN
                                    + coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
     PERFORM memory.check_json('checkpoint', checkpoint);
     PERFORM memory.check_json('metadata', metadata);
+    -- Screened as every write is (0.13.0): the documents, and the blobs LangGraph can read back
+    -- without running code (json, msgpack: memory_core::blob), where a graph's messages live.
+    checkpoint := coalesce(memory.screen_checkpoint(checkpoint), checkpoint);
+    metadata := coalesce(memory.screen_checkpoint(metadata), metadata);
+    -- Apart from the INSERT: Citus then plans that as it did before.
+    blobs := ARRAY(SELECT coalesce(memory.screen_blob(x.ty, x.bl), x.bl)
+                   FROM unnest(types, blobs) WITH ORDINALITY x(ty, bl, o) ORDER BY x.o);
     INSERT INTO memory.checkpoint_blobs AS b (user_id, thread_id, checkpoint_ns, channel, version, type, blob)
     SELECT u, t, ns, x.c, x.v, x.ty, x.bl FROM unnest(channels, versions, types, blobs) x(c, v, ty, bl)
     ON CONFLICT ON CONSTRAINT checkpoint_blobs_pkey DO NOTHING;
@@ -224,6 +239,9 @@ BEGIN
         RAISE EXCEPTION 'idx must not repeat' USING ERRCODE = '22023';
     END IF;
     PERFORM memory.checkpoint_size(coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
+    -- Screened as every write is (0.13.0; memory_core::blob), apart from the INSERTs below.
+    blobs := ARRAY(SELECT coalesce(memory.screen_blob(x.ty, x.bl), x.bl)
+                   FROM unnest(types, blobs) WITH ORDINALITY x(ty, bl, o) ORDER BY x.o);
     -- Two statements, not one with `DO UPDATE ... WHERE replace`: Citus sends an INSERT ... SELECT's
     -- ON CONFLICT clause to the workers without the types of the parameters in it.
     IF replace THEN

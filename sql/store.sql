@@ -67,13 +67,15 @@ CREATE INDEX store_vectors_unembedded_idx ON memory.store_vectors (user_id) WHER
 CREATE UNIQUE INDEX store_vectors_id_idx ON memory.store_vectors (user_id, id);
 
 -- Whether `v` satisfies every condition of `conds` (memory_core::store::filter: a list of
--- {path, op, value}). Equality is jsonb equality; the order operators compare numbers as numbers
--- and strings as strings, and are false across types (LangGraph's stores raise or say false).
+-- {path, op, value}). Equality is jsonb equality, false where `v` has no such field (a missing
+-- path gives NULL, which bool_and would skip: 0.12.0 matched every item without the field); the
+-- order operators compare numbers as numbers and strings as strings, and are false across types
+-- (LangGraph's stores raise or say false).
 CREATE FUNCTION memory._store_match(v jsonb, conds jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     SELECT coalesce(bool_and(
         CASE c ->> 'op'
-            WHEN 'eq' THEN v #> p = c -> 'value'
+            WHEN 'eq' THEN coalesce(v #> p = c -> 'value', false)
             WHEN 'ne' THEN (v #> p) IS DISTINCT FROM (c -> 'value')
             ELSE CASE
                 WHEN jsonb_typeof(v #> p) = 'number' AND jsonb_typeof(c -> 'value') = 'number' THEN

@@ -47,3 +47,34 @@ fn check_json(arg: &str, value: Option<JsonText>) {
         }
     }
 }
+
+/// `value` (checkpoint_save's state, checkpoint_put's checkpoint and metadata) with every string
+/// screened as a message's text is (src/store/screen.rs), or NULL when nothing in it needs to
+/// be: a state of megabytes that holds nothing to screen is looked at as text, not parsed.
+#[pg_extern(volatile, parallel_unsafe, schema = "memory")]
+fn screen_checkpoint(value: Option<JsonText>) -> Option<pgrx::JsonB> {
+    let v = value?;
+    if !crate::store::screen::holds_findings(&v.0) {
+        return None;
+    }
+    let parsed: serde_json::Value = serde_json::from_str(&v.0).ok()?;
+    Some(pgrx::JsonB(crate::store::screen::json(
+        "checkpoint",
+        None,
+        &parsed,
+    )))
+}
+
+/// A checkpoint blob of LangGraph type `kind` with its strings screened (memory_core::blob:
+/// `json` and `msgpack`; other types are kept as written), or NULL when it is kept as it is.
+#[pg_extern(volatile, parallel_unsafe, schema = "memory")]
+fn screen_blob(kind: Option<&str>, blob: Option<&[u8]>) -> Option<Vec<u8>> {
+    let (kind, blob) = (kind?, blob?);
+    memory_core::blob::screened(kind, blob, &mut |s| {
+        if crate::store::screen::holds_findings(s) {
+            crate::store::screen::text("checkpoint", None, s)
+        } else {
+            s.to_string()
+        }
+    })
+}

@@ -25,6 +25,22 @@ fn name_arg<'a>(name: &'static str, v: Option<&'a str>) -> &'a str {
             None,
         );
     }
+    // A name is read in recall and by models: the category rule for what shows as itself (no
+    // line breaks, control, zero-width or mixed-script characters), and no markup.
+    let legible = memory_core::names::legible(s).and_then(|()| {
+        if s.contains(['<', '>']) {
+            Err("contains < or >")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(reason) = legible {
+        crate::error::raise(
+            memory_core::SqlState::InvalidParameterValue,
+            format!("{name} \"{}\" {reason}", memory_core::names::shown(s)),
+            None,
+        );
+    }
     s
 }
 

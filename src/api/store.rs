@@ -46,15 +46,7 @@ fn store_put(
     rules::value(value).or_raise();
     let index_raw = index.map(|j| j.0).unwrap_or(Value::Null);
     let index = rules::index(Some(&index_raw)).or_raise();
-    if let Some(t) = &ttl {
-        if t.as_micros() <= 0 {
-            crate::error::raise(
-                memory_core::SqlState::InvalidParameterValue,
-                "invalid \"ttl\": must be more than 0",
-                None,
-            );
-        }
-    }
+    let ttl = ttl.as_ref().map(store::ttl_interval);
     let embeddings_raw = embeddings.map(|j| j.0).unwrap_or(Value::Null);
     let user = store::user(user_id);
     let idem = idempotency::of_call("store_put", idempotency_key, || {

@@ -33,9 +33,13 @@ impl Owned {
 }
 
 /// The tenant owning `id`, or `None` when the current tenant has no such id.
+///
+/// Read-write SPI (a snapshot of its own): a read-only query sees the statement's first
+/// snapshot, so an agent or thread started earlier in the same call (memory_tool_call starts a
+/// new thread on first use) would not be found by the lookups after it.
 pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
     let tenant = tenant::acting();
-    let owners: Vec<String> = spi::rows(
+    let owners: Vec<String> = spi::rows_mut(
         kind.query(),
         &[id.into(), tenant.clone().into()],
         "looking up an owner",

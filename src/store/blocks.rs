@@ -125,6 +125,10 @@ pub fn set(
     let value = screen::text("block", Some(&user), value);
     let value = blocks::fits(label, value, char_limit).or_raise();
     let value = value.as_str();
+    // The label names the block; the description is in every compiled prompt.
+    screen::identifier("label", label);
+    let description = description.map(|d| screen::text("block", Some(&user), d));
+    let description = description.as_deref();
     let existing = spi::one_opt::<bool>(
         "SELECT read_only FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3 FOR UPDATE",
         &[user.as_str().into(), agent_id.into(), label.into()],

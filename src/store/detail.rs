@@ -170,6 +170,10 @@ pub fn ref_store(
     // Screened before anything is stored or embedded (src/store/screen.rs).
     let content = screen::text("detail", Some(&user), content);
     let description = screen::text("detail", Some(&user), description);
+    let metadata = screen::json("detail", Some(&user), &metadata);
+    if let Some(t) = thread {
+        screen::identifier("thread_id", t);
+    }
     let s = store(
         &user,
         &content,

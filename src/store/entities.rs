@@ -413,6 +413,8 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
 /// memory_entity_alias: records another name of an entity by hand (P0002 for an unknown id).
 pub fn alias(user_id: Option<&str>, id: &str, name: &str) -> Value {
     let user = tenant::resolve(user_id);
+    // An alias is a name shown in recall and matched in queries: refused, not rewritten.
+    crate::store::screen::identifier("alias", name);
     let mut e = exists(&user, id);
     add_alias(&user, &mut e, name);
     json!({"id": e.id, "name": e.name, "type": e.kind, "aliases": e.aliases})

@@ -93,6 +93,14 @@ fn write_screened(
     metadata: Option<Value>,
 ) -> Value {
     crate::pg::limits::value_bytes("content", content.len());
+    // The path names the file (and is what memory_file_read opens): refused, not rewritten.
+    screen::identifier("path", path);
+    let metadata = metadata.map(|m| screen::json("file", Some(user), &m));
+    let tags = tags.map(|t| {
+        t.iter()
+            .map(|x| screen::text("file", Some(user), x))
+            .collect::<Vec<_>>()
+    });
     let embedding = for_write(&embed_body(title, content));
     let (vector, model) = embedding.columns();
     let Json(out) = spi::one_opt::<Json>(
@@ -285,6 +293,7 @@ fn one(ids: &[String]) -> Option<&str> {
 /// there. A destination taken meanwhile fails the whole move (23505), leaving every file where
 /// it was.
 pub fn rename(user: &str, from: &str, to: &str) -> usize {
+    screen::identifier("path", to);
     let ids = spi::rows_mut(
         include_str!("../../sql/queries/files_move.sql"),
         &[user.into(), from.into(), to.into()],

@@ -19,22 +19,73 @@ fn bad(msg: impl Into<String>) -> ! {
 }
 
 /// The fields of each section that hold what someone wrote (screened), by section.
-const TEXT_FIELDS: [(&str, &[&str]); 6] = [
+const TEXT_FIELDS: [(&str, &[&str]); 8] = [
     ("memories", &["text", "content"]),
     ("messages", &["content"]),
-    ("blocks", &["value"]),
+    ("blocks", &["value", "description"]),
     ("files", &["content", "title"]),
     ("details", &["content", "description"]),
     ("proposals", &["text"]),
+    ("store_vectors", &["text"]),
+    ("agents", &[]),
+];
+
+/// The fields of any section that hold JSON someone wrote (every string in it screened): a
+/// Letta agent's system prompt is in its agent's metadata, mem0's metadata in its memory's.
+const JSON_FIELDS: [&str; 5] = ["metadata", "tags", "value", "checkpoint", "data"];
+
+/// The fields of any section that name something (refused rather than rewritten when they hold
+/// what the policy does not allow: src/store/screen.rs `identifier`).
+const NAME_FIELDS: [&str; 10] = [
+    "thread_id",
+    "agent_id",
+    "run_id",
+    "actor_id",
+    "category",
+    "path",
+    "key",
+    "tool_call_id",
+    "name",
+    "label",
 ];
 
 fn screened(user: &str, mut doc: Value) -> Value {
+    for (section, rows) in doc.as_object_mut().into_iter().flatten() {
+        let what = match section.as_str() {
+            "memories" | "proposals" => "memory",
+            "messages" => "message",
+            "blocks" => "block",
+            "files" => "file",
+            "store_items" | "store_vectors" => "store",
+            _ => "detail",
+        };
+        for r in rows.as_array_mut().into_iter().flatten() {
+            for f in NAME_FIELDS {
+                if let Some(Value::String(s)) = r.get(f) {
+                    screen::identifier(f, s);
+                }
+            }
+            if let Some(Value::Array(ns)) = r.get("namespace") {
+                screen::identifiers("namespace label", ns.iter().filter_map(Value::as_str));
+            }
+            for f in JSON_FIELDS {
+                if section == "messages" && f == "metadata" {
+                    continue; // screened below with the message's other JSON
+                }
+                if let Some(v) = r.get(f).filter(|v| !v.is_null() && !v.is_string()) {
+                    let clean = screen::json(what, Some(user), v);
+                    r[f] = clean;
+                }
+            }
+        }
+    }
     for (section, fields) in TEXT_FIELDS {
         let what = match section {
             "memories" | "proposals" => "memory",
             "messages" => "message",
             "blocks" => "block",
             "files" => "file",
+            "store_vectors" => "store",
             _ => "detail",
         };
         if let Some(Value::Array(rows)) = doc.get_mut(section) {
@@ -82,6 +133,8 @@ pub fn import(doc: &Value, options: &Value) -> Value {
             (c.document, c.notes)
         }
     };
+    // Every row as its write path would check it, before anything is screened or inserted.
+    import::check_rows(&document).unwrap_or_else(|e| bad(format!("import: {e}")));
     // Screened as the owner, as the rows are then inserted: screening records its decisions as
     // events, and Citus refuses a transaction in which two users write to one tenant's shards
     // (docs/citus.md).

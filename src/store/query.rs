@@ -277,7 +277,7 @@ fn file_bullet(h: &search::FileHit) -> String {
     let title = h
         .title
         .as_deref()
-        .map(|t| format!(" \"{t}\""))
+        .map(|t| format!(" {}", render::quoted(t)))
         .unwrap_or_default();
     render::bullet(
         (!h.day.is_empty()).then_some(h.day.as_str()),

@@ -57,6 +57,14 @@ pub fn append(m: Message<'_>, key: Option<&Idempotency>) -> Value {
 /// The message's tool calls and stored item screened as its content was: they hold the same
 /// kind of text (a tool call's arguments, the item the content came from).
 fn screened(mut m: Message<'_>) -> Message<'_> {
+    // The names it is stored under: refused rather than rewritten (screen::identifier).
+    screen::identifier("thread_id", m.thread);
+    if let Some(id) = m.tool_call_id {
+        screen::identifier("tool_call_id", id);
+    }
+    if let Some(name) = m.name {
+        screen::identifier("name", name);
+    }
     if let Some(Json(v)) = m.tool_calls.take() {
         let v = screen::json("message", m.user_id, &v);
         m.tool_calls_text = Some(v.to_string());

@@ -53,6 +53,53 @@ pub fn text(what: &str, user: Option<&str>, s: &str) -> String {
     screened(&policy().flags_redacted(), what, user, s).text
 }
 
+/// An identifier a write stores (a thread id, run id, actor, category, tool call id or name,
+/// store key or namespace label, memory-file path, entity alias, checkpoint id or namespace):
+/// refused (22023, naming the argument and the detector, never the value) when it holds
+/// anything the policy does not allow. Redacting a name would change what it names (two threads
+/// would become one), so nothing is rewritten: the caller picks another name.
+pub fn identifier(arg: &str, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    let p = policy();
+    let refused = screen::scan(s)
+        .into_iter()
+        .find(|f| p.action(f) != screen::Action::Allow);
+    if let Some(f) = refused {
+        pgrx::log!(
+            "memory_ext: screening refused {arg}: it holds a {}",
+            f.detector
+        );
+        raise(
+            SqlState::InvalidParameterValue,
+            format!(
+                "{arg} contains a {}, which memory_ext.screen does not allow in a name",
+                f.detector
+            ),
+            Some(format!(
+                "a name is stored and shown as written: choose a {arg} without it"
+            )),
+        );
+    }
+}
+
+/// Whether `s` holds anything the policy does not simply allow (a cheap look before a document
+/// is parsed to be screened: most hold nothing).
+pub fn holds_findings(s: &str) -> bool {
+    let p = policy();
+    screen::scan(s)
+        .iter()
+        .any(|f| p.action(f) != screen::Action::Allow)
+}
+
+/// [`identifier`] for each of `labels`.
+pub fn identifiers<'a>(arg: &str, labels: impl IntoIterator<Item = &'a str>) {
+    for l in labels {
+        identifier(arg, l);
+    }
+}
+
 /// One screening decision: (action, detector).
 pub type Decision = (&'static str, &'static str);
 

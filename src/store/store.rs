@@ -82,7 +82,10 @@ pub fn put(user: &str, p: Put, key: Option<&Idempotency>) -> Value {
 
 fn put_unkeyed(user: &str, p: Put) -> Value {
     crate::pg::limits::value_bytes("value", p.value.to_string().len());
-    // Screened as every write is (src/store/screen.rs): the document's strings.
+    // Screened as every write is (src/store/screen.rs): the document's strings; the names it is
+    // kept under (kept in the history event too) refused rather than rewritten.
+    screen::identifiers("namespace label", p.namespace.iter().map(String::as_str));
+    screen::identifier("key", &p.key);
     let value = screen::json("store", Some(user), &p.value);
     let now = now();
     let (created, id, created_at, updated_at) = spi::row(
@@ -377,6 +380,55 @@ pub fn ttl_minutes(v: Option<&Value>) -> Option<Interval> {
     }
 }
 
+/// The keys each kind of operation of store_batch takes: a key outside them is refused (a
+/// misspelt `ttl` or an `idempotency_key` the batch ignored used to pass silently).
+fn op_keys(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "get" => &["op", "namespace", "key", "refresh_ttl"],
+        "put" => &[
+            "op",
+            "namespace",
+            "key",
+            "value",
+            "index",
+            "ttl",
+            "embeddings",
+            "idempotency_key",
+        ],
+        "delete" => &["op", "namespace", "key", "value"],
+        "search" => &[
+            "op",
+            "namespace_prefix",
+            "query",
+            "filter",
+            "limit",
+            "offset",
+            "refresh_ttl",
+            "query_embedding",
+        ],
+        "list_namespaces" => &["op", "prefix", "suffix", "max_depth", "limit", "offset"],
+        _ => &[],
+    }
+}
+
+/// A store ttl given as an interval (store_put): more than 0, at most 100 years, and no part
+/// negative (`'-1 mon +31 days'` comes to a day by a 30-day month and to nothing, or less, on
+/// the calendar: the item would be born expired).
+pub fn ttl_interval(t: &Interval) -> Interval {
+    const MAX_MICROS: i128 = 100 * 365 * 86_400 * 1_000_000;
+    let total = i128::from(t.months()) * 30 * 86_400 * 1_000_000
+        + i128::from(t.days()) * 86_400 * 1_000_000
+        + i128::from(t.micros());
+    if t.months() < 0 || t.days() < 0 || t.micros() < 0 || total <= 0 || total > MAX_MICROS {
+        raise(
+            SqlState::InvalidParameterValue,
+            "invalid \"ttl\": more than 0 and at most 100 years, with no negative part",
+            None,
+        );
+    }
+    *t
+}
+
 /// store_batch: each operation in order, one answer each (`get`: the item or null; `put` and
 /// `delete`: null; `search`: the list of items; `list_namespaces`: the list of namespaces), in
 /// the caller's transaction: all of them happen or none.
@@ -392,6 +444,20 @@ pub fn batch(user: &str, ops: &[Value]) -> Value {
                     None,
                 )
             });
+            if let Some(obj) = op.as_object() {
+                let allowed = op_keys(kind);
+                if let Some(bad) = obj.keys().find(|k| !allowed.is_empty() && !allowed.contains(&k.as_str())) {
+                    raise(
+                        SqlState::InvalidParameterValue,
+                        format!(
+                            "operation {i}: unknown key \"{}\" for op \"{kind}\" (it takes {})",
+                            memory_core::render::inline(&bad.chars().take(64).collect::<String>()),
+                            allowed.join(", ")
+                        ),
+                        None,
+                    );
+                }
+            }
             match kind {
                 "get" => {
                     let ns = rules::namespace(&strings("namespace", op.get("namespace"))).or_raise();
@@ -410,6 +476,20 @@ pub fn batch(user: &str, ops: &[Value]) -> Value {
                         }
                         Some(v) if kind == "put" => {
                             rules::value(v).or_raise();
+                            // With an idempotency key, store_put's rules: a repeat is answered
+                            // once, a reuse with another body refused.
+                            let idem = op_str(op, "idempotency_key").map(|k| {
+                                idempotency::of_call("store_put", Some(k), || {
+                                    vec![
+                                        ("namespace", json!(ns)),
+                                        ("key", json!(key)),
+                                        ("value", v.clone()),
+                                        ("index", op.get("index").cloned().unwrap_or(Value::Null)),
+                                        ("ttl_minutes", op.get("ttl").cloned().unwrap_or(Value::Null)),
+                                        ("embeddings", op.get("embeddings").cloned().unwrap_or(Value::Null)),
+                                    ]
+                                })
+                            });
                             let p = Put {
                                 namespace: ns,
                                 key,
@@ -418,7 +498,14 @@ pub fn batch(user: &str, ops: &[Value]) -> Value {
                                 ttl: ttl_minutes(op.get("ttl")),
                                 embeddings: embeddings_arg(op.get("embeddings")),
                             };
-                            put_unkeyed(user, p);
+                            match idem.flatten() {
+                                Some(k) => {
+                                    put(user, p, Some(&k));
+                                }
+                                None => {
+                                    put_unkeyed(user, p);
+                                }
+                            }
                         }
                         Some(_) => raise(
                             SqlState::InvalidParameterValue,

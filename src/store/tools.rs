@@ -77,11 +77,29 @@ pub fn set_allowlist(agent_id: &str, tools: Option<Vec<String>>) -> Value {
     json!({"agent_id": agent_id, "tools": tools})
 }
 
+/// Starts thread `thread_id` for `user` and its agent (nothing when a parallel call has just
+/// started it); returns the user.
+fn start_thread(user: &str, agent_id: &str, thread_id: &str) -> String {
+    let thread_id = memory_core::validate::id("thread_id", Some(thread_id)).or_raise();
+    crate::store::screen::identifier("thread_id", thread_id);
+    spi::run(
+        "INSERT INTO memory.threads (user_id, thread_id, agent_id) VALUES ($1, $2, $3) \
+         ON CONFLICT (user_id, thread_id) DO NOTHING",
+        &[user.into(), thread_id.into(), agent_id.into()],
+        "starting a thread",
+    );
+    user.to_string()
+}
+
 /// memory_tool_call: `{"content", "is_error"}`; every call is an event (`tool:<name>`).
 pub fn call(agent_id: &str, thread_id: Option<&str>, name: &str, args: &Value) -> Value {
     let (user, a) = agent(agent_id);
     if let Some(t) = thread_id {
-        let owner = lookup::owner(Owned::Thread, t);
+        // A thread the agent names for the first time is started here, as message_append
+        // starts one: an MCP host configured with a new thread's id (`memory-mcp --thread`)
+        // works from its first call, before any message has been written.
+        let owner = lookup::find_owner(Owned::Thread, t)
+            .unwrap_or_else(|| start_thread(&user, agent_id, t));
         if owner != user {
             crate::error::raise(
                 memory_core::SqlState::InsufficientPrivilege,

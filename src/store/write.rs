@@ -70,6 +70,37 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<screen::Deci
         decisions.extend(c.decisions);
         req.content = Some(c.text);
     }
+    // Every other field stored or shown to a model: the names refused rather than rewritten
+    // (a category is also a word of memory.lexicon, an actor an entity's name), the tags and
+    // metadata screened as the text is (tags are in archival_search's answers).
+    // A category is stored normalised (`card_4111_...`): its words are read apart again.
+    if let Some(c) = &req.category {
+        screen::identifier("category", &c.replace('_', " "));
+    }
+    for (arg, v) in [
+        ("thread_id", &req.thread_id),
+        ("agent_id", &req.agent_id),
+        ("run_id", &req.run_id),
+        ("actor_id", &req.actor_id),
+    ] {
+        if let Some(v) = v {
+            screen::identifier(arg, v);
+        }
+    }
+    if let Some(tags) = req.tags.take() {
+        let tags = tags
+            .into_iter()
+            .map(|t| {
+                let t = screen::memory(&policy, &t);
+                decisions.extend(t.decisions);
+                t.text
+            })
+            .collect();
+        req.tags = Some(tags);
+    }
+    if let Some(m) = req.metadata.take() {
+        req.metadata = Some(screen::json("memory", Some(&user), &m));
+    }
     (req, user, screened.text, decisions)
 }
 

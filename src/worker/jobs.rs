@@ -8,7 +8,7 @@ use crate::embed::reembed;
 use crate::error::SpiOk;
 use crate::gucs;
 use crate::pg::spi;
-use crate::store::{consolidate, episodes, extract, lifecycle};
+use crate::store::{consolidate, episodes, erase, extract, lifecycle};
 use memory_core::schedule;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -250,6 +250,9 @@ pub fn consolidate(users: &[String]) -> Result<Value, String> {
         pgrx::check_for_interrupts!();
         let u = user.clone();
         let done = txn::run("memory_ext worker: consolidating a tenant", move || {
+            if !erase::hold_tenant(&u) {
+                return consolidate::Counts::default();
+            }
             let c = consolidate::consolidate_tenant(&u, max_pairs);
             record_tenant(&u, Some(c.json()), None);
             c
@@ -308,13 +311,19 @@ pub fn backfill(budget_s: i64) -> Result<i64, String> {
 }
 
 /// Makes `user` the transaction's tenant: the store's lookups by thread id resolve in it (the
-/// worker sees every tenant, and ids are unique only per tenant).
-fn as_tenant(user: &str) {
+/// worker sees every tenant, and ids are unique only per tenant). False, with nothing done,
+/// while an erasure of the tenant is under way: the caller drops the work
+/// (src/store/erase.rs `hold_tenant`).
+fn as_tenant(user: &str) -> bool {
+    if !erase::hold_tenant(user) {
+        return false;
+    }
     spi::run(
         "SELECT set_config('memory_ext.user_id', $1, true)",
         &[user.into()],
         "setting the tenant",
     );
+    true
 }
 
 /// Threads looked at per extraction pass.
@@ -339,7 +348,9 @@ pub fn extract(budget_s: i64) -> Result<Value, String> {
         pgrx::check_for_interrupts!();
         let (u, t) = (user.clone(), thread.clone());
         let r = txn::run("memory_ext worker: extraction", move || {
-            as_tenant(&u);
+            if !as_tenant(&u) {
+                return extract::Batch::Idle;
+            }
             extract::batch(&u, &t, true)
         });
         match r {
@@ -389,7 +400,9 @@ pub fn episodes(budget_s: i64) -> Result<Value, String> {
         runs += 1;
         let (u, t, req) = (user.clone(), thread.clone(), requested.clone());
         let r = txn::run("memory_ext worker: ending a run", move || {
-            as_tenant(&u);
+            if !as_tenant(&u) {
+                return json!({"episode": null, "compacted": 0});
+            }
             let v = episodes::finish_run(&u, &t, run.as_deref(), window);
             if let Some(at) = &req {
                 episodes::ended(&u, &t, at);
@@ -448,7 +461,9 @@ fn rollups(last_error: &mut Option<String>) -> i64 {
         pgrx::check_for_interrupts!();
         let (user, project) = (d.0.clone(), d.1.clone());
         let r = txn::run("memory_ext worker: rolling up a project", move || {
-            as_tenant(&d.0);
+            if !as_tenant(&d.0) {
+                return Value::Null;
+            }
             episodes::rollup_one(d)
         });
         match r {

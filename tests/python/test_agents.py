@@ -185,6 +185,46 @@ def test_parallel_compactions_of_one_thread_lose_no_message():
     assert covered == out, (covered, out)
 
 
+def test_an_acknowledged_pin_is_kept_through_parallel_compactions():
+    """Issue 45 §2: 12 workers interleaving message_pin and compact_thread on one thread (as the
+    worker compacts on run_end while an agent pins): on 0.12.0, in every round 9-10 pins
+    answered {"pinned": true, "in_context": true} ended folded out of the context. Every pin
+    acknowledged must be in context_messages at the end."""
+    user, _ = tenant("pinrace")
+    for rnd in range(3):
+        thread = f"t-pinrace-{rnd}-{RUN}"
+        c = connect_as(DSN, ROLE, user)
+        for i in range(1, 81):
+            c.execute("SELECT message_append(%s, %s, %s, %s)",
+                      (thread, "user" if i % 2 else "assistant", f"Turn {i} of the itinerary.", user))
+        ids = [r[0] for r in c.execute("SELECT id::text FROM memory.messages WHERE thread_id = %s "
+                                       "ORDER BY seq LIMIT 75", (thread,)).fetchall()]
+        c.close()
+        pins = ids[::2][:30]
+
+        def worker(w):
+            def run(conn):
+                acked = []
+                for k in range(10):
+                    if (w + k) % 2:
+                        i = (w * 5 + k) % len(pins)
+                        r = conn.execute("SELECT message_pin(%s, %s::uuid, true)", (thread, pins[i])).fetchone()[0]
+                        if r["pinned"] and r["in_context"]:
+                            acked.append(pins[i])
+                    else:
+                        conn.execute("SELECT compact_thread(%s, 2)", (thread,))
+                return acked
+            return run
+        results = in_parallel(user, [worker(w) for w in range(12)])
+        acked = {p for r in results for p in r}
+        assert acked, "no pin was acknowledged"
+        c = connect_as(DSN, ROLE, user)
+        in_context = {r[0] for r in c.execute("SELECT id::text FROM context_messages(%s)", (thread,)).fetchall()}
+        c.close()
+        lost = acked - in_context
+        assert not lost, f"round {rnd}: {len(lost)} of {len(acked)} acknowledged pins folded out of the context"
+
+
 def test_parallel_writes_naming_a_new_entity_make_one_entity():
     """Models write memories in parallel (archival_insert): 32 naming a person the tenant never
     met, in both orders with a second new name, give one entity each, every memory linked, and

@@ -239,6 +239,25 @@ def test_stdio_compaction_the_agent_steers():
     assert seqs == [1, 8], seqs
 
 
+def test_stdio_with_a_thread_that_does_not_exist_yet():
+    """`--thread X` for a thread no message has started: the first tool call starts it for the
+    agent (issue 45), as message_append would, instead of failing every call with "not found"."""
+    thread = f"thread-{ALICE}-new-{uuid.uuid4().hex[:6]}"
+    params = StdioServerParameters(
+        command=BIN, args=["stdio", "--user", ALICE, "--agent", f"agent-{ALICE}", "--thread", thread],
+        env={**os.environ, "MEMORY_MCP_DSN": GATEWAY_DSN})
+
+    async def main():
+        async with Client(params) as c:
+            r = await c.call_tool("conversation_search", {"query": "anything"})
+            assert not r.is_error, text(r)
+            r = await c.call_tool("archival_insert", {"content": "The new thread's first fact."})
+            assert not r.is_error, text(r)
+    asyncio.run(main())
+    row = sql(ALICE, "SELECT user_id, agent_id FROM memory.threads WHERE thread_id = %s", thread)
+    assert row == (ALICE, f"agent-{ALICE}"), row
+
+
 def test_tls_to_postgres():
     """The gateway speaks TLS to Postgres when the server offers it: sslmode=require works and
     the connection is encrypted (pg_stat_ssl); with MEMORY_MCP_SSLROOTCERT the certificate is
@@ -312,8 +331,9 @@ class HttpGateway:
     """A `memory-mcp http` process: alice by plaintext token, bob by its SHA-256, carol with
     one tool; `limits` and other top-level settings of the configuration file as given."""
 
-    def __init__(self, limits=None, alice_tools=None, **settings):
+    def __init__(self, limits=None, alice_tools=None, extra_tenants=(), **settings):
         self.limits, self.alice_tools, self.settings = limits, alice_tools, settings
+        self.extra_tenants = list(extra_tenants)
 
     def __enter__(self):
         bob_hash = subprocess.run([BIN, "hash-token", BOB_TOKEN], capture_output=True, text=True,
@@ -323,7 +343,7 @@ class HttpGateway:
             {"token": ALICE_TOKEN, "user_id": ALICE, "agent_id": f"agent-{ALICE}"},
             {"token_sha256": bob_hash, "user_id": BOB, "agent_id": f"agent-{BOB}", "thread_id": f"thread-{BOB}"},
             {"token": CAROL_TOKEN, "user_id": CAROL, "agent_id": f"agent-{CAROL}", "tools": ["archival_search"]},
-        ], **self.settings}
+        ] + self.extra_tenants, **self.settings}
         if self.limits:
             config["limits"] = self.limits
         if self.alice_tools:

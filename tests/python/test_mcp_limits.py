@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from mcp import Client, StdioServerParameters
@@ -310,6 +311,152 @@ def test_shutdown_does_not_wait_on_half_open_connections():
             assert took < 8, f"{sig!r}: stopping took {took:.1f} s"
             for s in socks:
                 s.close()
+
+
+INSPECT_RW, INSPECT_RO = "inspect-rw-token-0123456789abcdef", "inspect-ro-token-0123456789abcdef"
+METRICS_TOKEN = "limits-metrics-token-0123456789"
+
+
+def inspect_gateway(limits=None, **settings):
+    """A gateway with a read-write and a read-only inspector token for alice, and /metrics."""
+    return HttpGateway(limits, extra_tenants=[
+        {"token": INSPECT_RW, "user_id": ALICE, "agent_id": f"agent-{ALICE}", "name": "ops", "inspect": "read-write"},
+        {"token": INSPECT_RO, "user_id": ALICE, "agent_id": f"agent-{ALICE}", "name": "viewer", "inspect": "read"},
+    ], metrics={"token": METRICS_TOKEN}, **settings)
+
+
+def http(g, method, path, body=None, headers=None):
+    """One request on a connection of its own: (status, headers, body bytes)."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=30)
+    h = dict(headers or {})
+    if isinstance(body, dict):
+        body = urllib.parse.urlencode(body).encode()
+        h.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    out = (r.status, r.headers, r.read())
+    c.close()
+    return out
+
+
+def login(g, token):
+    """A new inspector session: (cookie header, CSRF token), or the refusal's status."""
+    status, headers, _ = http(g, "POST", "/inspect/login", {"token": token})
+    if status != 303:
+        return status
+    cookie = headers["Set-Cookie"].split(";")[0]
+    _, _, page = http(g, "GET", "/inspect/", headers={"Cookie": cookie})
+    import re
+    csrf = re.search(rb'name="csrf" value="([0-9a-f]+)"', page).group(1).decode()
+    return cookie, csrf
+
+
+def test_half_sent_bodies_on_any_route_cannot_lock_the_gateway_out():
+    """Issue 45 §1: connections that send a route's headers and then a body a byte at a time
+    held the unauthenticated slots for good when the route was not /mcp (/inspect/login,
+    /metrics), locking every new client out of the whole gateway. Every route has the body's
+    time now, and an unauthenticated connection is closed past header + body timeouts."""
+    limits = {"max_unauthenticated": 8, "header_timeout_ms": 1500, "body_timeout_ms": 1500}
+    with inspect_gateway(limits) as g:
+        heads = [b"POST /inspect/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                 b"Content-Length: 1000\r\n\r\nt",
+                 b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nt",
+                 b"POST /inspect/memories/x/forget HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nt"]
+        socks = [raw(g.port, heads[i % 3]) for i in range(8)]
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.is_set():
+                for s in socks:
+                    try:
+                        s.send(b"o")
+                    except OSError:
+                        pass
+                stop.wait(0.3)
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            # Every slow connection is answered or closed within the two timeouts (3 s), however
+            # long it keeps sending.
+            started = time.time()
+            gone = closed_among(socks, 8)
+            assert len(gone) == 8, f"{8 - len(gone)} half-sent connections outlived header + body timeouts"
+            assert time.time() - started < 7
+            # And a new client is served on every route.
+            assert urllib.request.urlopen(f"http://127.0.0.1:{g.port}/healthz", timeout=5).status == 200
+            status, _, _ = http(g, "GET", "/inspect/login")
+            assert status == 200, status
+            status, _, body = call(g, ALICE_TOKEN, "archival_search", {"query": "bees"})
+            assert status == 200 and "result" in body, (status, body)
+        finally:
+            stop.set()
+            t.join()
+            for s in socks:
+                s.close()
+        # A body over the cap on a route that is not /mcp: 413 from its Content-Length.
+        s = raw(g.port, b"POST /inspect/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 104857600\r\n\r\n")
+        s.settimeout(5)
+        assert s.recv(200).startswith(b"HTTP/1.1 413"), "a declared 100 MB login form was not refused"
+        s.close()
+
+
+def test_every_route_but_healthz_needs_a_host_of_the_allow_list():
+    """DNS rebinding (issue 45 §1): the Host allow-list guards /inspect/* and /metrics as /mcp;
+    the inspector's Origin check compares with configured names, never with the Host sent."""
+    with inspect_gateway(allowed_hosts=["memory.example.com"]) as g:
+        evil = {"Host": "evil.example.net"}
+        assert http(g, "GET", "/inspect/login", headers=evil)[0] == 403
+        assert http(g, "POST", "/inspect/login", {"token": INSPECT_RW},
+                    headers={**evil, "Origin": "http://evil.example.net"})[0] == 403
+        assert http(g, "GET", "/metrics", headers={**evil, "Authorization": f"Bearer {METRICS_TOKEN}"})[0] == 403
+        assert http(g, "GET", "/healthz", headers=evil)[0] == 200
+        assert http(g, "GET", "/inspect/login", headers={"Host": "memory.example.com:8808"})[0] == 200
+        assert http(g, "GET", "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})[0] == 200
+        # The server's configured name is its own origin; a page elsewhere is not.
+        ok = http(g, "POST", "/inspect/login", {"token": INSPECT_RW},
+                  headers={"Host": "memory.example.com", "Origin": "https://memory.example.com"})
+        assert ok[0] == 303, ok[0]
+        other = http(g, "POST", "/inspect/login", {"token": INSPECT_RW},
+                     headers={"Host": "127.0.0.1", "Origin": "http://attacker.example.org"})
+        assert other[0] == 403, other[0]
+
+
+def test_inspector_logins_are_limited_per_address_and_sessions_per_token():
+    with inspect_gateway() as g:
+        # Logging out is a change: it needs the CSRF token.
+        cookie, csrf = login(g, INSPECT_RW)
+        assert http(g, "POST", "/inspect/logout", {}, headers={"Cookie": cookie})[0] == 403
+        assert http(g, "GET", "/inspect/", headers={"Cookie": cookie})[0] == 200, "a logout without CSRF took effect"
+        assert http(g, "POST", "/inspect/logout", {"csrf": csrf}, headers={"Cookie": cookie})[0] == 303
+        assert http(g, "GET", "/inspect/", headers={"Cookie": cookie})[0] == 303, "logged out, still in"
+        # A read token's logins push out its own sessions, never the read-write one's.
+        rw, _ = login(g, INSPECT_RW)
+        first_ro, _ = login(g, INSPECT_RO)
+        for _ in range(40):
+            login(g, INSPECT_RO)
+        assert http(g, "GET", "/inspect/", headers={"Cookie": rw})[0] == 200, "a read token's logins evicted another token's session"
+        assert http(g, "GET", "/inspect/", headers={"Cookie": first_ro})[0] == 303, "sessions of one token are not bounded"
+        # Wrong tokens from one address: 401 for the first ten, then 429 with Retry-After, the
+        # right token included, while sessions already made keep working.
+        codes = [http(g, "POST", "/inspect/login", {"token": f"wrong-{i}"})[0] for i in range(60)]
+        assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
+        status, headers, _ = http(g, "POST", "/inspect/login", {"token": INSPECT_RW})
+        assert status == 429 and int(headers["Retry-After"]) >= 1, status
+        assert http(g, "GET", "/inspect/", headers={"Cookie": rw})[0] == 200
+
+
+def test_bearer_tokens_are_taken_exactly():
+    """A token with spaces around it is not the token (the configuration file refuses such
+    tokens; requests did not)."""
+    with inspect_gateway() as g:
+        for bad in (f"Bearer  {ALICE_TOKEN}", f"Bearer {ALICE_TOKEN} ", f"Bearer {ALICE_TOKEN}\t"):
+            status, _, _ = post(g, ALICE_TOKEN, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                headers={"Authorization": bad})
+            assert status == 401, (bad, status)
+        assert http(g, "GET", "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN} "})[0] == 401
+        status, _, body = post(g, ALICE_TOKEN, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert status == 200, (status, body)
 
 
 def main():

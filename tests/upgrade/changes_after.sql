@@ -23,3 +23,6 @@ SELECT count(*) = 0 AS purged_text_scrubbed_from_change_log FROM memory.change_l
 WHERE user_id = 'upgrade-changes' AND meta::text LIKE '%quokkastone%';
 SELECT count(*) >= 3 AS purged_events_kept FROM memory.history
 WHERE user_id = 'upgrade-changes' AND meta ->> 'erased' = 'true';
+-- 0.13.0: a filter whose value is an array matches only the items that have it.
+SELECT coalesce(array_agg(s.key), '{}') <@ ARRAY['shared'] AS store_filter_needs_the_field
+FROM store_search(ARRAY['ch-docs'], filter => '{"acl": ["alice"]}') s;

@@ -12,3 +12,12 @@ SELECT memory_write('{"text": "Ana swims on Mondays.", "category": " Health"}') 
 SELECT memory_forget((memory_write('{"text": "Ana hid the spare key under the quokkastone.", "thread_id": "ch-thread"}') ->> 'id')::uuid) IS NOT NULL;
 UPDATE memory.items SET purge_at = now() - interval '1 minute' WHERE user_id = 'upgrade-changes' AND state = 'soft_deleted';
 SELECT memory_purge() >= 1;
+-- 0.13.0: a store filter on an array value matched the items without the field (a release
+-- from before 0.12.0 has no store: nothing to write).
+DO $$
+BEGIN
+    IF to_regproc('store_put') IS NOT NULL THEN
+        PERFORM store_put(ARRAY['ch-docs'], 'shared', '{"acl": ["alice"], "text": "for alice"}');
+        PERFORM store_put(ARRAY['ch-docs'], 'no-acl', '{"text": "for nobody in particular"}');
+    END IF;
+END $$;

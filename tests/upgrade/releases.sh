@@ -3,7 +3,7 @@
 
 # version=commit of every release (each also tagged v<version>); the current version is
 # Cargo.toml's. On 17 and 18 only the last one: memory_ext builds for them from 0.9.0 on.
-RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca" "0.8.0=a82101e" "0.9.0=31add44" "0.10.0=2d06bd1" "0.11.0=470cd4b")
+RELEASES=("0.1.0=6e87ca2" "0.2.0=ab265c9" "0.3.0=8e8c5ff" "0.4.0=d751432" "0.5.0=7c1a6d4" "0.6.0=0f6ea0b" "0.7.0=1a50eca" "0.8.0=a82101e" "0.9.0=31add44" "0.10.0=2d06bd1" "0.11.0=470cd4b" "0.12.0=253f0e1")
 [ "$PG" = 15 ] || RELEASES=("${RELEASES[-1]}")
 RELEASE_CACHE=${MEMORY_EXT_RELEASE_CACHE:-$MEMORY_EXT_HOME/releases}
 

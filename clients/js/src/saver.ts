@@ -2,9 +2,12 @@
 // checkpoints"): one SQL statement per LangGraph call, naming its tenant for its own transaction.
 // As LangGraph.js's PostgresSaver: the channel values a put's newVersions name are serialized
 // by the saver's serde into blobs, stored once per channel version (the Python saver also keeps
-// JSON scalars in the checkpoint document; either reads both). The tenant: `configurable.user_id`
-// of a call's config when it has one, otherwise the saver's `userId` (deleteThread takes no
-// config: always the saver's).
+// JSON scalars in the checkpoint document; either reads both). The tenant, the same way for
+// every method: a saver made with `userId` acts for that tenant only (a config whose
+// `configurable.user_id` names another is refused); a saver made without one serves many, and
+// each call names its own (`configurable.user_id`, or deleteThread's `userId` argument). A call
+// that names no tenant on a saver that has none is refused: a deletion that silently deletes
+// nothing, in some other tenant, is a privacy defect.
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -29,23 +32,34 @@ const text = (b: Buffer | Uint8Array) => Buffer.from(b).toString("utf8");
 
 export class MemoryExtSaver extends BaseCheckpointSaver<string> {
   readonly db: Db;
-  readonly userId: string;
+  readonly userId: string | undefined;
 
-  /** `db`: a `pg` Pool or Client; `userId`: the tenant it acts for by default. */
-  constructor(db: Db, opts: { userId: string; serde?: SerializerProtocol }) {
+  /** `db`: a `pg` Pool or Client; `userId`: the tenant it acts for, or none to serve many. */
+  constructor(db: Db, opts: { userId?: string; serde?: SerializerProtocol } = {}) {
     super(opts.serde);
-    if (!opts.userId) throw new Error("userId is required: the tenant this saver acts for");
+    if (opts.userId !== undefined && !opts.userId) throw new Error("userId must not be empty: the tenant this saver acts for, or none for many");
     this.db = db;
     this.userId = opts.userId;
   }
 
-  private tenant(config?: RunnableConfig): string {
-    const uid = config?.configurable?.user_id;
-    return uid ? String(uid) : this.userId;
+  /** The tenant of a call: named by its config (or `userId`), else the saver's. */
+  private tenant(config?: RunnableConfig, userId?: string): string {
+    const uid = config?.configurable?.user_id ?? userId;
+    const named = uid ? String(uid) : undefined;
+    if (this.userId !== undefined) {
+      if (named !== undefined && named !== this.userId) {
+        throw new Error(`this saver acts for user_id "${this.userId}", and the call names "${named}": make a saver without userId to serve many tenants`);
+      }
+      return this.userId;
+    }
+    if (named === undefined) {
+      throw new Error("this saver has no userId, and the call names no tenant: put user_id in config.configurable (or pass userId to deleteThread)");
+    }
+    return named;
   }
 
-  private async rows(config: RunnableConfig | undefined, sql: string, args: unknown[]): Promise<any[]> {
-    return tenantRows(this.db, this.tenant(config), sql, args);
+  private async rows(config: RunnableConfig | undefined, sql: string, args: unknown[], userId?: string): Promise<any[]> {
+    return tenantRows(this.db, this.tenant(config, userId), sql, args);
   }
 
   private async toTuple(row: any, config?: RunnableConfig): Promise<CheckpointTuple> {
@@ -184,8 +198,8 @@ export class MemoryExtSaver extends BaseCheckpointSaver<string> {
     );
   }
 
-  async deleteThread(threadId: string): Promise<void> {
-    await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)]);
+  async deleteThread(threadId: string, userId?: string): Promise<void> {
+    await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)], userId);
   }
 
   /** PostgresSaver's versions: a zero-padded counter (so they sort), then a random part. */

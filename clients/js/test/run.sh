@@ -6,8 +6,10 @@
 #      (test/saver.test.ts), the AI SDK's own mock model driving generateText through tool calls
 #      (test/tools.test.ts), the store under the cases LangGraph's store tests use
 #      (test/store.test.ts);
-#   3. the package installed as a user installs it, into a new project, and the examples
-#      (examples/ai_sdk_agent.mjs, examples/langgraph_js_agent.mjs) run from there.
+#   3. the package installed into a new project with the README's own commands (`npm pack` the
+#      folder, `npm install` the tarball with the frameworks), which must survive a later
+#      `npm install`, `npm ci` and `npm ls`; the examples (examples/ai_sdk_agent.mjs,
+#      examples/langgraph_js_agent.mjs) run from there.
 #   clients/js/test/run.sh DSN    DSN: libpq "key=value" or postgres:// URI, a superuser
 # node_modules is cached in $MEMORY_EXT_HOME/clients (outside the checkout), keyed by
 # package-lock.json, and linked in: a second run installs nothing.
@@ -39,7 +41,7 @@ diff -r "$run/dist" dist || { echo "clients/js/dist is stale: run 'npm run build
 step "2. vitest: checkpointer validation, the AI SDK's mock model, the store's cases"
 NO_COLOR=1 MEMORY_EXT_DSN=$dsn npx vitest run
 
-step "3. installed as a user installs it (npm install --install-links), and the examples"
+step "3. installed with the README's commands (npm pack, npm install the tarball), then npm install, npm ci, npm ls; the examples"
 uri=$(node -e '
   const d = process.argv[1];
   if (/^postgres(ql)?:\/\//.test(d)) { console.log(d); process.exit(0); }
@@ -49,7 +51,17 @@ uri=$(node -e '
 mkdir "$run/app" && cd "$run/app"
 printf '{"name": "app", "private": true, "type": "module"}\n' > package.json
 versions=$(node -e 'const d = require(process.argv[1]).devDependencies; for (const p of ["ai", "@langchain/langgraph", "@langchain/core", "pg"]) console.log(`${p}@${d[p]}`)' "$pkg/package.json")
-npm install --no-audit --no-fund --prefer-offline --loglevel=error --install-links "$pkg" $versions
+npm=(npm --no-audit --no-fund --prefer-offline --loglevel=error)
+# The README's two commands, as written there (with the versions this package is tested with).
+grep -q '^npm pack /path/to/memory_ext/clients/js ' "$pkg/README.md"
+grep -q '^npm install ./memory-ext-\*.tgz ai pg ' "$pkg/README.md"
+npm pack --loglevel=error "$pkg" >/dev/null
+"${npm[@]}" install ./memory-ext-*.tgz $versions
+# A user's later installs keep it whole: another package, a clean install from the lock file.
+"${npm[@]}" install
+"${npm[@]}" ci
+npm ls --depth=0 >/dev/null
+[ -f node_modules/memory-ext/package.json ] && [ ! -L node_modules/memory-ext ]
 for example in ai_sdk_agent langgraph_js_agent; do
   echo "examples/$example.mjs"
   cp "$repo/examples/$example.mjs" .

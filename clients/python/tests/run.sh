@@ -12,7 +12,9 @@
 #      then on MemoryExtChatMessageHistory (tests/langchain_history/conftest.py);
 #   5. ours: a real Runner on both sessions (test_agents_runner.py); the adapters under
 #      parallel calls and hostile text, a real LangGraph graph, memory_tools (test_adapters.py);
-#   6. the examples (examples/*.py), each with a scripted model: a fact carried to a new thread.
+#   6. the examples (examples/*.py), each with a scripted model: a fact carried to a new thread;
+#   7. the README's examples, each in a fresh virtualenv with only the extra the README names
+#      for it (tests/readme_examples.py says which run), and its command-line export and import.
 #   clients/python/tests/run.sh DSN     DSN: a superuser on a server with memory_ext installed
 # The virtualenv and the sdists are cached in $MEMORY_EXT_HOME/clients (outside the checkout):
 # a second run installs nothing.
@@ -87,3 +89,36 @@ done
 grep -q "I am allergic to peanuts" "$run/langgraph_agent.out"   # the fact, found from the other thread
 grep -q "daughter is called Mia" "$run/agents_sdk.out"
 grep -q "(thread trip-planning) user: I'm going to Lisbon" "$run/langchain_history.out"
+
+step "7. the README's examples, each in a virtualenv with only its documented extra"
+# Fresh for each version of the package's dependencies (pyproject.toml), then kept: what a user
+# gets from PyPI today for that extra, not the pins above.
+readme_venv() {
+  local extra=$1 v
+  v=$cache/readme-$extra-$(cat "$pkg/pyproject.toml" | md5sum | cut -c1-8)
+  if [ ! -f "$v/.complete" ]; then
+    rm -rf "$v" && python3 -m venv "$v"
+    "$v/bin/pip" install -q --disable-pip-version-check "$pkg${extra:+[$extra]}" >/dev/null
+    touch "$v/.complete"
+  fi
+  "$v/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall "$pkg" >/dev/null
+  echo "$v"
+}
+v=$(readme_venv langgraph)
+"$v/bin/python" "$here/readme_examples.py" "$pkg/README.md" "LangGraph store" "$dsn"
+"$v/bin/python" "$here/readme_examples.py" "$pkg/README.md" "LangGraph checkpointer" "$dsn"
+v=$(readme_venv langchain)
+"$v/bin/python" "$here/readme_examples.py" "$pkg/README.md" "LangChain chat history" "$dsn"
+# The command line, as the README writes it, with the base package alone.
+v=$(readme_venv "")
+grep -q '^memory-ext export --dsn "$DSN" --user-id ann > ann.json' "$pkg/README.md"
+ann=ann-cli-$$ bob=bob-cli-$$
+"$py" - "$dsn" "$ann" <<'PY'
+import sys, psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    c.execute("SELECT set_config('memory_ext.user_id', %s, false)", (sys.argv[2],))
+    c.execute("""SELECT memory_write('{"text": "Ann drinks green tea."}')""")
+PY
+(cd "$run" && export DSN=$dsn PATH=$v/bin:$PATH &&
+  memory-ext export --dsn "$DSN" --user-id "$ann" > ann.json && grep -q "green tea" ann.json &&
+  memory-ext import --dsn "$DSN" --user-id "$bob" ann.json)

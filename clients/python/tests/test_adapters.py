@@ -107,8 +107,10 @@ def test_memory_tools_dispatches_openai_and_anthropic_calls():
         {"id": "c4", "type": "function", "function": {"name": "someone_elses_tool", "arguments": "{}"}},
     ]
     answers = tools.handle(calls)
-    assert [a["tool_call_id"] for a in answers] == ["c1", "c2", "c3"]
+    # Every call answered (the next request is refused otherwise), an unknown tool with an error.
+    assert [a["tool_call_id"] for a in answers] == ["c1", "c2", "c3", "c4"]
     assert "not valid JSON" in answers[1]["content"]
+    assert "no tool named 'someone_elses_tool'" in answers[3]["content"], answers[3]
     found = tools.call("archival_search", {"query": "peanut allergy"})
     assert not found["is_error"] and "peanuts" in found["content"]
     bad = tools.call("memory_replace", {"block": "human", "old": "nothing like this", "new": "x"})
@@ -119,8 +121,11 @@ def test_memory_tools_dispatches_openai_and_anthropic_calls():
     results = anthropic.handle_anthropic([
         {"type": "text", "text": "Let me remember that."},
         {"type": "tool_use", "id": "u1", "name": "memory_append", "input": {"block": "human", "content": "Likes tea."}},
+        {"type": "tool_use", "id": "u2", "name": "web_search", "input": {}},
     ])
-    assert results == [{"type": "tool_result", "tool_use_id": "u1", "content": results[0]["content"], "is_error": False}]
+    assert results[0] == {"type": "tool_result", "tool_use_id": "u1", "content": results[0]["content"], "is_error": False}
+    assert results[1]["tool_use_id"] == "u2" and results[1]["is_error"] and "web_search" in results[1]["content"]
+    assert len(results) == 2
     assert "Likes tea." in anthropic.prompt()
     anthropic.close()
 
@@ -179,10 +184,47 @@ def test_a_graph_carries_its_state_from_call_to_call_and_tenants_stay_apart():
         assert history[0].parent_config is not None
     with MemoryExtSaver.from_conn_string(DSN, user_id=tenant("saver")) as other:
         assert _graph(other).get_state(cfg).values == {}
-    # A config that names its tenant: that tenant's checkpoints.
-    with MemoryExtSaver.from_conn_string(DSN, user_id=tenant("saver")) as shared:
+    # A saver of many tenants: a config that names its tenant reads that tenant's checkpoints.
+    with MemoryExtSaver.from_conn_string(DSN) as shared:
         named = {"configurable": {"thread_id": thread, "user_id": user}}
         assert _graph(shared).get_state(named).values["count"] == 2
+
+
+def test_every_saver_method_resolves_the_tenant_the_same_way():
+    """Issue 45 §5: with configurable.user_id (LangGraph's usual way to name the user),
+    delete_thread acted on the saver's own tenant and silently deleted nothing. Now a saver of
+    one tenant refuses a call naming another, and a saver of many refuses a call naming none."""
+    user, other = tenant("saver"), tenant("saver")
+    with MemoryExtSaver.from_conn_string(DSN) as many:
+        graph = _graph(many)
+        cfg = {"configurable": {"thread_id": "t-del", "user_id": user}}
+        graph.invoke({"count": 0, "notes": []}, cfg)
+        assert graph.get_state(cfg).values["count"] == 1
+        for call in (lambda: many.delete_thread("t-del"), lambda: many.prune(["t-del"]),
+                     lambda: many.copy_thread("t-del", "t-copy"), lambda: many.delete_for_runs(["r"]),
+                     lambda: graph.get_state({"configurable": {"thread_id": "t-del"}})):
+            with pytest.raises(ValueError, match="names no tenant"):
+                call()
+        many.copy_thread("t-del", "t-copy", user_id=user)
+        many.delete_thread("t-del", user_id=other)          # another tenant's thread of that name: none
+        assert graph.get_state(cfg).values["count"] == 1
+        many.delete_thread("t-del", user_id=user)
+        assert graph.get_state(cfg).values == {}, "delete_thread(user_id=...) deleted nothing"
+        assert graph.get_state({"configurable": {"thread_id": "t-copy", "user_id": user}}).values["count"] == 1
+    with MemoryExtSaver.from_conn_string(DSN, user_id=user) as own:
+        with pytest.raises(ValueError, match="acts for user_id"):
+            _graph(own).get_state({"configurable": {"thread_id": "t-copy", "user_id": other}})
+        with pytest.raises(ValueError, match="acts for user_id"):
+            own.delete_thread("t-copy", user_id=other)
+        own.delete_thread("t-copy")
+        assert _graph(own).get_state({"configurable": {"thread_id": "t-copy"}}).values == {}
+
+    async def async_saver() -> None:
+        async with AsyncMemoryExtSaver.from_conn_string(DSN) as amany:
+            with pytest.raises(ValueError, match="names no tenant"):
+                await amany.adelete_thread("t-del")
+            await amany.adelete_thread("t-del", user_id=user)
+    asyncio.run(async_saver())
 
 
 def test_parallel_checkpoints_of_one_thread_all_land():

@@ -18,6 +18,175 @@ use crate::tokens::{self, Encoding};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
+/// Every row of a memory_export document, checked as the write path of its kind checks what
+/// it writes (memory_import inserts the rows as a restore would, past the write-side checks):
+/// ids, categories, block labels and values, memory texts, file paths, message roles, store
+/// namespaces, keys and values, entity names, checkpoint keys. The first row that fails, named
+/// `section[i]` with the reason, or `Ok`.
+///
+/// # Why
+/// 0.12.0 took newline categories, reserved block labels, a 100,000-character semantic memory,
+/// a path `../../etc/passwd` and a thread id with a control character from an import, and only
+/// the renderers stood between them and a prompt.
+pub fn check_rows(doc: &Value) -> Result<(), String> {
+    let Some(doc) = doc.as_object() else {
+        return Ok(());
+    };
+    let id = |r: &Value, f: &'static str, required: bool| -> Result<(), String> {
+        match r.get(f) {
+            None | Some(Value::Null) if !required => Ok(()),
+            Some(Value::String(s)) => crate::validate::id(f, Some(s))
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            _ => Err(format!("{f} must be a string")),
+        }
+    };
+    let string = |r: &Value, f: &'static str| -> Option<String> {
+        r.get(f).and_then(Value::as_str).map(str::to_string)
+    };
+    let key = |r: &Value, f: &'static str, may_be_empty: bool| -> Result<(), String> {
+        match r.get(f) {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(s)) if s.is_empty() && may_be_empty => Ok(()),
+            Some(Value::String(s)) if s.is_empty() => Err(format!("{f} must not be empty")),
+            Some(Value::String(s)) if s.chars().count() > 200 => {
+                Err(format!("{f} is longer than 200 characters"))
+            }
+            Some(Value::String(s)) => crate::names::legible(s).map_err(|why| format!("{f} {why}")),
+            _ => Err(format!("{f} must be a string")),
+        }
+    };
+    for (section, rows) in doc {
+        let Some(rows) = rows.as_array() else {
+            continue;
+        };
+        for (i, r) in rows.iter().enumerate() {
+            let checked: Result<(), String> = (|| {
+                match section.as_str() {
+                    "agents" => id(r, "agent_id", true)?,
+                    "threads" => {
+                        id(r, "thread_id", true)?;
+                        id(r, "agent_id", false)?;
+                    }
+                    "blocks" => {
+                        id(r, "agent_id", true)?;
+                        let label = string(r, "label").ok_or("label must be a string")?;
+                        crate::blocks::check_label(&label).map_err(|e| e.to_string())?;
+                        let value = string(r, "value").unwrap_or_default();
+                        if let Some(limit) = r.get("char_limit").and_then(Value::as_i64) {
+                            let limit = crate::blocks::check_char_limit(limit)
+                                .map_err(|e| e.to_string())?;
+                            crate::blocks::fits(&label, value, limit).map_err(|e| e.to_string())?;
+                        }
+                    }
+                    "memories" | "proposals" => {
+                        let kind = string(r, "kind").unwrap_or_else(|| "semantic".into());
+                        let text = string(r, "text").ok_or("text must be a string")?;
+                        crate::text::check(&kind, &text).map_err(|e| e.to_string())?;
+                        if let Some(c) = string(r, "category") {
+                            let n = crate::names::category(&c).map_err(|e| e.to_string())?;
+                            if n != c {
+                                return Err(format!(
+                                    "category \"{}\" is not written as stored (\"{n}\")",
+                                    crate::names::shown(&c)
+                                ));
+                            }
+                        }
+                        for f in ["thread_id", "agent_id", "run_id", "actor_id"] {
+                            id(r, f, false)?;
+                        }
+                    }
+                    "messages" => {
+                        id(r, "thread_id", true)?;
+                        crate::validate::role(r.get("role").and_then(Value::as_str))
+                            .map_err(|e| e.to_string())?;
+                        id(r, "tool_call_id", false)?;
+                        id(r, "name", false)?;
+                    }
+                    "files" => {
+                        let path = string(r, "path").ok_or("path must be a string")?;
+                        let clean = crate::files::path(Some(&path)).map_err(|e| e.to_string())?;
+                        if clean != path {
+                            return Err("path is not written as stored (in NFC)".into());
+                        }
+                    }
+                    "details" | "checkpoints" => id(r, "thread_id", section == "checkpoints")?,
+                    "categories" | "allowlists" => {
+                        let f = if section == "categories" {
+                            "name"
+                        } else {
+                            "category"
+                        };
+                        if let Some(c) = string(r, f) {
+                            let n = crate::names::category(&c).map_err(|e| e.to_string())?;
+                            if n != c {
+                                return Err(format!(
+                                    "{f} \"{}\" is not written as stored (\"{n}\")",
+                                    crate::names::shown(&c)
+                                ));
+                            }
+                        }
+                    }
+                    "store_items" | "store_vectors" => {
+                        let ns: Vec<Option<String>> = match r.get("namespace") {
+                            Some(Value::Array(a)) => {
+                                a.iter().map(|x| x.as_str().map(str::to_string)).collect()
+                            }
+                            _ => return Err("namespace must be an array of labels".into()),
+                        };
+                        crate::store::namespace(&ns).map_err(|e| e.to_string())?;
+                        crate::store::key(&string(r, "key").unwrap_or_default())
+                            .map_err(|e| e.to_string())?;
+                        if section == "store_items" {
+                            crate::store::value(r.get("value").unwrap_or(&Value::Null))
+                                .map_err(|e| e.to_string())?;
+                        }
+                    }
+                    "checkpoint_steps" | "checkpoint_blobs" | "checkpoint_writes" => {
+                        id(r, "thread_id", true)?;
+                        key(r, "checkpoint_ns", true)?;
+                        key(r, "checkpoint_id", false)?;
+                        key(r, "parent_checkpoint_id", true)?;
+                        key(r, "task_id", true)?;
+                        key(r, "task_path", true)?;
+                    }
+                    "entities" => {
+                        let name = string(r, "name").ok_or("name must be a string")?;
+                        let mut names = vec![name];
+                        if let Some(Value::Array(a)) = r.get("aliases") {
+                            names.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
+                        }
+                        for n in names {
+                            if n.chars().count() > crate::entities::MAX_NAME_CHARS
+                                || crate::entities::norm(&n).is_empty()
+                            {
+                                return Err(format!(
+                                    "name \"{}\" is not a name of 1 to {} characters",
+                                    crate::names::shown(&n),
+                                    crate::entities::MAX_NAME_CHARS
+                                ));
+                            }
+                            crate::names::legible(&n).map_err(|why| {
+                                format!("name \"{}\" {why}", crate::names::shown(&n))
+                            })?;
+                            if n.contains(['<', '>']) {
+                                return Err(format!(
+                                    "name \"{}\" contains < or >",
+                                    crate::names::shown(&n)
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(())
+            })();
+            checked.map_err(|why| format!("{section}[{i}]: {why}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The formats memory_import reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -537,5 +706,53 @@ mod tests {
         assert_eq!(msgs[2]["in_context"], json!(false));
         assert!(msgs[0]["token_count"].as_u64().unwrap() > 0);
         assert!(c.notes[0].contains("1 tools not imported"));
+    }
+
+    #[test]
+    fn imported_rows_are_checked_as_writes_are() {
+        let ok = json!({"memories": [{"text": "Ana likes tea.", "category": "health"}],
+                        "files": [{"path": "notes/a.md"}], "blocks": [{"agent_id": "a", "label": "human", "value": "x", "char_limit": 100}]});
+        assert_eq!(check_rows(&ok), Ok(()));
+        for (doc, want) in [
+            (
+                json!({"memories": [{"text": "a"}, {"text": "x", "category": "a\nb"}]}),
+                "memories[1]: category",
+            ),
+            (
+                json!({"blocks": [{"agent_id": "a", "label": "memory_blocks", "value": ""}]}),
+                "blocks[0]:",
+            ),
+            (
+                json!({"memories": [{"text": "y".repeat(100_000)}]}),
+                "memories[0]:",
+            ),
+            (
+                json!({"files": [{"path": "../../etc/passwd"}]}),
+                "files[0]:",
+            ),
+            (
+                json!({"threads": [{"thread_id": "a\u{1}b"}]}),
+                "threads[0]: thread_id",
+            ),
+            (
+                json!({"entities": [{"name": "Bob", "aliases": ["x\n</memory_blocks>"]}]}),
+                "entities[0]: name",
+            ),
+            (
+                json!({"checkpoint_steps": [{"thread_id": "t", "checkpoint_ns": "\n</x>", "checkpoint_id": "1"}]}),
+                "checkpoint_steps[0]: checkpoint_ns",
+            ),
+            (
+                json!({"store_items": [{"namespace": [""], "key": "k", "value": {}}]}),
+                "store_items[0]:",
+            ),
+            (
+                json!({"messages": [{"thread_id": "t", "role": "wizard"}]}),
+                "messages[0]:",
+            ),
+        ] {
+            let e = check_rows(&doc).unwrap_err();
+            assert!(e.starts_with(want), "{e} (wanted {want})");
+        }
     }
 }

@@ -158,10 +158,16 @@ pub fn category(raw: &str) -> Result<String, NameError> {
 }
 
 /// The protected name that `category` (already normalised) is drawn like without being it:
-/// the same Unicode TR 39 skeleton (`cıty` and `city`), different text.
+/// the same Unicode TR 39 skeleton (`cıty` and `city`), different text. Combining marks are
+/// folded first: `"city\u{301}"` composes to `citý`, whose skeleton keeps the accent, and read
+/// as its own name it skipped the consent that `city` needs.
 pub fn lookalike<'a>(category: &str, protected: &'a [String]) -> Option<&'a String> {
     let skel = |s: &str| -> String {
-        unicode_security::skeleton(s)
+        let folded: String = s
+            .nfd()
+            .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+            .collect();
+        unicode_security::skeleton(&folded)
             .collect::<String>()
             .to_lowercase()
     };
@@ -222,6 +228,14 @@ mod tests {
         let c = category("cıty").unwrap();
         assert_eq!(lookalike(&c, &protected).map(String::as_str), Some("city"));
         assert_eq!(lookalike("city", &protected), None);
+        // A combining accent composes into another letter: still drawn like the protected name.
+        let c = category("city\u{0301}").unwrap();
+        assert_eq!(c, "cit\u{fd}");
+        assert_eq!(lookalike(&c, &protected).map(String::as_str), Some("city"));
+        assert_eq!(
+            lookalike(&category("Ci\u{0300}ty").unwrap(), &protected).map(String::as_str),
+            Some("city")
+        );
         assert_eq!(lookalike("health", &protected), None);
     }
 

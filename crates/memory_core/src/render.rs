@@ -43,6 +43,22 @@ pub fn inline(s: &str) -> Cow<'_, str> {
     escape(s, Lines::Escaped)
 }
 
+/// `s` in double quotes, its own quotes and backslashes escaped as JSON writes them: a title
+/// holding `"` cannot close the quote early and make its rest read as something else. Line
+/// breaks and markup are the enclosing field's rendering ([`bullet`] renders it [`inline`]).
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
 /// What [`escape`] does with line breaks.
 #[derive(Clone, Copy, PartialEq)]
 enum Lines {
@@ -130,5 +146,12 @@ mod tests {
         assert_eq!(text("R&D, 3 > 2"), "R&D, 3 &gt; 2");
         assert_eq!(text("zero\u{200b}width"), "zero\\u{200B}width");
         assert!(matches!(inline("Sam is a nurse."), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_quoted_field_keeps_its_quotes() {
+        assert_eq!(quoted("Trip"), "\"Trip\"");
+        assert_eq!(quoted("a \"b\": c"), "\"a \\\"b\\\": c\"");
+        assert_eq!(quoted("back\\slash"), "\"back\\\\slash\"");
     }
 }

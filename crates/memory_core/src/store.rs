@@ -296,6 +296,14 @@ fn conditions(
     out: &mut Vec<Condition>,
 ) -> Result<(), StoreError> {
     for (k, v) in filter {
+        // `$or`, `$and`, `$not`, ...: LangGraph's stores take none of them at a field's place;
+        // read as a field name, `{"$or": [...]}` would match nothing (or, negated, everything).
+        if k.starts_with('$') {
+            return err(
+                "filter",
+                format!("unknown operator \"{k}\" (operators go inside a field: {{\"field\": {{\"$gt\": 3}}}}; use $eq, $ne, $gt, $gte, $lt, $lte)"),
+            );
+        }
         let mut path = prefix.to_vec();
         path.push(k.clone());
         match v {
@@ -515,6 +523,8 @@ mod tests {
             ])
         );
         assert!(filter(Some(&json!({"a": {"$regex": "x"}}))).is_err());
+        assert!(filter(Some(&json!({"$or": [{"a": 1}, {"b": 2}]}))).is_err());
+        assert!(filter(Some(&json!({"a": {"b": {"$and": [1]}}}))).is_err());
         assert!(namespace(&[]).is_err());
         assert!(namespace(&[Some("".into())]).is_err());
         assert!(namespace(&[None]).is_err());

@@ -235,7 +235,13 @@ pub fn json_shape(text: &str) -> Result<(), &'static str> {
                 {
                     i += 1;
                 }
-                let ok = text[start..i].parse::<f64>().is_ok_and(f64::is_finite);
+                let literal = &text[start..i];
+                let mantissa = literal.split(['e', 'E']).next().unwrap_or_default();
+                let nonzero = mantissa.bytes().any(|d| matches!(d, b'1'..=b'9'));
+                // Too small counts as out of range too: `1e-400` read back as 0.0.
+                let ok = literal
+                    .parse::<f64>()
+                    .is_ok_and(|v| v.is_finite() && (v != 0.0 || !nonzero));
                 if !ok {
                     return Err("JSON number out of range (numbers must fit a 64-bit float)");
                 }
@@ -262,6 +268,9 @@ mod json_tests {
             .unwrap_err()
             .contains("out of range"));
         assert!(json_shape(r#"{"n": -1.5e300, "s": "[[[1e400 \\" ]]"}"#).is_ok());
+        assert!(json_shape(r#"{"n": 1e-400}"#).is_err());
+        assert!(json_shape(r#"{"n": -2.5E-999}"#).is_err());
+        assert!(json_shape(r#"{"n": 0.0e-400, "m": 0, "k": -0.0, "s": 5e-324}"#).is_ok());
         assert!(json_shape(r#"{"k\"[": [1, 2.5, -3e-7, {"x": null}]}"#).is_ok());
     }
 

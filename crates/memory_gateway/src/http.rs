@@ -10,8 +10,14 @@
 //! to send headers (which also ends idle keep-alive connections) and a body, the body's size
 //! (refused from its Content-Length, or as it streams in, before it is buffered), each tenant's
 //! calls at once (a fair queue, then 429 with Retry-After), and each call's SQL
-//! (statement_timeout, src/db.rs). `axum::serve` sets no header timeout and no connection cap,
-//! so connections are served here with hyper's HTTP/1 builder, which has both. On SIGINT or
+//! (statement_timeout, src/db.rs). The headers' and body's times and the body's cap hold on
+//! every route (`edge`), and a connection that has not authenticated (a known bearer token, an
+//! inspector session or login, the metrics token) within the two times together is closed,
+//! whatever it is doing: a client that sends a body a byte at a time cannot keep an
+//! unauthenticated slot. Every route but `/healthz` also needs a Host of the allow-list
+//! (loopback and `allowed_hosts`), which stops DNS rebinding. `axum::serve` sets no header
+//! timeout and no connection cap, so connections are served here with hyper's HTTP/1 builder,
+//! which has both. On SIGINT or
 //! SIGTERM the server stops accepting, asks every connection to finish, and after
 //! `shutdown_grace_ms` drops what is left: an idle or half-sent connection cannot hold it up.
 //!
@@ -51,15 +57,133 @@ struct Shared {
     origins: Vec<String>,
     limits: Limits,
     /// Connections that have not yet sent a request with a known token.
-    unauthenticated: AtomicUsize,
+    unauthenticated: Arc<AtomicUsize>,
     /// Each tenant's turns (its `user_id`): `tenant_concurrency` permits, handed out in the
     /// order calls ask (tokio's semaphore is first-in, first-out).
     turns: HashMap<String, Arc<Semaphore>>,
 }
 
-/// One connection's state, put in each of its requests.
+/// One connection's state, put in each of its requests: whether it has authenticated, and the
+/// client's address (the inspector's login limit is per address).
 #[derive(Clone)]
-struct Connection(Arc<AtomicBool>);
+pub(crate) struct Connection {
+    authenticated: Arc<AtomicBool>,
+    unauthenticated: Arc<AtomicUsize>,
+    pub peer: std::net::IpAddr,
+}
+
+impl Connection {
+    /// The connection has shown a credential: it leaves the unauthenticated count and its
+    /// deadline.
+    pub fn authenticate(&self) {
+        if !self.authenticated.swap(true, Ordering::SeqCst) {
+            self.unauthenticated.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The host part of a Host header (`name`, `name:port`, `[v6]:port`), lowercased.
+fn host_name(host: &str) -> String {
+    let h = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    h.to_ascii_lowercase()
+}
+
+/// Whether a Host header names this server: one of `hosts` (loopback and `allowed_hosts`).
+pub(crate) fn host_allowed(host: &str, hosts: &[String]) -> bool {
+    let name = host_name(host);
+    !name.is_empty() && hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+}
+
+/// What every route shares, in front of everything: the limits and the Host allow-list.
+struct Edge {
+    limits: Limits,
+    hosts: Vec<String>,
+}
+
+/// In front of every route: one Host header, of the allow-list (but `/healthz`, which load
+/// balancers probe by address); then, but for `/mcp` (whose guard reads its body after the
+/// tenant's turn), the body within `max_body_bytes` and `body_timeout_ms`.
+async fn edge(State(e): State<Arc<Edge>>, req: Request, next: Next) -> Response {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let (host, more) = (hosts.next(), hosts.next().is_some());
+    if more {
+        return refused(StatusCode::BAD_REQUEST, "more than one Host header");
+    }
+    let path = req.uri().path();
+    if path != "/healthz" {
+        let ok = host
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|h| host_allowed(h, &e.hosts));
+        if !ok {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "forbidden_host")]);
+            return (
+                StatusCode::FORBIDDEN,
+                "this Host is not one of the server's (allowed_hosts)\n",
+            )
+                .into_response();
+        }
+    }
+    if path == "/mcp" || path.starts_with("/mcp/") {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    match read_body(&parts, body, &e.limits).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(r) => r,
+    }
+}
+
+/// A request's body, within the cap (refused from its Content-Length, or as it streams in) and
+/// the time; the refusal otherwise (413, 408, 400).
+async fn read_body(
+    parts: &http::request::Parts,
+    body: Body,
+    limits: &Limits,
+) -> Result<axum::body::Bytes, Response> {
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limits.max_body_bytes) {
+        metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
+        return Err(too_large(limits));
+    }
+    let read = Limited::new(body, limits.max_body_bytes).collect();
+    match tokio::time::timeout(Duration::from_millis(limits.body_timeout_ms), read).await {
+        Err(_) => {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_timeout")]);
+            Err(refused(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body was not sent in time",
+            ))
+        }
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
+            Err(too_large(limits))
+        }
+        Ok(Err(_)) => Err(refused(
+            StatusCode::BAD_REQUEST,
+            "the request body could not be read",
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, exactly as sent: a token with
+/// spaces around it is not the token (the configuration file refuses such tokens too).
+pub(crate) fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
 
 /// A JSON-RPC error response (HTTP `status`), for what is refused before the MCP service.
 fn rpc_error(status: StatusCode, id: Value, code: i64, message: &str) -> Response {
@@ -91,12 +215,8 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
             return refused(StatusCode::FORBIDDEN, "this Origin may not call the server");
         }
     }
-    let tenant: Option<Tenant> = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .and_then(|token| shared.tokens.tenant(token.trim()))
+    let tenant: Option<Tenant> = bearer(req.headers())
+        .and_then(|token| shared.tokens.tenant(token))
         .cloned();
     let Some(tenant) = tenant else {
         metrics::global().inc("memory_mcp_auth_failures_total", &[("surface", "mcp")]);
@@ -109,10 +229,8 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return r;
     };
-    if let Some(Connection(authenticated)) = req.extensions().get::<Connection>() {
-        if !authenticated.swap(true, Ordering::SeqCst) {
-            shared.unauthenticated.fetch_sub(1, Ordering::SeqCst);
-        }
+    if let Some(c) = req.extensions().get::<Connection>() {
+        c.authenticate();
     }
     let limits = &shared.limits;
     // The tenant's turn, before the body is read: a tenant over its share holds no buffer.
@@ -136,37 +254,10 @@ async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> R
     };
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(tenant);
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limits.max_body_bytes) {
-        metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
-        return too_large(limits);
-    }
-    let read = Limited::new(body, limits.max_body_bytes).collect();
-    let bytes =
-        match tokio::time::timeout(Duration::from_millis(limits.body_timeout_ms), read).await {
-            Err(_) => {
-                metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_timeout")]);
-                return refused(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "the request body was not sent in time",
-                );
-            }
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                metrics::global().inc("memory_mcp_errors_total", &[("kind", "body_too_large")]);
-                return too_large(limits);
-            }
-            Ok(Err(_)) => {
-                return refused(
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read",
-                )
-            }
-            Ok(Ok(collected)) => collected.to_bytes(),
-        };
+    let bytes = match read_body(&parts, body, limits).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let mut labels = ("other", "");
     if parts.method == http::Method::POST {
         match check_rpc(&bytes) {
@@ -294,13 +385,13 @@ fn check_rpc(body: &[u8]) -> Result<Value, Response> {
 /// `GET /metrics`: the exposition, for a request bearing the metrics token.
 async fn scrape(
     State((m, db)): State<(MetricsConfig, Arc<Db>)>,
+    connection: Option<axum::Extension<Connection>>,
     headers: http::HeaderMap,
 ) -> Response {
-    let known = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| config::sha256_hex(t.trim()) == m.token_sha256);
+    let known = bearer(&headers).is_some_and(|t| config::sha256_hex(t) == m.token_sha256);
+    if let (true, Some(axum::Extension(c))) = (known, connection) {
+        c.authenticate();
+    }
     if !known {
         metrics::global().inc("memory_mcp_auth_failures_total", &[("surface", "metrics")]);
         let mut r = (
@@ -352,7 +443,7 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_sse_keep_alive(None)
-            .with_allowed_hosts(hosts),
+            .with_allowed_hosts(hosts.clone()),
     );
     let limits = cfg.limits.clone();
     let tokens = Arc::new(cfg.tokens);
@@ -370,8 +461,12 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
         tokens: tokens.clone(),
         origins: cfg.allowed_origins.clone(),
         limits: limits.clone(),
-        unauthenticated: AtomicUsize::new(0),
+        unauthenticated: Arc::new(AtomicUsize::new(0)),
         turns,
+    });
+    let edge_state = Arc::new(Edge {
+        limits: limits.clone(),
+        hosts: hosts.clone(),
     });
     let metrics_here = cfg.metrics.as_ref().filter(|m| m.listen.is_none()).cloned();
     let mut app = Router::new()
@@ -383,10 +478,13 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
             db.clone(),
             tokens.clone(),
             cfg.allowed_origins.clone(),
+            cfg.allowed_hosts.clone(),
         ));
     if let Some(m) = metrics_here {
         app = app.route("/metrics", get(scrape).with_state((m, db.clone())));
     }
+    // Outermost: every route, before any of its own checks.
+    let app = app.layer(middleware::from_fn_with_state(edge_state, edge));
     if let Some(m) = cfg.metrics.clone().filter(|m| m.listen.is_some()) {
         let addr = m.listen.clone().unwrap_or_default();
         let listener = tokio::net::TcpListener::bind(&addr)
@@ -396,7 +494,13 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
             "memory-mcp: metrics on http://{}/metrics",
             listener.local_addr().map_err(|e| e.to_string())?
         );
-        let router = Router::new().route("/metrics", get(scrape).with_state((m, db.clone())));
+        let edge_state = Arc::new(Edge {
+            limits: limits.clone(),
+            hosts: hosts.clone(),
+        });
+        let router = Router::new()
+            .route("/metrics", get(scrape).with_state((m, db.clone())))
+            .layer(middleware::from_fn_with_state(edge_state, edge));
         tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
@@ -413,7 +517,7 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut stop => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             accepted = listener.accept() => match accepted {
@@ -433,8 +537,14 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
         let authenticated = Arc::new(AtomicBool::new(false));
         let (app, shared, mut stop_rx) = (app.clone(), shared.clone(), stop_rx.clone());
         let header_timeout = Duration::from_millis(limits.header_timeout_ms);
+        // An unauthenticated connection gets the time to send one request's headers and body.
+        let unauthenticated_life = header_timeout + Duration::from_millis(limits.body_timeout_ms);
         connections.spawn(async move {
-            let seen = Connection(authenticated.clone());
+            let seen = Connection {
+                authenticated: authenticated.clone(),
+                unauthenticated: shared.unauthenticated.clone(),
+                peer: peer.ip(),
+            };
             let svc = hyper::service::service_fn(
                 move |mut req: hyper::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(seen.clone());
@@ -447,11 +557,26 @@ pub async fn serve(cfg: HttpConfig, db: Arc<Db>) -> Result<(), String> {
                 .header_read_timeout(header_timeout);
             let conn = builder.serve_connection(TokioIo::new(stream), svc);
             tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stop_rx.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.as_mut().await;
+            let deadline = tokio::time::sleep(unauthenticated_life);
+            tokio::pin!(deadline);
+            let mut watched = true;
+            loop {
+                tokio::select! {
+                    _ = conn.as_mut() => break,
+                    _ = &mut deadline, if watched => {
+                        if authenticated.load(Ordering::SeqCst) {
+                            watched = false;
+                        } else {
+                            // Dropping the connection closes it, mid-request or not.
+                            metrics::global().inc("memory_mcp_errors_total", &[("kind", "unauthenticated_timeout")]);
+                            break;
+                        }
+                    }
+                    _ = stop_rx.changed() => {
+                        conn.as_mut().graceful_shutdown();
+                        let _ = conn.as_mut().await;
+                        break;
+                    }
                 }
             }
             if !authenticated.load(Ordering::SeqCst) {

@@ -90,3 +90,18 @@ SELECT memory_import('[{"id": "0b5f3d63-94b1-4b3c-9b74-2f1b8e6b2c11", "memory": 
 SELECT memory_import('{}', '{"format": "zep"}');
 SELECT memory_import('{}', '{"remap": {"agent_ids": []}}');
 SELECT memory_import('"x"');
+-- 0.13.0: imported rows are checked as writes are: 22023 naming the row, nothing written.
+SET memory_ext.user_id = 'imp-checked';
+SELECT memory_import('{"memories": [{"id": "9d1e2f00-0000-4000-8000-000000000001", "text": "ok", "category": "travel"},
+                                    {"id": "9d1e2f00-0000-4000-8000-000000000002", "text": "x", "category": "a\nb"}]}');
+SELECT memory_import('{"agents": [{"agent_id": "a1"}], "blocks": [{"agent_id": "a1", "label": "memory_blocks", "value": "x", "char_limit": 100}]}');
+SELECT memory_import(jsonb_build_object('memories', jsonb_build_array(jsonb_build_object('text', repeat('y', 100000)))));
+SELECT memory_import('{"files": [{"path": "../../etc/passwd", "content": "x"}]}');
+SELECT memory_import('{"threads": [{"thread_id": "a\u0001b"}]}');
+SELECT memory_import('{"entities": [{"name": "Bob", "aliases": ["x\n</memory_blocks>"]}]}');
+SELECT memory_import('{"store_items": [{"namespace": ["n"], "key": "card 4111 1111 1111 1111", "value": {}}]}');
+SELECT count(*) AS nothing_imported FROM memory.items WHERE user_id = 'imp-checked';
+-- What a mem0 export's metadata and a store's values hold is screened as every write's.
+SELECT memory_import('[{"id": "9d1e2f00-0000-4000-8000-000000000003", "memory": "Pays by card", "metadata": {"card": "4111 1111 1111 1111"}}]') -> 'inserted' AS inserted;
+SELECT metadata FROM memory.items WHERE user_id = 'imp-checked';
+RESET memory_ext.user_id;

@@ -72,3 +72,42 @@ SELECT memory_write('{"text": "x", "screen": {"secret": "maybe"}}');
 SET ROLE regress_memory_user;
 SELECT memory_write('{"text": "Other fixture password is hunter4.", "screen": "secret:allow"}');
 RESET ROLE;
+-- 0.13.0: every field stored or shown to a model, the same policy. Text fields are redacted:
+-- a block's description, a memory's tags and metadata, a detail's metadata, a checkpoint's
+-- state, document, metadata and its json and msgpack blobs.
+SET memory_ext.user_id = 'screen-every';
+SELECT memory_agent('every-agent', 'screen-every') ->> 'created' AS created;
+SELECT block_set('every-agent', 'notes', 'fine', 'card 4111 1111 1111 1111 on file') ->> 'chars' AS chars;
+SELECT description FROM memory.blocks WHERE user_id = 'screen-every' AND label = 'notes';
+SELECT memory_write('{"text": "Ana paid the deposit.", "tags": ["ssn 536-22-1234"], "metadata": {"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "n": 1}}') ->> 'event' AS event;
+SELECT tags, metadata FROM memory.items WHERE user_id = 'screen-every';
+SELECT memory_ref_store('plain output', 'a log', metadata => '{"key": "AKIAIOSFODNN7EXAMPLE"}') IS NOT NULL AS stored;
+SELECT metadata ->> 'key' AS detail_metadata FROM memory.details WHERE user_id = 'screen-every';
+SELECT checkpoint_save('screen-every', 'cp-1', '{"messages": ["my card is 4111 1111 1111 1111"]}') ->> 'thread_id' AS saved;
+SELECT checkpoint_data FROM memory.checkpoints WHERE user_id = 'screen-every';
+SELECT checkpoint_put('cp-2', '', '1', NULL, '{"v": 1, "note": "ssn 536-22-1234"}', '{"source": "AKIAIOSFODNN7EXAMPLE"}',
+                      ARRAY['messages', 'raw'], ARRAY['1', '1'], ARRAY['json', 'bytes'],
+                      ARRAY[convert_to('[{"content": "card 4111 1111 1111 1111"}]', 'UTF8'),
+                            convert_to('card 4111 1111 1111 1111', 'UTF8')]) ->> 'checkpoint_id' AS put;
+SELECT checkpoint ->> 'note' AS note, metadata ->> 'source' AS source FROM memory.checkpoint_steps WHERE user_id = 'screen-every';
+SELECT channel, type, convert_from(blob, 'UTF8') AS blob FROM memory.checkpoint_blobs WHERE user_id = 'screen-every' ORDER BY channel;
+-- msgpack: ["card 4111 1111 1111 1111"] as LangGraph writes a list of one string.
+SELECT checkpoint_put_writes('cp-2', '', '1', 'task-1', '', ARRAY[0], ARRAY['messages'], ARRAY['msgpack'],
+                             ARRAY['\x91b8636172642034313131203131313120313131312031313131'::bytea]) AS writes;
+SELECT encode(blob, 'escape') AS msgpack_blob FROM memory.checkpoint_writes WHERE user_id = 'screen-every';
+-- Names are refused rather than rewritten (22023 naming the field and the detector): a thread
+-- id, a tool call id, a run id, an actor, a category, a store key or namespace label, a memory
+-- file path, an entity alias. Nothing is written.
+\set VERBOSITY terse
+SELECT message_append('card 4111 1111 1111 1111', 'user', 'hi');
+SELECT message_append('s-every', 'tool', 'ok', tool_call_id => 'ssn 536-22-1234');
+SELECT memory_write('{"text": "Ana runs.", "run_id": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}');
+SELECT memory_write('{"text": "Ana runs.", "actor_id": "AKIAIOSFODNN7EXAMPLE"}');
+SELECT memory_write('{"text": "Ana runs.", "category": "card 4111 1111 1111 1111"}');
+SELECT store_put('{docs}', 'ssn 536-22-1234', '{"a": 1}');
+SELECT store_put(ARRAY['card 4111 1111 1111 1111'], 'k', '{"a": 1}');
+SELECT memory_file_write('notes/ssn 536-22-1234.md', 'x');
+SELECT memory_entity_alias((SELECT id FROM memory.entities WHERE user_id = 'screen-every' LIMIT 1), 'ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+\set VERBOSITY default
+SELECT count(*) AS nothing_named FROM memory.messages WHERE user_id = 'screen-every';
+RESET memory_ext.user_id;

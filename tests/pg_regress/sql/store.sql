@@ -67,6 +67,23 @@ SELECT expires_at > now() + interval '59 minutes' AS refreshed_by_search FROM me
 SELECT memory_purge() >= 0 AS purged;
 SELECT key FROM memory.store_items WHERE user_id = 'store-ann' AND namespace = '{tmp}';
 SELECT store_put('{tmp}', 'x', '{}', ttl => '-1 hour');
+-- 0.13.0: ttl edges are 22023: a negative part, nothing, or more than 100 years.
+SELECT store_put('{tmp}', 'x', '{}', ttl => '-1 mon +31 days');
+SELECT store_put('{tmp}', 'x', '{}', ttl => '0');
+SELECT store_put('{tmp}', 'x', '{}', ttl => '200 years');
+SELECT store_put('{tmp}', 'x', '{}', ttl => '178000000 years');
+SELECT store_batch('[{"op": "put", "namespace": ["tmp"], "key": "x", "value": {}, "ttl": 1e300}]');
+-- 0.13.0: a condition whose value is an array or an object holds only where the field is there
+-- and equal (0.12.0 also returned every item without the field); $or and the like are refused.
+SELECT count(*) FROM (SELECT store_put('{acl}', k, v, index => 'false') FROM (VALUES
+    ('shared', '{"acl": ["alice"], "meta": {"a": 1}}'::jsonb),
+    ('both', '{"acl": ["alice", "bob"]}'),
+    ('none', '{"text": "no acl"}')) t(k, v)) x;
+SELECT key FROM store_search('{acl}', filter => '{"acl": ["alice"]}') ORDER BY key;
+SELECT key FROM store_search('{acl}', filter => '{"acl": {"$eq": ["alice"]}}') ORDER BY key;
+SELECT key FROM store_search('{acl}', filter => '{"meta": {"a": 1}}') ORDER BY key;
+SELECT key FROM store_search('{acl}', filter => '{"acl": {"$ne": ["alice"]}}') ORDER BY key;
+SELECT store_search('{acl}', filter => '{"$or": [{"acl": ["alice"]}, {"acl": ["bob"]}]}');
 -- Batch: in order, one answer each, all or nothing.
 SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "1", "value": {"n": 1}, "index": false},
                      {"op": "get", "namespace": ["b"], "key": "1"},
@@ -76,6 +93,13 @@ SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "1", "value": {"n"
 SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "2", "value": {"n": 2}, "index": false},
                      {"op": "put", "namespace": [""], "key": "3", "value": {}}]');
 SELECT count(*) AS none_written FROM memory.store_items WHERE user_id = 'store-ann' AND namespace = '{b}';
+-- 0.13.0: a batch takes each op's keys only, and an idempotency key by store_put's rules.
+SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "4", "value": {}, "tll": 5}]');
+SELECT store_batch('[{"op": "get", "namespace": ["b"], "key": "4", "value": {}}]');
+SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "5", "value": {"v": 1}, "index": false, "idempotency_key": "b-1"}]') AS first;
+SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "5", "value": {"v": 1}, "index": false, "idempotency_key": "b-1"}]') AS repeat;
+SELECT store_batch('[{"op": "put", "namespace": ["b"], "key": "5", "value": {"v": 2}, "index": false, "idempotency_key": "b-1"}]');
+SELECT value FROM store_search('{b}') WHERE key = '5';
 -- Bad input: clear errors, nothing written.
 SELECT store_put('{}', 'k', '{}');
 SELECT store_put('{a,NULL}', 'k', '{}');

@@ -95,12 +95,17 @@ SELECT memory_prompt('tina-agent', ARRAY['recall'], ARRAY['conversation_search_d
 SELECT memory_prompt('tina-agent', NULL, ARRAY['rm']);
 \echo :LAST_ERROR_SQLSTATE
 
--- Another tenant's agent and thread are not there for this one.
+-- Another tenant's agent is not there for this one. Its thread's id names a thread of this
+-- tenant's own, new and empty (0.13.0: a thread is started on its first tool call), which
+-- finds nothing of the other's.
 SET memory_ext.user_id = 'ulf';
 SELECT memory_tool_call('tina-agent', NULL, 'archival_search', '{"query": "peanuts"}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_agent('ulf-agent', 'ulf') ->> 'created' AS created;
-SELECT memory_tool_call('ulf-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}');
+SELECT memory_tool_call('ulf-agent', 'tina-t1', 'conversation_search', '{"query": "cello"}') ->> 'content' AS own_new_thread;
+SELECT user_id, agent_id FROM memory.threads WHERE thread_id = 'tina-t1' ORDER BY user_id;
+-- A new thread's id is a name: one holding a card number is refused, not started.
+SELECT memory_tool_call('ulf-agent', 'card 4111 1111 1111 1111', 'conversation_search', '{"query": "x"}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_tool_call('ulf-agent', NULL, 'archival_search', '{"query": "peanuts"}') ->> 'content' AS found;
 SELECT memory_tool_call('ulf-agent', NULL, 'conversation_search', '{"query": "cello"}') ->> 'content' AS found;

@@ -17,7 +17,7 @@ Each framework is an optional dependency, imported when its class is asked for.
 
 from memory_ext._db import REQUIRED_VERSION, VersionError
 
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 _LAZY = {
     "MemoryExtStore": "store",

@@ -6,11 +6,15 @@ LangGraph's ``PostgresSaver`` does, channel values that are JSON scalars stay in
 document and the others are serialized by the saver's ``serde`` into blobs, stored once per
 channel version.
 
-Which tenant a call acts for: ``configurable["user_id"]`` of the call's config when it has one,
-otherwise the ``user_id`` the saver was made with (``delete_thread``, ``copy_thread``, ``prune``
-and ``delete_for_runs`` take no config: always the saver's). Every call runs in a transaction
-of its own that names its tenant (``set_config(..., true)``), so a pooled connection carries
-nothing to its next user.
+Which tenant a call acts for, the same way for every method: a saver made with ``user_id`` acts
+for that tenant only (a config whose ``configurable["user_id"]`` names another is refused); a
+saver made without one serves many tenants, and each call names its own:
+``configurable["user_id"]`` in the config, or ``user_id=`` for the methods that take no config
+(``delete_thread``, ``delete_for_runs``, ``copy_thread``, ``prune``). A call that names no
+tenant on a saver that has none is refused (``ValueError``): a deletion that silently deletes
+nothing, in some other tenant, is a privacy defect. Every call runs in a transaction of its own
+that names its tenant (``set_config(..., true)``), so a pooled connection carries nothing to
+its next user.
 """
 
 from __future__ import annotations
@@ -62,16 +66,30 @@ def _scalar(v: Any) -> bool:
 
 
 class _Base(BaseCheckpointSaver[str]):
-    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+    def __init__(self, conn: Any, *, user_id: str | None = None,
+                 serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        if not user_id:
-            raise ValueError("user_id is required: the tenant this saver acts for")
+        if user_id is not None and not str(user_id):
+            raise ValueError("user_id must not be empty: the tenant this saver acts for, or None for many")
         self.conn = conn
-        self.user_id = user_id
+        self.user_id = str(user_id) if user_id is not None else None
 
-    def _tenant(self, config: RunnableConfig | None) -> str:
-        uid = ((config or {}).get("configurable") or {}).get("user_id")
-        return str(uid) if uid else self.user_id
+    def _tenant(self, config: RunnableConfig | None, user_id: str | None = None) -> str:
+        """The tenant of a call: named by its config (or ``user_id=``), else the saver's."""
+        named = ((config or {}).get("configurable") or {}).get("user_id") or user_id
+        named = str(named) if named else None
+        if self.user_id is not None:
+            if named is not None and named != self.user_id:
+                raise ValueError(
+                    f"this saver acts for user_id {self.user_id!r}, and the call names {named!r}: "
+                    "make a saver without user_id to serve many tenants")
+            return self.user_id
+        if named is None:
+            raise ValueError(
+                "this saver has no user_id, and the call names no tenant: put user_id in "
+                "config[\"configurable\"] (or pass user_id= to delete_thread, delete_for_runs, "
+                "copy_thread, prune)")
+        return named
 
     # -- LangGraph's objects to the functions' arguments -----------------------------------
 
@@ -179,14 +197,15 @@ class MemoryExtSaver(_Base):
     methods run the sync ones in a thread; in async code use :class:`AsyncMemoryExtSaver`.
     """
 
-    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+    def __init__(self, conn: Any, *, user_id: str | None = None,
+                 serde: SerializerProtocol | None = None) -> None:
         super().__init__(conn, user_id=user_id, serde=serde)
         # One connection serves one transaction at a time (a pool hands each its own).
         self.lock = threading.Lock() if not isinstance(conn, ConnectionPool) else None
 
     @classmethod
     @contextmanager
-    def from_conn_string(cls, conn_string: str, *, user_id: str,
+    def from_conn_string(cls, conn_string: str, *, user_id: str | None = None,
                          pool_config: dict[str, Any] | None = None) -> Iterator["MemoryExtSaver"]:
         if pool_config is not None:
             with ConnectionPool(conn_string, open=True, **pool_config) as pool:
@@ -239,17 +258,18 @@ class MemoryExtSaver(_Base):
         if writes:
             self._rows(self._tenant(config), _PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
 
-    def delete_thread(self, thread_id: str) -> None:
-        self._rows(self.user_id, _DELETE_THREAD, (str(thread_id),))
+    def delete_thread(self, thread_id: str, *, user_id: str | None = None) -> None:
+        self._rows(self._tenant(None, user_id), _DELETE_THREAD, (str(thread_id),))
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._rows(self.user_id, _DELETE_RUNS, ([str(r) for r in run_ids],))
+    def delete_for_runs(self, run_ids: Sequence[str], *, user_id: str | None = None) -> None:
+        self._rows(self._tenant(None, user_id), _DELETE_RUNS, ([str(r) for r in run_ids],))
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._rows(self.user_id, _COPY, (str(source_thread_id), str(target_thread_id)))
+    def copy_thread(self, source_thread_id: str, target_thread_id: str, *, user_id: str | None = None) -> None:
+        self._rows(self._tenant(None, user_id), _COPY, (str(source_thread_id), str(target_thread_id)))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._rows(self.user_id, _PRUNE, ([str(t) for t in thread_ids], strategy))
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest",
+              user_id: str | None = None) -> None:
+        self._rows(self._tenant(None, user_id), _PRUNE, ([str(t) for t in thread_ids], strategy))
 
     # The async interface, for graphs run with ainvoke on a sync saver.
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -273,31 +293,34 @@ class MemoryExtSaver(_Base):
                           task_path: str = "") -> None:
         await self._run(self.put_writes, config, writes, task_id, task_path)
 
-    async def adelete_thread(self, thread_id: str) -> None:
-        await self._run(self.delete_thread, thread_id)
+    async def adelete_thread(self, thread_id: str, *, user_id: str | None = None) -> None:
+        await self._run(self.delete_thread, thread_id, user_id=user_id)
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._run(self.delete_for_runs, run_ids)
+    async def adelete_for_runs(self, run_ids: Sequence[str], *, user_id: str | None = None) -> None:
+        await self._run(self.delete_for_runs, run_ids, user_id=user_id)
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._run(self.copy_thread, source_thread_id, target_thread_id)
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str, *,
+                           user_id: str | None = None) -> None:
+        await self._run(self.copy_thread, source_thread_id, target_thread_id, user_id=user_id)
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._run(self.prune, thread_ids, strategy=strategy)
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest",
+                     user_id: str | None = None) -> None:
+        await self._run(self.prune, thread_ids, strategy=strategy, user_id=user_id)
 
 
 class AsyncMemoryExtSaver(_Base):
     """:class:`MemoryExtSaver` on psycopg's ``AsyncConnection`` / ``AsyncConnectionPool``, as
     ``AsyncPostgresSaver``. Its sync methods work from other threads (not from the loop)."""
 
-    def __init__(self, conn: Any, *, user_id: str, serde: SerializerProtocol | None = None) -> None:
+    def __init__(self, conn: Any, *, user_id: str | None = None,
+                 serde: SerializerProtocol | None = None) -> None:
         super().__init__(conn, user_id=user_id, serde=serde)
         self.lock = asyncio.Lock() if not isinstance(conn, AsyncConnectionPool) else None
         self.loop = asyncio.get_running_loop()
 
     @classmethod
     @asynccontextmanager
-    async def from_conn_string(cls, conn_string: str, *, user_id: str,
+    async def from_conn_string(cls, conn_string: str, *, user_id: str | None = None,
                                pool_config: dict[str, Any] | None = None
                                ) -> AsyncIterator["AsyncMemoryExtSaver"]:
         if pool_config is not None:
@@ -350,17 +373,18 @@ class AsyncMemoryExtSaver(_Base):
         if writes:
             await self._rows(self._tenant(config), _PUT_WRITES, self._writes_args(config, writes, task_id, task_path))
 
-    async def adelete_thread(self, thread_id: str) -> None:
-        await self._rows(self.user_id, _DELETE_THREAD, (str(thread_id),))
+    async def adelete_thread(self, thread_id: str, *, user_id: str | None = None) -> None:
+        await self._rows(self._tenant(None, user_id), _DELETE_THREAD, (str(thread_id),))
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._rows(self.user_id, _DELETE_RUNS, ([str(r) for r in run_ids],))
+    async def adelete_for_runs(self, run_ids: Sequence[str], *, user_id: str | None = None) -> None:
+        await self._rows(self._tenant(None, user_id), _DELETE_RUNS, ([str(r) for r in run_ids],))
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._rows(self.user_id, _COPY, (str(source_thread_id), str(target_thread_id)))
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str, *, user_id: str | None = None) -> None:
+        await self._rows(self._tenant(None, user_id), _COPY, (str(source_thread_id), str(target_thread_id)))
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._rows(self.user_id, _PRUNE, ([str(t) for t in thread_ids], strategy))
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest",
+                     user_id: str | None = None) -> None:
+        await self._rows(self._tenant(None, user_id), _PRUNE, ([str(t) for t in thread_ids], strategy))
 
     # The sync interface, from threads other than the loop's (as AsyncPostgresSaver's).
     def _sync(self, coro: Any) -> Any:
@@ -390,14 +414,16 @@ class AsyncMemoryExtSaver(_Base):
                    task_path: str = "") -> None:
         return self._sync(self.aput_writes(config, writes, task_id, task_path))
 
-    def delete_thread(self, thread_id: str) -> None:
-        return self._sync(self.adelete_thread(thread_id))
+    def delete_thread(self, thread_id: str, *, user_id: str | None = None) -> None:
+        return self._sync(self.adelete_thread(thread_id, user_id=user_id))
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        return self._sync(self.adelete_for_runs(run_ids))
+    def delete_for_runs(self, run_ids: Sequence[str], *, user_id: str | None = None) -> None:
+        return self._sync(self.adelete_for_runs(run_ids, user_id=user_id))
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        return self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+    def copy_thread(self, source_thread_id: str, target_thread_id: str, *,
+                    user_id: str | None = None) -> None:
+        return self._sync(self.acopy_thread(source_thread_id, target_thread_id, user_id=user_id))
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        return self._sync(self.aprune(thread_ids, strategy=strategy))
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest",
+              user_id: str | None = None) -> None:
+        return self._sync(self.aprune(thread_ids, strategy=strategy, user_id=user_id))

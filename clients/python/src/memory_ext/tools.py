@@ -103,28 +103,35 @@ class MemoryTools:
 
     def handle(self, tool_calls: Iterable[Any] | None) -> list[dict[str, Any]]:
         """The Chat Completions ``tool`` messages answering a reply's ``tool_calls`` (dicts or
-        the OpenAI SDK's objects), in order. Calls to tools not offered here are left out."""
+        the OpenAI SDK's objects), in order: one for every call, as the API requires before the
+        next request, so a call to a tool not offered here is answered with an error text."""
         out = []
         for c in tool_calls or []:
             fn = _get(c, "function")
             name = _get(fn, "name")
-            if name not in self.names:
-                continue
-            answer = self.call(name, _get(fn, "arguments"))
+            answer = self._unknown(name) if name not in self.names else self.call(name, _get(fn, "arguments"))
             out.append({"role": "tool", "tool_call_id": _get(c, "id"), "content": answer["content"]})
         return out
 
     def handle_anthropic(self, content: Iterable[Any] | None) -> list[dict[str, Any]]:
         """The Messages API ``tool_result`` blocks answering the ``tool_use`` blocks of a reply's
-        content (dicts or the Anthropic SDK's objects), in order."""
+        content (dicts or the Anthropic SDK's objects), in order: one for every ``tool_use``, a
+        tool not offered here answered with an error text."""
         out = []
         for block in content or []:
-            if _get(block, "type") != "tool_use" or _get(block, "name") not in self.names:
+            if _get(block, "type") != "tool_use":
                 continue
-            answer = self.call(_get(block, "name"), _get(block, "input"))
+            name = _get(block, "name")
+            answer = self._unknown(name) if name not in self.names else self.call(name, _get(block, "input"))
             out.append({"type": "tool_result", "tool_use_id": _get(block, "id"), "content": answer["content"],
                         "is_error": bool(answer.get("is_error"))})
         return out
+
+    def _unknown(self, name: Any) -> dict[str, Any]:
+        """The answer to a call of a tool that is not offered: an error the model can act on."""
+        shown = str(name)[:100] if name is not None else ""
+        return {"content": f"Error: there is no tool named {shown!r}. The tools are: {', '.join(self.names)}.",
+                "is_error": True}
 
     def close(self) -> None:
         self._db.close()

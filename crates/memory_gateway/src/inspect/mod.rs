@@ -6,9 +6,14 @@
 //!   `read-write` (src/config.rs); the page keeps a random session id in an HttpOnly,
 //!   SameSite=Strict cookie, never the token. Sessions live in this process's memory: a restart
 //!   logs everyone out.
-//! - Every change is a POST carrying the session's CSRF token in the form (refused with 403
-//!   without it) and, when the browser sends one, an Origin of this server or an allowed origin.
-//!   A read-only session gets no forms, and its POSTs are refused.
+//! - Every change, logging out included, is a POST carrying the session's CSRF token in the
+//!   form (refused with 403 without it) and, when the browser sends one, an Origin of this
+//!   server (a loopback or `allowed_hosts` name: never compared with the Host the client sent)
+//!   or an allowed origin. A read-only session gets no forms but the logout, and its POSTs are
+//!   refused.
+//! - Wrong tokens cost: an address with `LOGIN_FAILURES` failed logins in `LOGIN_WINDOW` is
+//!   answered 429 until the window ends. One token holds at most `SESSIONS_PER_TOKEN`
+//!   sessions: its own oldest goes, never another token's.
 //! - Every page and action is one SQL statement (src/inspect/sql/) through the SQL API, acting
 //!   for the token's tenant under row-level security, so another tenant's ids are not found
 //!   (404) and history names the change's actor as `<role> (inspector: <token name>)`.
@@ -36,8 +41,19 @@ use tokio_postgres::types::ToSql;
 pub const COOKIE: &str = "memory_inspect";
 /// A session unused this long is gone.
 const IDLE: Duration = Duration::from_secs(12 * 3600);
-/// Sessions kept at most; past it the least recently used goes.
+/// Sessions kept at most (all tokens); past it a login is refused (503) unless the token has a
+/// session of its own to give up.
 const MAX_SESSIONS: usize = 1000;
+/// Sessions of one token at most: a browser or two per person sharing a token. Past it the
+/// token's least recently used session goes, so that one token (a read-only one, say) cannot
+/// push out the sessions of another.
+const SESSIONS_PER_TOKEN: usize = 16;
+/// Failed logins one client address may make in `LOGIN_WINDOW`: a person mistyping a token
+/// stays well under it; guessing at 300 tokens a second does not get past it.
+const LOGIN_FAILURES: u32 = 10;
+const LOGIN_WINDOW: Duration = Duration::from_secs(60);
+/// Addresses whose failures are remembered at most (the oldest windows go first).
+const LOGIN_ADDRESSES: usize = 10_000;
 
 /// One logged-in browser.
 #[derive(Clone)]
@@ -62,7 +78,19 @@ pub struct Inspector {
     pub db: Arc<Db>,
     tokens: Arc<Tokens>,
     origins: Vec<String>,
+    /// The names this server is reached by besides loopback (`allowed_hosts`).
+    hosts: Vec<String>,
     sessions: Mutex<HashMap<String, Session>>,
+    /// Failed logins per client address: when the window began, how many.
+    failures: Mutex<HashMap<std::net::IpAddr, (Instant, u32)>>,
+}
+
+/// Why a login was not given a session.
+enum Refusal {
+    /// The token is not known, or may not inspect.
+    Unknown,
+    /// Every session slot is taken by other tokens.
+    Full,
 }
 
 /// 32 bytes from the kernel's generator, in hex: session ids and CSRF tokens.
@@ -75,11 +103,13 @@ fn random_hex() -> String {
 }
 
 impl Inspector {
-    /// A new session for the token, or None when the token is unknown or may not inspect.
-    fn login(&self, token: &str) -> Option<(String, Session)> {
-        let grant = self.tokens.grant(token.trim())?;
+    /// A new session for the token (typed into a form: the spaces a paste brings are not
+    /// part of it). Over `SESSIONS_PER_TOKEN`, or with the table full, the token's own least
+    /// recently used session goes.
+    fn login(&self, token: &str) -> Result<(String, Session), Refusal> {
+        let grant = self.tokens.grant(token.trim()).ok_or(Refusal::Unknown)?;
         if grant.inspect == Inspect::None {
-            return None;
+            return Err(Refusal::Unknown);
         }
         let s = Session {
             grant: grant.clone(),
@@ -89,17 +119,51 @@ impl Inspector {
         let id = random_hex();
         let mut all = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         all.retain(|_, v| v.last_used.elapsed() < IDLE);
-        if all.len() >= MAX_SESSIONS {
-            if let Some(oldest) = all
-                .iter()
+        let own = |all: &HashMap<String, Session>| -> (usize, Option<String>) {
+            let mine = all.iter().filter(|(_, v)| v.grant.name == grant.name);
+            let count = mine.clone().count();
+            let oldest = mine
                 .min_by_key(|(_, v)| v.last_used)
-                .map(|(k, _)| k.clone())
-            {
-                all.remove(&oldest);
+                .map(|(k, _)| k.clone());
+            (count, oldest)
+        };
+        let (count, oldest) = own(&all);
+        if count >= SESSIONS_PER_TOKEN || all.len() >= MAX_SESSIONS {
+            match oldest {
+                Some(k) => {
+                    all.remove(&k);
+                }
+                None => return Err(Refusal::Full),
             }
         }
         all.insert(id.clone(), s.clone());
-        Some((id, s))
+        Ok((id, s))
+    }
+
+    /// Whether `peer` has used up its failed logins; when so, the seconds until it may try.
+    fn throttled(&self, peer: std::net::IpAddr) -> Option<u64> {
+        let all = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let (began, n) = all.get(&peer)?;
+        let left = LOGIN_WINDOW.checked_sub(began.elapsed())?;
+        (*n >= LOGIN_FAILURES).then(|| left.as_secs().max(1))
+    }
+
+    fn failed(&self, peer: std::net::IpAddr) {
+        let mut all = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if all.len() >= LOGIN_ADDRESSES {
+            all.retain(|_, (began, _)| began.elapsed() < LOGIN_WINDOW);
+            while all.len() >= LOGIN_ADDRESSES {
+                let Some(oldest) = all.iter().min_by_key(|(_, (b, _))| *b).map(|(k, _)| *k) else {
+                    break;
+                };
+                all.remove(&oldest);
+            }
+        }
+        let e = all.entry(peer).or_insert((Instant::now(), 0));
+        if e.0.elapsed() >= LOGIN_WINDOW {
+            *e = (Instant::now(), 0);
+        }
+        e.1 += 1;
     }
 
     fn session(&self, headers: &HeaderMap) -> Option<(String, Session)> {
@@ -228,6 +292,9 @@ async fn gate(State(app): State<Arc<Inspector>>, req: Request, next: Next) -> Re
             Some(&s),
         ),
         Some((_, s)) => {
+            if let Some(c) = req.extensions().get::<crate::http::Connection>() {
+                c.authenticate();
+            }
             let mut req = req;
             if is_post {
                 // The form's CSRF token, checked before the handler sees the form.
@@ -293,21 +360,19 @@ fn page_name(path: &str) -> &'static str {
     }
 }
 
-/// A POST's Origin, when the browser sends one, must be this server (its Host) or an allowed
-/// origin (config.rs `origin_allowed`: loopback and `allowed_origins`).
+/// A POST's Origin, when the browser sends one, must be this server or an allowed origin
+/// (config.rs `origin_allowed`: loopback and `allowed_origins`). "This server" is a name of the
+/// configuration (`allowed_hosts`), never the request's Host: a page that made the browser
+/// send a Host of its choosing (DNS rebinding) would otherwise pass as this server.
 fn origin_ok(app: &Inspector, headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
         return true;
     };
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let same = origin
+    let ours = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
-        .is_some_and(|o| o.eq_ignore_ascii_case(host));
-    same || crate::config::origin_allowed(origin, &app.origins)
+        .is_some_and(|authority| crate::http::host_allowed(authority, &app.hosts));
+    ours || crate::config::origin_allowed(origin, &app.origins)
 }
 
 /// The first value of `name` in an urlencoded form.
@@ -329,14 +394,33 @@ async fn login_page(
     r
 }
 
-async fn login_post(
-    State(app): State<Arc<Inspector>>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
+async fn login_post(State(app): State<Arc<Inspector>>, req: Request) -> Response {
+    let connection = req.extensions().get::<crate::http::Connection>().cloned();
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    // The edge (src/http.rs) has read the body within the limits already.
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
     let token = form_field(&body, "token").unwrap_or_default();
     let next = form_field(&body, "next").filter(|n| pages::local_path(n));
-    let mut r = if !origin_ok(&app, &headers) {
+    let peer = connection.as_ref().map(|c| c.peer);
+    let wait = peer.and_then(|p| app.throttled(p));
+    let mut r = if let Some(secs) = wait {
+        metrics::global().inc(
+            "memory_mcp_errors_total",
+            &[("kind", "inspect_login_throttled")],
+        );
+        let mut r = views::login(
+            next.as_deref(),
+            Some("Too many wrong tokens from this address: wait a minute, then try again."),
+            StatusCode::TOO_MANY_REQUESTS,
+        );
+        if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        r
+    } else if !origin_ok(&app, &headers) {
         views::login(
             next.as_deref(),
             Some("This login came from a page of another site."),
@@ -344,15 +428,26 @@ async fn login_post(
         )
     } else {
         match app.login(&token) {
-            None => {
+            Err(Refusal::Unknown) => {
                 metrics::global().inc("memory_mcp_auth_failures_total", &[("surface", "inspect")]);
+                if let Some(p) = peer {
+                    app.failed(p);
+                }
                 views::login(
                     next.as_deref(),
                     Some("That token is not known, or it may not open the inspector."),
                     StatusCode::UNAUTHORIZED,
                 )
             }
-            Some((id, _)) => {
+            Err(Refusal::Full) => views::login(
+                next.as_deref(),
+                Some("The inspector has as many sessions as it keeps: try again later."),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            Ok((id, _)) => {
+                if let Some(c) = &connection {
+                    c.authenticate();
+                }
                 let secure = headers
                     .get("x-forwarded-proto")
                     .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
@@ -378,8 +473,25 @@ async fn login_post(
     r
 }
 
-async fn logout(State(app): State<Arc<Inspector>>, headers: HeaderMap) -> Response {
-    if let Some((id, _)) = app.session(&headers) {
+/// Logging out is a change like any other: the session's CSRF token and an acceptable Origin,
+/// else a page of another site could log a person out.
+async fn logout(
+    State(app): State<Arc<Inspector>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Some((id, s)) = app.session(&headers) {
+        let csrf_ok = form_field(&body, "csrf").as_deref() == Some(s.csrf.as_str());
+        if !csrf_ok || !origin_ok(&app, &headers) {
+            metrics::global().inc("memory_mcp_errors_total", &[("kind", "inspect_csrf")]);
+            let mut r = views::error_page(
+                StatusCode::FORBIDDEN,
+                "The form's CSRF token is missing or wrong: reload the page and try again.",
+                Some(&s),
+            );
+            harden(&mut r);
+            return r;
+        }
         app.logout(&id);
     }
     let mut r = StatusCode::SEE_OTHER.into_response();
@@ -416,12 +528,19 @@ async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Respon
     r
 }
 
-pub fn router(db: Arc<Db>, tokens: Arc<Tokens>, origins: Vec<String>) -> Router {
+pub fn router(
+    db: Arc<Db>,
+    tokens: Arc<Tokens>,
+    origins: Vec<String>,
+    hosts: Vec<String>,
+) -> Router {
     let app = Arc::new(Inspector {
         db,
         tokens,
         origins,
+        hosts,
         sessions: Mutex::new(HashMap::new()),
+        failures: Mutex::new(HashMap::new()),
     });
     let gated = Router::new()
         .route("/inspect/", get(pages::overview))

@@ -69,6 +69,7 @@ fn page(
                             "Tenant " strong { (s.grant.tenant.user_id) } " · token " (s.grant.name) " · "
                             @if s.can_write() { "read-write" } @else { span.badge { "read-only" } }
                             form.inline method="post" action="/inspect/logout" {
+                                input type="hidden" name="csrf" value=(s.csrf);
                                 button type="submit" { "Log out" }
                             }
                         }

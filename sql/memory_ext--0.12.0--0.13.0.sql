@@ -1,0 +1,208 @@
+-- memory_ext 0.12.0 -> 0.13.0 (ALTER EXTENSION memory_ext UPDATE TO '0.13.0')
+--
+-- store_search's filters (docs/api.md "Store"): a condition whose value is an array or an object
+-- (`{"acl": ["alice"]}`) no longer matches the items that lack the field. memory._store_match
+-- read a missing path as NULL, which bool_and skipped; it is false now, as in LangGraph's stores.
+--
+-- Checkpoint keys (checkpoint ids, namespaces, task ids and paths) are refused with 22023 when
+-- they hold control, line-separator or invisible characters: memory._checkpoint_key.
+--
+-- Screening on every field (docs/api.md "Screening"): checkpoint_save's state, checkpoint_put's
+-- checkpoint and metadata, and the json and msgpack blobs of checkpoint_put and
+-- checkpoint_put_writes are screened as a message is (memory.screen_checkpoint,
+-- memory.screen_blob: new).
+-- Everything else of 0.13.0 is in the library (CHANGELOG.md).
+
+CREATE OR REPLACE FUNCTION memory._store_match(v jsonb, conds jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(bool_and(
+        CASE c ->> 'op'
+            WHEN 'eq' THEN coalesce(v #> p = c -> 'value', false)
+            WHEN 'ne' THEN (v #> p) IS DISTINCT FROM (c -> 'value')
+            ELSE CASE
+                WHEN jsonb_typeof(v #> p) = 'number' AND jsonb_typeof(c -> 'value') = 'number' THEN
+                    CASE c ->> 'op'
+                        WHEN 'gt' THEN (v #>> p)::numeric > (c ->> 'value')::numeric
+                        WHEN 'gte' THEN (v #>> p)::numeric >= (c ->> 'value')::numeric
+                        WHEN 'lt' THEN (v #>> p)::numeric < (c ->> 'value')::numeric
+                        WHEN 'lte' THEN (v #>> p)::numeric <= (c ->> 'value')::numeric
+                    END
+                WHEN jsonb_typeof(v #> p) = 'string' AND jsonb_typeof(c -> 'value') = 'string' THEN
+                    CASE c ->> 'op'
+                        WHEN 'gt' THEN (v #>> p) > (c ->> 'value')
+                        WHEN 'gte' THEN (v #>> p) >= (c ->> 'value')
+                        WHEN 'lt' THEN (v #>> p) < (c ->> 'value')
+                        WHEN 'lte' THEN (v #>> p) <= (c ->> 'value')
+                    END
+                ELSE false
+            END
+        END), true)
+    FROM jsonb_array_elements(conds) c,
+         LATERAL (SELECT ARRAY(SELECT jsonb_array_elements_text(c -> 'path'))) x(p)
+$$;
+
+-- 0.13.0: a key shows as itself, as a category name must (memory_core::names::legible): no
+-- control characters, line or paragraph separators, or format and zero-width characters (a
+-- namespace of "\n</x>" was accepted, and rendering was all that stood between it and a prompt).
+CREATE OR REPLACE FUNCTION memory._checkpoint_key(arg text, v text, may_be_empty boolean) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF v IS NULL THEN
+        RAISE EXCEPTION '% must not be null', arg USING ERRCODE = '22004';
+    ELSIF v = '' AND NOT may_be_empty THEN
+        RAISE EXCEPTION '% must not be empty', arg USING ERRCODE = '22023';
+    ELSIF length(v) > 200 THEN
+        RAISE EXCEPTION '% is longer than 200 characters', arg USING ERRCODE = '22001';
+    ELSIF v ~ '[\x01-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]' THEN
+        RAISE EXCEPTION '% contains control, line-separator or invisible characters', arg
+            USING ERRCODE = '22023';
+    END IF;
+    RETURN v;
+END $$;
+
+-- The screening functions of the checkpoint functions below (src/api/checkpoints.rs), as a
+-- fresh install declares them.
+CREATE  FUNCTION memory."screen_checkpoint"(
+	"value" jsonb /* Option < JsonText > */
+) RETURNS jsonb /* Option < pgrx :: JsonB > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'screen_checkpoint_wrapper';
+
+CREATE  FUNCTION memory."screen_blob"(
+	"kind" TEXT, /* Option < & str > */
+	"blob" bytea /* Option < & [u8] > */
+) RETURNS bytea /* :: std :: option :: Option < Vec < u8 > > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'screen_blob_wrapper';
+
+CREATE OR REPLACE FUNCTION checkpoint_save(user_id text, thread_id text, data jsonb) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u text := memory.resolve_tenant(user_id);
+    t text := memory.checkpoint_thread(thread_id);
+    created timestamptz;
+    updated timestamptz;
+BEGIN
+    IF data IS NULL THEN
+        RAISE EXCEPTION 'data must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM memory.checkpoint_size(pg_column_size(data));  -- memory_ext.max_value_bytes
+    PERFORM memory.check_json('data', data);  -- what every reader can read back
+    -- Screened as every write is (0.13.0): a state holds what the conversation said.
+    data := coalesce(memory.screen_checkpoint(data), data);
+    -- now() in VALUES and plain columns in RETURNING: Citus allows only immutable functions in
+    -- DO UPDATE SET and RETURNING (docs/citus.md); the answer is built afterwards.
+    INSERT INTO memory.checkpoints AS c (user_id, thread_id, checkpoint_data, updated_at)
+    VALUES (u, t, data, now())
+    ON CONFLICT ON CONSTRAINT checkpoints_pkey
+    DO UPDATE SET checkpoint_data = EXCLUDED.checkpoint_data, updated_at = EXCLUDED.updated_at
+    RETURNING c.created_at, c.updated_at INTO created, updated;
+    RETURN jsonb_build_object('thread_id', t, 'created_at', created, 'updated_at', updated);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION checkpoint_put(thread_id text, checkpoint_ns text, checkpoint_id text,
+                               parent_checkpoint_id text, checkpoint jsonb, metadata jsonb DEFAULT '{}',
+                               channels text[] DEFAULT '{}', versions text[] DEFAULT '{}',
+                               types text[] DEFAULT '{}', blobs bytea[] DEFAULT '{}',
+                               user_id text DEFAULT NULL) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u   text := memory.resolve_tenant(user_id);
+    t   text := memory.checkpoint_thread(thread_id);
+    ns  text := memory._checkpoint_key('checkpoint_ns', checkpoint_ns, true);
+    id  text := memory._checkpoint_key('checkpoint_id', checkpoint_id, false);
+    n   integer := coalesce(cardinality(channels), 0);
+BEGIN
+    IF checkpoint IS NULL THEN
+        RAISE EXCEPTION 'checkpoint must not be null' USING ERRCODE = '22004';
+    ELSIF jsonb_typeof(checkpoint) <> 'object' THEN
+        RAISE EXCEPTION 'checkpoint must be a JSON object' USING ERRCODE = '22023';
+    ELSIF metadata IS NOT NULL AND jsonb_typeof(metadata) <> 'object' THEN
+        RAISE EXCEPTION 'metadata must be a JSON object' USING ERRCODE = '22023';
+    ELSIF parent_checkpoint_id = '' THEN
+        RAISE EXCEPTION 'parent_checkpoint_id must not be empty (NULL for none)' USING ERRCODE = '22023';
+    ELSIF n <> coalesce(cardinality(versions), 0) OR n <> coalesce(cardinality(types), 0)
+          OR n <> coalesce(cardinality(blobs), 0) THEN
+        RAISE EXCEPTION 'channels, versions, types and blobs must have the same length' USING ERRCODE = '22023';
+    ELSIF array_position(channels, NULL) IS NOT NULL OR array_position(versions, NULL) IS NOT NULL
+          OR array_position(types, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'channels, versions and types must not hold NULL' USING ERRCODE = '22004';
+    END IF;
+    IF parent_checkpoint_id IS NOT NULL THEN
+        PERFORM memory._checkpoint_key('parent_checkpoint_id', parent_checkpoint_id, true);
+    END IF;
+    PERFORM memory.checkpoint_size(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)
+                                   + coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
+    PERFORM memory.check_json('checkpoint', checkpoint);
+    PERFORM memory.check_json('metadata', metadata);
+    -- Screened as every write is (0.13.0): the documents, and the blobs LangGraph can read back
+    -- without running code (json, msgpack: memory_core::blob), where a graph's messages live.
+    checkpoint := coalesce(memory.screen_checkpoint(checkpoint), checkpoint);
+    metadata := coalesce(memory.screen_checkpoint(metadata), metadata);
+    -- Apart from the INSERT: Citus then plans that as it did before.
+    blobs := ARRAY(SELECT coalesce(memory.screen_blob(x.ty, x.bl), x.bl)
+                   FROM unnest(types, blobs) WITH ORDINALITY x(ty, bl, o) ORDER BY x.o);
+    INSERT INTO memory.checkpoint_blobs AS b (user_id, thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT u, t, ns, x.c, x.v, x.ty, x.bl FROM unnest(channels, versions, types, blobs) x(c, v, ty, bl)
+    ON CONFLICT ON CONSTRAINT checkpoint_blobs_pkey DO NOTHING;
+    INSERT INTO memory.checkpoint_steps AS s (user_id, thread_id, checkpoint_ns, checkpoint_id,
+                                              parent_checkpoint_id, checkpoint, metadata)
+    VALUES (u, t, ns, id, parent_checkpoint_id, checkpoint, coalesce(metadata, '{}'))
+    ON CONFLICT ON CONSTRAINT checkpoint_steps_pkey
+    DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata;
+    RETURN jsonb_build_object('thread_id', t, 'checkpoint_ns', ns, 'checkpoint_id', id);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION checkpoint_put_writes(thread_id text, checkpoint_ns text, checkpoint_id text,
+                                      task_id text, task_path text, idx integer[], channels text[],
+                                      types text[], blobs bytea[], replace boolean DEFAULT false,
+                                      user_id text DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    u    text := memory.resolve_tenant(user_id);
+    t    text := memory.checkpoint_thread(thread_id);
+    ns   text := memory._checkpoint_key('checkpoint_ns', checkpoint_ns, true);
+    id   text := memory._checkpoint_key('checkpoint_id', checkpoint_id, false);
+    task text := memory._checkpoint_key('task_id', task_id, true);
+    path text := memory._checkpoint_key('task_path', coalesce(task_path, ''), true);
+    n    integer := coalesce(cardinality(idx), 0);
+    done integer;
+BEGIN
+    IF n <> coalesce(cardinality(channels), 0) OR n <> coalesce(cardinality(types), 0)
+       OR n <> coalesce(cardinality(blobs), 0) THEN
+        RAISE EXCEPTION 'idx, channels, types and blobs must have the same length' USING ERRCODE = '22023';
+    ELSIF array_position(idx, NULL) IS NOT NULL OR array_position(channels, NULL) IS NOT NULL
+          OR array_position(blobs, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'idx, channels and blobs must not hold NULL' USING ERRCODE = '22004';
+    ELSIF (SELECT count(DISTINCT i) FROM unnest(idx) i) <> n THEN
+        RAISE EXCEPTION 'idx must not repeat' USING ERRCODE = '22023';
+    END IF;
+    PERFORM memory.checkpoint_size(coalesce((SELECT sum(length(b)) FROM unnest(blobs) b), 0));
+    -- Screened as every write is (0.13.0; memory_core::blob), apart from the INSERTs below.
+    blobs := ARRAY(SELECT coalesce(memory.screen_blob(x.ty, x.bl), x.bl)
+                   FROM unnest(types, blobs) WITH ORDINALITY x(ty, bl, o) ORDER BY x.o);
+    -- Two statements, not one with `DO UPDATE ... WHERE replace`: Citus sends an INSERT ... SELECT's
+    -- ON CONFLICT clause to the workers without the types of the parameters in it.
+    IF replace THEN
+        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                                   task_path, idx, channel, type, blob)
+        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
+        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey
+        DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob;
+    ELSE
+        INSERT INTO memory.checkpoint_writes AS w (user_id, thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                                   task_path, idx, channel, type, blob)
+        SELECT u, t, ns, id, task, path, x.i, x.c, x.ty, x.bl FROM unnest(idx, channels, types, blobs) x(i, c, ty, bl)
+        ON CONFLICT ON CONSTRAINT checkpoint_writes_pkey DO NOTHING;
+    END IF;
+    GET DIAGNOSTICS done = ROW_COUNT;
+    RETURN done;
+END
+$$;
