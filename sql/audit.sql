@@ -65,7 +65,10 @@ BEGIN
         SELECT 15, 'store_items', to_jsonb(s) - 'user_id', row_number() OVER (ORDER BY s.namespace, s.key)
         FROM memory.store_items s WHERE s.user_id = tenant
         UNION ALL
-        SELECT 16, 'store_vectors', to_jsonb(v) - 'user_id' - 'embedding' - 'embedding_model',
+        -- A vector the caller computed (model 'client') goes with its text (0.13.0): nothing
+        -- here could make it again. The others the backfill makes with the active model.
+        SELECT 16, 'store_vectors', to_jsonb(v) - 'user_id'
+               - CASE WHEN v.embedding_model = 'client' THEN '{}'::text[] ELSE '{embedding,embedding_model}'::text[] END,
                row_number() OVER (ORDER BY v.namespace, v.key, v.field)
         FROM memory.store_vectors v WHERE v.user_id = tenant
         UNION ALL

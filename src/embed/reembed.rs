@@ -123,12 +123,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
 /// returns how many rows got a vector (memory_reembed, and the worker's embedding job).
 pub fn reembed(batch: i32) -> i64 {
     let model = embed::active_model().or_raise();
-    let stale: Vec<String> = spi::one_opt::<Vec<String>>(
-        "SELECT coalesce(array_agg(model_id), '{}') FROM memory.embedding_models WHERE model_id <> $1",
-        &[model.id.as_str().into()],
-        "listing old embedding models",
-    )
-    .unwrap_or_default();
+    let stale = stale_models(&model);
     // Tenant by tenant (a claim locks one tenant's rows: docs/citus.md), and within a tenant
     // memories first, then messages, files and store texts, while the batch has room.
     let turn = NEXT_TENANT.fetch_add(1, Ordering::Relaxed);
@@ -156,6 +151,37 @@ pub fn reembed(batch: i32) -> i64 {
             rows.extend(claim(target, sql, &stale, left, user));
         }
     }
+    embed_claimed(&rows, &model)
+}
+
+/// The stale models (every registered model but the active one): their vectors are redone.
+fn stale_models(model: &ActiveModel) -> Vec<String> {
+    spi::one_opt::<Vec<String>>(
+        "SELECT coalesce(array_agg(model_id), '{}') FROM memory.embedding_models WHERE model_id <> $1",
+        &[model.id.as_str().into()],
+        "listing old embedding models",
+    )
+    .unwrap_or_default()
+}
+
+/// A backfill batch of up to `batch` rows of one tenant (memory_import embeds what it brought
+/// this way, within its statement); how many rows got a vector.
+pub fn reembed_tenant(user: &str, batch: i32) -> i64 {
+    let model = embed::active_model().or_raise();
+    let stale = stale_models(&model);
+    let mut rows: Vec<Claimed> = vec![];
+    for (target, sql) in CLAIMS {
+        let left = batch - rows.len() as i32;
+        if left <= 0 {
+            break;
+        }
+        rows.extend(claim(target, sql, &stale, left, user));
+    }
+    embed_claimed(&rows, &model)
+}
+
+/// Embeds claimed rows and stores their vectors; a failure is recorded per row for its retry.
+fn embed_claimed(rows: &[Claimed], model: &ActiveModel) -> i64 {
     if rows.is_empty() {
         return 0;
     }
@@ -169,7 +195,7 @@ pub fn reembed(batch: i32) -> i64 {
             // Trying each row alone would only repeat the outage once per row (up to one
             // timeout each, with the rows locked): every row waits for its retry instead.
             let e = batch_error.to_string();
-            for r in &rows {
+            for r in rows {
                 record_failure(&r.user, r.target, &r.id, &model.id, &e);
             }
             0
@@ -177,7 +203,7 @@ pub fn reembed(batch: i32) -> i64 {
         Err(batch_error) => {
             // One bad input must not hold back the rest: try each row alone.
             let mut done = 0;
-            for r in &rows {
+            for r in rows {
                 // A cancel or a worker shutdown stops here rather than after the last row.
                 pgrx::check_for_interrupts!();
                 match embed::embed(&[r.body.as_str()]) {

@@ -154,6 +154,9 @@ pub fn import(doc: &Value, options: &Value) -> Value {
     .map(|j| j.0)
     .unwrap_or(Value::Null);
     let mut out = out;
+    let mut notes = notes;
+    // As the owner too: on Citus one transaction must not write a tenant's shards as two users.
+    notes.extend(crate::pg::owner::as_owner(|| embed_imported(&user)));
     out["format"] = json!(match format {
         Format::MemoryExt => "memory_ext",
         Format::Mem0 => "mem0",
@@ -161,4 +164,57 @@ pub fn import(doc: &Value, options: &Value) -> Value {
     });
     out["notes"] = json!(notes);
     out
+}
+
+/// Rows the built-in model embeds within the import's own statement, at most: past this the
+/// worker (or memory_reembed) embeds the rest, and the notes say so.
+const EMBED_IN_IMPORT: i64 = 20_000;
+/// Rows embedded per batch (one call of the model).
+const EMBED_BATCH: i32 = 64;
+
+/// Vectors for what the import brought (it carries none but a caller's own): with the built-in
+/// model, embedded here, batch by batch, so the memories are found by meaning at once in any
+/// database; with a remote model (which nothing an application calls waits on) left to the
+/// worker. Returns a note when rows still wait, saying how many and for what.
+///
+/// # Why
+/// The worker serves one database (`memory_ext.database`): in any other, imported memories were
+/// not found by meaning until someone called memory_reembed, and nothing said so.
+fn embed_imported(user: &str) -> Option<String> {
+    if gucs::embedding_provider() == gucs::EmbeddingProvider::Builtin {
+        let mut done = 0;
+        while done < EMBED_IN_IMPORT {
+            pgrx::check_for_interrupts!();
+            let n = crate::embed::reembed::reembed_tenant(user, EMBED_BATCH);
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+    }
+    let waiting = spi::one_opt::<JsonB>(
+        "SELECT jsonb_build_object(
+             'memories', (SELECT count(*) FROM memory.items WHERE user_id = $1 AND embedding IS NULL),
+             'messages', (SELECT count(*) FROM memory.messages WHERE user_id = $1 AND embedding IS NULL),
+             'files', (SELECT count(*) FROM memory.files WHERE user_id = $1 AND embedding IS NULL),
+             'store texts', (SELECT count(*) FROM memory.store_vectors WHERE user_id = $1 AND embedding IS NULL))",
+        &[user.into()],
+        "counting rows without vectors",
+    )
+    .map(|j| j.0)
+    .unwrap_or_default();
+    let parts: Vec<String> = waiting
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_i64().filter(|n| *n > 0).map(|n| format!("{n} {k}")))
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let database = gucs::database().unwrap_or_default();
+    Some(format!(
+        "{} wait for their vectors (not yet found by meaning): the background worker embeds them in database \"{database}\" (memory_ext.database); in any other database run SELECT memory_reembed() until it returns 0",
+        parts.join(", ")
+    ))
 }

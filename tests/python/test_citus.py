@@ -133,8 +133,11 @@ def test_every_api_function_answers_through_the_coordinator():
         proposed = write(c, text="Carol is called Caz.", category="preferred_name", source="inferred")
         assert proposed["event"] == "proposed", proposed
         assert one(c, "SELECT memory_reject(%s)", (proposed["proposal_id"],))["status"] == "rejected"
-        assert one(c, "SELECT run_end('c1')") is not None
-        assert one(c, "SELECT episode_write(NULL, 'c1')") is not None
+        # Issue 45 §7: each answer checked for what it says, not only that there is one.
+        assert one(c, "SELECT run_end('c1')")["thread_id"] == "c1"
+        episode = one(c, "SELECT episode_write(NULL, 'c1')")
+        assert episode["path"].startswith("episodes/") and episode["event"] == "created", episode
+        assert "Acme" in episode["content"], episode
         top = query(c, query="Which city is Carol's home?", top_k=3)["items"][0]["text"]
         assert "Bergen" in top, top
         assert one(c, "SELECT text FROM memory_search('passport') LIMIT 1") == "Carol's passport expires in March."
@@ -145,9 +148,10 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT memory_file_write('notes/a.md', 'Hello world')")["event"] == "created"
         assert one(c, "SELECT memory_file_read('notes/a.md')")["content"] == "Hello world"
         assert one(c, "SELECT memory_file_edit('notes/a.md', 'world', 'there')")["event"] == "updated"
-        for sql in ["SELECT memory_file_ls('notes/')", "SELECT memory_file_grep('there')",
-                    "SELECT memory_file_search('there')"]:
-            assert one(c, sql) is not None, sql
+        for sql in ["SELECT path FROM memory_file_ls('notes/')", "SELECT path FROM memory_file_grep('there')",
+                    "SELECT path FROM memory_file_search('there')"]:
+            assert one(c, sql) == "notes/a.md", sql
+        assert one(c, "SELECT text FROM memory_file_grep('there')") == "Hello there"
         assert one(c, "SELECT memory_export(NULL)")["memories"], "export"
         assert one(c, "SELECT count(*) FROM memory_export_rows()") > 10
         overview = one(c, "SELECT memory_overview()")
@@ -168,8 +172,9 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT compact_thread('c1', before_seq => 100)")["summarized"] >= 1
         assert one(c, "SELECT checkpoint_save(NULL, 'c1', '{\"a\": 1}')")["thread_id"] == "c1"
         assert one(c, "SELECT checkpoint_load(NULL, 'c1')") == {"a": 1}
-        assert one(c, "SELECT memory_delta('c1', 0)") is not None
-        assert one(c, "SELECT conversation_search('c1', 'Acme')") is not None
+        delta = one(c, "SELECT memory_delta('c1', 0)")
+        assert delta.startswith("Memory updates since rev 0:\n- +") and delta.count("\n- ") <= 3, delta
+        assert "I work at Acme" in one(c, "SELECT content FROM conversation_search('c1', 'Acme') LIMIT 1")
         c.execute("SELECT memory_agent('agent-c', NULL, 'I am helpful.', 'Carol.')")
         assert "[file] notes/a.md" in one(c, "SELECT memory_context('agent-c', 'c1', 'hello there', 4000)")
         c.execute("SELECT block_append('agent-c', 'human', 'Carol likes tea.')")
@@ -178,18 +183,22 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT memory_tools('agent-c', 'openai', NULL)")
         called = one(c, "SELECT memory_tool_call('agent-c', 'c1', 'archival_memory_search', '{\"query\": \"Oslo\"}')")
         assert "Bergen" in str(called), called  # Oslo was superseded by what Carol said
-        assert one(c, "SELECT context_usage('c1', 1000, 'agent-c')") is not None
-        assert one(c, "SELECT compact_thread('c1')") is not None
-        assert one(c, "SELECT memory_configure('{\"categories\": [{\"name\": \"health\"}]}')") is not None
+        usage = one(c, "SELECT context_usage('c1', 1000, 'agent-c')")
+        assert usage["context_window"] == 1000 and usage["blocks_tokens"] > 0 and usage["total_tokens"] > 0, usage
+        compacted = one(c, "SELECT compact_thread('c1')")
+        assert compacted["summarized"] >= 0 and "kept" in compacted, compacted
+        assert one(c, "SELECT memory_configure('{\"categories\": [{\"name\": \"health\"}]}')")["categories"] == 1
         key = one(c, "SELECT memory_ref_store(repeat('x', 5000), 'big output')")["key"]
-        assert one(c, "SELECT memory_ref_get(%s)", (key,)) is not None
-        assert one(c, "SELECT memory_capture('ls', repeat('line of output ', 2000))") is not None
-        assert one(c, "SELECT memory_rollup()") is not None
-        assert one(c, "SELECT memory_consolidate()") is not None
+        got = one(c, "SELECT memory_ref_get(%s)", (key,))
+        assert got["total"] == 5000 and got["content"] == "x" * 4000 and got["next_offset"] == 4000, got
+        captured = one(c, "SELECT memory_capture('ls', repeat('line of output ', 2000))")
+        assert captured.startswith("Command 'ls' executed.") and "[MemoryRef: cmd_ls" in captured, captured
+        assert one(c, "SELECT memory_rollup()") == {"projects": []}
+        assert one(c, "SELECT memory_consolidate()")["errors"] == 0
         assert one(c, "SELECT memory_ttl_sweep()") == 0
         assert one(c, "SELECT memory_purge()") == 0
         c.execute("SELECT session_add_items('s1', '[{\"role\": \"user\", \"content\": \"hi\"}]')")
-        assert one(c, "SELECT session_pop_item('s1')") is not None
+        assert one(c, "SELECT session_pop_item('s1')") == {"role": "user", "content": "hi"}
         batch = one(c, "SELECT memory_write_batch('[{\"text\": \"Carol owns a red bike.\"}, {\"text\": \"Carol plays chess.\"}]')")
         assert len(batch) == 2, batch
         # The rest of the API, each once.
@@ -200,14 +209,17 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT count_tokens('hello world')") == 2
         assert one(c, "SELECT vector_dims(memory_embed('hello'))") == 384
         assert one(c, "SELECT count(*) FROM memory_embed_batch(ARRAY['a', 'b'])") == 2
-        assert one(c, "SELECT needs_compaction('c1', 100000)") is not None
+        assert one(c, "SELECT needs_compaction('c1', 100000)") is False
+        assert one(c, "SELECT needs_compaction('c1', 10)") is True
         assert len(c.execute("SELECT * FROM context_messages('c1')").fetchall()) >= 1
         assert len(one(c, "SELECT memory_prompt('agent-c')")) > 100
-        assert one(c, "SELECT memory_tool_allowlist('agent-c', ARRAY['archival_memory_search'])") is not None
+        assert one(c, "SELECT memory_tool_allowlist('agent-c', ARRAY['archival_memory_search'])")["tools"] == \
+            ["archival_memory_search"]
         c.execute("SELECT session_add_items('s2', '[{\"role\": \"user\", \"content\": \"hi\"}]')")
         assert len(one(c, "SELECT session_get_items('s2')")) == 1
         c.execute("SELECT session_clear('s2')")
-        assert one(c, "SELECT memory_file_delete('notes/a.md')") is not None
+        assert one(c, "SELECT memory_file_delete('notes/a.md')") is True
+        assert one(c, "SELECT memory_file_delete('notes/a.md')") is False
 
 
 def test_tenants_stay_apart_with_real_roles():

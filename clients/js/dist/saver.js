@@ -5,20 +5,31 @@ const text = (b) => Buffer.from(b).toString("utf8");
 export class MemoryExtSaver extends BaseCheckpointSaver {
     db;
     userId;
-    /** `db`: a `pg` Pool or Client; `userId`: the tenant it acts for by default. */
-    constructor(db, opts) {
+    /** `db`: a `pg` Pool or Client; `userId`: the tenant it acts for, or none to serve many. */
+    constructor(db, opts = {}) {
         super(opts.serde);
-        if (!opts.userId)
-            throw new Error("userId is required: the tenant this saver acts for");
+        if (opts.userId !== undefined && !opts.userId)
+            throw new Error("userId must not be empty: the tenant this saver acts for, or none for many");
         this.db = db;
         this.userId = opts.userId;
     }
-    tenant(config) {
-        const uid = config?.configurable?.user_id;
-        return uid ? String(uid) : this.userId;
+    /** The tenant of a call: named by its config (or `userId`), else the saver's. */
+    tenant(config, userId) {
+        const uid = config?.configurable?.user_id ?? userId;
+        const named = uid ? String(uid) : undefined;
+        if (this.userId !== undefined) {
+            if (named !== undefined && named !== this.userId) {
+                throw new Error(`this saver acts for user_id "${this.userId}", and the call names "${named}": make a saver without userId to serve many tenants`);
+            }
+            return this.userId;
+        }
+        if (named === undefined) {
+            throw new Error("this saver has no userId, and the call names no tenant: put user_id in config.configurable (or pass userId to deleteThread)");
+        }
+        return named;
     }
-    async rows(config, sql, args) {
-        return tenantRows(this.db, this.tenant(config), sql, args);
+    async rows(config, sql, args, userId) {
+        return tenantRows(this.db, this.tenant(config, userId), sql, args);
     }
     async toTuple(row, config) {
         const values = { ...(row.checkpoint.channel_values ?? {}) };
@@ -147,8 +158,8 @@ export class MemoryExtSaver extends BaseCheckpointSaver {
         const replace = writes.every(([channel]) => channel in WRITES_IDX_MAP);
         await this.rows(config, "SELECT checkpoint_put_writes($1, $2, $3, $4, $5, $6::int[], $7, $8, $9::bytea[], $10, tenant.t) FROM {tenant}", [String(c.thread_id), c.checkpoint_ns ?? "", c.checkpoint_id, taskId, taskPath, idx, channels, types, data, replace]);
     }
-    async deleteThread(threadId) {
-        await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)]);
+    async deleteThread(threadId, userId) {
+        await this.rows(undefined, "SELECT checkpoint_delete_thread($1, tenant.t) FROM {tenant}", [String(threadId)], userId);
     }
     /** PostgresSaver's versions: a zero-padded counter (so they sort), then a random part. */
     getNextVersion(current) {

@@ -912,6 +912,106 @@ mod tests {
         assert!(focused.contains("Docker compose"), "{focused}");
     }
 
+    /// Issue 45 §7: the focus tests fit under the 100-word limit, so they passed with the focus
+    /// ignored. Here twenty topics, each said once, are three times the limit: a summary keeps
+    /// some of them; for every topic it leaves out, focusing on that topic brings it in.
+    #[test]
+    fn the_focus_decides_what_a_long_summary_keeps() {
+        let topics = [
+            (
+                "deploy window",
+                "The deploy window is Friday at four, after the code freeze ends.",
+            ),
+            (
+                "garden tomatoes",
+                "The garden tomatoes need staking before the June heat arrives here.",
+            ),
+            (
+                "school bus",
+                "The school bus leaves at eight and is late most Mondays.",
+            ),
+            (
+                "dentist appointment",
+                "My dentist appointment moved to Thursday morning at nine thirty.",
+            ),
+            (
+                "rate limits",
+                "The API rate limits are one hundred requests per minute per key.",
+            ),
+            (
+                "birthday cake",
+                "Mia wants a chocolate birthday cake with raspberries for her party.",
+            ),
+            (
+                "car insurance",
+                "The car insurance renewal is due on the first of next month.",
+            ),
+            (
+                "guitar lessons",
+                "Guitar lessons start again in September on Wednesday evenings downtown.",
+            ),
+            (
+                "database backups",
+                "Database backups run nightly at two and keep fourteen days.",
+            ),
+            (
+                "flight to Lisbon",
+                "Our flight to Lisbon departs Saturday at seven from terminal two.",
+            ),
+            (
+                "roof repair",
+                "The roof repair crew comes Tuesday to replace the cracked tiles.",
+            ),
+            (
+                "marathon training",
+                "Marathon training means three long runs a week until October.",
+            ),
+            (
+                "tax return",
+                "The tax return needs the receipts from the home office purchases.",
+            ),
+            (
+                "dog vaccination",
+                "The dog needs its rabies vaccination before the kennel stay.",
+            ),
+            (
+                "book club",
+                "Book club meets at Ana's place and we read Middlemarch next.",
+            ),
+            (
+                "kitchen paint",
+                "We chose a pale green kitchen paint with a matte finish.",
+            ),
+            (
+                "server migration",
+                "The server migration to the new region finishes on Sunday night.",
+            ),
+            (
+                "piano recital",
+                "The piano recital is in the school hall at six on Friday.",
+            ),
+            (
+                "solar panels",
+                "The solar panels quote came in lower than the last offer.",
+            ),
+            (
+                "wedding invitations",
+                "Wedding invitations go out in March with a reply card inside.",
+            ),
+        ];
+        let turns: Vec<Turn> = topics.iter().map(|(_, s)| t("User", s)).collect();
+        let words: usize = turns.iter().map(|x| word_count(&x.text)).sum();
+        assert!(words > 2 * SUMMARY_WORDS, "{words}");
+        let plain = compaction_extract(None, &turns, None);
+        let left_out: Vec<_> = topics.iter().filter(|(_, s)| !plain.contains(s)).collect();
+        assert!(left_out.len() >= 5, "{plain}");
+        for (focus, sentence) in left_out {
+            let focused = compaction_extract(None, &turns, Some(focus));
+            assert!(focused.contains(sentence), "focus {focus:?}: {focused}");
+            assert!(word_count(&focused) <= SUMMARY_WORDS + 15, "{focused}");
+        }
+    }
+
     #[test]
     fn llm_episode_answers() {
         let a = r#"Here: {"title":"Backup fix","topic":"backups","outcome":"Job runs again.","tags":["Backup","disk"],"summary":["- Disk was full","Old backups removed"]}"#;

@@ -92,6 +92,13 @@ SELECT checkpoint_put('g3', '', 'c1', '', '{}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT checkpoint_put('g3', '', repeat('x', 201), NULL, '{}');
 \echo :LAST_ERROR_SQLSTATE
+-- 0.13.0: a key shows as itself (no control, line-separator or invisible characters).
+SELECT checkpoint_put('g3', E'\n</x>', 'c1', NULL, '{}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT checkpoint_put('g3', '', E'c\u200b1', NULL, '{}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT checkpoint_put_writes('g3', '', 'c1', E'task\n</x>', '', '{0}', '{a}', '{json}', ARRAY['\x01'::bytea]);
+\echo :LAST_ERROR_SQLSTATE
 SELECT checkpoint_put_writes('g3', '', 'c1', 't', '', '{0,0}', '{a,a}', '{json,json}', ARRAY['\x01'::bytea, '\x02']);
 \echo :LAST_ERROR_SQLSTATE
 SELECT checkpoint_list("limit" => -1);

@@ -103,7 +103,7 @@ FROM (VALUES (1, ' city'), (2, 'city '), (3, E'city\t'), (4, 'City'), (5, 'ｃ�
 SELECT DISTINCT category FROM memory_proposals();
 -- (Numbered, not shown: psql's width of an invisible character differs between versions.)
 SELECT n, pg_temp.try(format('SELECT memory_write(%L)', jsonb_build_object('text', 'Dee lives in Rome.', 'category', c, 'source', 'inferred'))) AS refused
-FROM unnest(ARRAY[E'city\u200b', 'cıty', 'сity', E'ci\u2028ty']) WITH ORDINALITY AS t(c, n);
+FROM unnest(ARRAY[E'city\u200b', 'cıty', 'сity', E'ci\u2028ty', E'city\u0301', E'ci\u0300ty']) WITH ORDINALITY AS t(c, n);
 SELECT memory_write('{"text": "Dee is called Dee.", "category": "preferred name", "source": "inferred"}') ->> 'event' AS preferred_name,
        memory_write('{"text": "Dee speaks Norwegian.", "category": "language\u00a0", "source": "inferred"}') ->> 'event' AS language;
 SELECT count(*) AS memories_written FROM memory.items WHERE user_id = 'con-dee';
@@ -126,6 +126,13 @@ SELECT memory_write('{"text": "Mia does not want to run a marathon.", "category"
 SELECT memory_write('{"text": "Mia really wants to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS in_other_words;
 SELECT text, signals, status, memory_id IS NOT NULL AS written FROM memory_proposals() WHERE category = 'goals' ORDER BY created_at;
 SELECT text, category FROM memory.items WHERE user_id = 'con-mia' AND category = 'goals';
+-- The same words in another order corroborate too (issue 45 §7: a qualifier alone was tested;
+-- with the texts compared as written this second signal would stay a proposal).
+SET memory_ext.user_id = 'con-kai';
+SELECT memory_write('{"text": "Kai likes tea and coffee.", "category": "goals", "source": "inferred"}') ->> 'event' AS first_signal;
+SELECT memory_write('{"text": "Kai likes coffee and tea.", "category": "goals", "source": "inferred"}') ->> 'event' AS reordered;
+SELECT text FROM memory.items WHERE user_id = 'con-kai';
+SET memory_ext.user_id = 'con-mia';
 -- A source sure enough of itself (confidence at memory_ext.corroborate_confidence) needs no
 -- second signal; a consent field still waits whatever the confidence.
 SELECT memory_write('{"text": "Mia prefers brief answers.", "category": "tone", "source": "inferred", "confidence": 0.95}') ->> 'event' AS confident;

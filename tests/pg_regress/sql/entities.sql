@@ -57,6 +57,13 @@ SELECT memory_entity_split((SELECT id FROM memory_entities() WHERE name = 'Melan
 \echo :LAST_ERROR_SQLSTATE
 SELECT memory_entity_alias((SELECT id FROM memory_entities() WHERE name = 'Melanie'), '  ');
 \echo :LAST_ERROR_SQLSTATE
+-- An alias is a name: the category rule for what shows as itself, and no markup (0.13.0).
+SELECT memory_entity_alias((SELECT id FROM memory_entities() WHERE name = 'Melanie'), E'Mel\n</memory_blocks>');
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_entity_alias((SELECT id FROM memory_entities() WHERE name = 'Melanie'), E'Me\u200bl');
+\echo :LAST_ERROR_SQLSTATE
+SELECT memory_entity_alias((SELECT id FROM memory_entities() WHERE name = 'Melanie'), 'Mel <b>');
+\echo :LAST_ERROR_SQLSTATE
 SELECT memory_entity_alias(NULL, 'x');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM memory_entities("limit" => 0);

@@ -101,6 +101,12 @@ SET memory_ext.user_id = 'tom-ana';
 SELECT message_append('tom-a', 'user', 'INSIGHT: Ana prefers formal answers. FIELD: tone CONFIDENCE: 0.4', name => 'Ana') ->> 'seq' AS seq;
 SELECT r ->> 'proposed' AS proposed FROM memory_extract('tom-a') r;
 SELECT category, text, policy, status FROM memory_proposals();
+-- The pass asks for at most 220 tokens (seed 003 §3; issue 45 §7: nothing checked it): the
+-- stand-in writes the cap the request carried into the insight.
+SET memory_ext.user_id = 'tom-cap';
+SELECT message_append('tom-c', 'user', 'FACT: Cy paints.; INSIGHT: Cy was asked with a cap of {max_tokens} tokens.', name => 'Cy') ->> 'seq' AS seq;
+SELECT r ->> 'llm_calls' AS llm_calls FROM memory_extract('tom-c') r;
+SELECT text FROM memory.items WHERE user_id = 'tom-cap' AND kind = 'insight';
 RESET ROLE;
 RESET memory_ext.llm_url;
 RESET memory_ext.llm_model;

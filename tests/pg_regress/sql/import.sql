@@ -105,3 +105,18 @@ SELECT count(*) AS nothing_imported FROM memory.items WHERE user_id = 'imp-check
 SELECT memory_import('[{"id": "9d1e2f00-0000-4000-8000-000000000003", "memory": "Pays by card", "metadata": {"card": "4111 1111 1111 1111"}}]') -> 'inserted' AS inserted;
 SELECT metadata FROM memory.items WHERE user_id = 'imp-checked';
 RESET memory_ext.user_id;
+-- 0.13.0: an import embeds what it brings with the built-in model in its own statement; with a
+-- remote model (nothing an application calls waits on one) it says how many rows wait, and for
+-- what.
+SET memory_ext.user_id = 'imp-vectors';
+SELECT r -> 'inserted' AS inserted, r -> 'notes' AS notes FROM memory_import('[{"id": "9d1e2f00-0000-4000-8000-000000000004", "memory": "Likes sailing"}]') r;
+SELECT count(*) FILTER (WHERE embedding IS NOT NULL) AS embedded FROM memory.items WHERE user_id = 'imp-vectors';
+SET memory_ext.embedding_provider = 'openai';
+SET memory_ext.embedding_url = 'http://127.0.0.1:61480/v1';
+SET memory_ext.embedding_model = 'mock';
+SELECT jsonb_array_length(r -> 'notes') AS notes, r -> 'notes' ->> -1 AS note
+FROM memory_import('[{"id": "9d1e2f00-0000-4000-8000-000000000005", "memory": "Likes rowing"}]') r;
+RESET memory_ext.embedding_provider;
+RESET memory_ext.embedding_url;
+RESET memory_ext.embedding_model;
+RESET memory_ext.user_id;

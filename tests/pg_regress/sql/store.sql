@@ -137,10 +137,12 @@ SELECT memory_reembed(100) >= 1 AS embedded;
 SELECT key, embedding IS NOT NULL AS has_vector, embedding_model = 'client' AS callers
 FROM memory.store_vectors WHERE user_id = 'store-ann' AND namespace = '{later}' ORDER BY key;
 SELECT key, score > 0.3 AS close FROM store_search('{later}', 'who feeds the cats?');
--- Export carries the store (its texts without vectors); an import into another tenant brings
--- it back, and the backfill embeds it there.
+-- Export carries the store (its texts without vectors, but for the caller's own); an import
+-- into another tenant brings it back and embeds it with the built-in model in its own
+-- statement (0.13.0), the caller's own vectors as they were.
 SELECT jsonb_array_length(d -> 'store_items') > 0 AS items, jsonb_array_length(d -> 'store_vectors') > 0 AS texts,
-       bool_and(NOT (v ? 'embedding')) AS no_vectors
+       bool_and((v ? 'embedding') = (v ->> 'embedding_model' IS NOT DISTINCT FROM 'client')) AS only_callers_vectors,
+       count(*) FILTER (WHERE v ? 'embedding') AS callers
 FROM memory_export('store-ann') d, jsonb_array_elements(d -> 'store_vectors') v GROUP BY d;
 SELECT (SELECT count(*) FROM memory_export_rows() WHERE section = 'store_items')
      = (SELECT count(*) FROM memory.store_items WHERE user_id = 'store-ann') AS rows_match;
@@ -148,6 +150,8 @@ SELECT memory_export('store-ann') AS doc \gset
 SET memory_ext.user_id = 'store-copy';
 SELECT (memory_import(:'doc') -> 'inserted' ->> 'store_items')::int > 0 AS imported;
 SELECT memory_import(:'doc') -> 'inserted' ->> 'store_items' AS again;
-SELECT memory_reembed(100) > 0 AS embedded;
+SELECT count(*) FILTER (WHERE embedding IS NULL) AS waiting, count(*) FILTER (WHERE embedding_model = 'client') AS callers
+FROM memory.store_vectors WHERE user_id = 'store-copy';
+SELECT embedding::text AS callers_vector FROM memory.store_vectors WHERE user_id = 'store-copy' AND namespace = '{later}' AND key = 'k2';
 SELECT key FROM store_search('{later}', 'who feeds the cats?', "limit" => 1);
 RESET memory_ext.user_id;

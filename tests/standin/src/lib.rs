@@ -33,8 +33,9 @@
 //! <name>` (last in a fact: the category the model files it under), `INSIGHT: <text>`,
 //! `PROCEDURE: <title> | <step> | <step>`. Every answer reports `usage` (tokens = bytes / 4).
 //! The theory-of-mind pass (its user message has a `snippet`) answers the snippet's `INSIGHT:
-//! <text> [FIELD: <field>] [CONFIDENCE: <0-1>]` markers; the extraction call itself gives
-//! insights only when its input allows them.
+//! <text> [FIELD: <field>] [CONFIDENCE: <0-1>]` markers (`{max_tokens}` in one is replaced by
+//! the request's `max_tokens`, or `none`); the extraction call itself gives insights only when
+//! its input allows them.
 //!
 //! | model                  | answer                                                  |
 //! |------------------------|---------------------------------------------------------|
@@ -333,6 +334,11 @@ fn extract_answer(mode: &str, req: &Value) -> String {
                 Some((a, b)) => (a.trim(), Some(b.trim())),
                 None => (i.trim(), None),
             };
+            // `{max_tokens}` in a marker: the cap the request asked for, so a test sees it.
+            let cap = req["max_tokens"]
+                .as_u64()
+                .map_or("none".to_string(), |n| n.to_string());
+            let text = text.replace("{max_tokens}", &cap);
             let mut insight = json!({"summary": text, "tags": ["style"], "importance": 2});
             if let Some(f) = field {
                 insight["field"] = json!(f);

@@ -673,3 +673,86 @@ fn one_tenants_flood_of_run_ends_does_not_delay_another_tenant() {
     assert!(all.is_some(), "the flood's runs were not all ended");
     reset(&mut c, &[]);
 }
+
+/// Rows of `user` left in any tenant table (memory._tenant_tables: every table with a user_id).
+fn rows_left(c: &mut Client, user: &str) -> i64 {
+    c.query_one(
+        "SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %s WHERE user_id = %L', t, $1::text), false, true, '')))[1]::text::bigint), 0)::bigint
+         FROM memory._tenant_tables() t",
+        &[&user],
+    )
+    .unwrap()
+    .get(0)
+}
+
+/// Issue 45 §2: `memory_erase_tenant` of a tenant whose run ends the worker is processing failed
+/// 3 of 3 times on 0.12.0 (a deadlock with the worker, or "thread still has messages" from rows
+/// the worker committed after the erasure deleted them), and each time the whole erasure rolled
+/// back. Now the erasure waits for the worker's work on the tenant and the worker leaves a
+/// tenant being erased alone: it succeeds on the first call, and nothing of the tenant comes
+/// back afterwards.
+#[test]
+fn erasing_a_tenant_the_worker_is_working_on_succeeds_at_once() {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    llm(
+        &mut c,
+        &standin,
+        "extract-slow-3000",
+        "episodes,extract",
+        &[("memory_ext.http_timeout_ms", Some("8000"))],
+    );
+    for round in 0..3 {
+        let user = unique(&format!("erase-busy-{round}"));
+        for t in ["t1", "t2", "t3"] {
+            // Thread ids of its own: run_end finds its thread by id across tenants here.
+            let t = &format!("{user}-{t}");
+            for i in 0..12 {
+                append(
+                    &mut c,
+                    &user,
+                    t,
+                    if i % 2 == 0 { "user" } else { "assistant" },
+                    &format!("Message {i} of {t}: my sister Maya is moving to Lisbon in June."),
+                );
+            }
+            c.query_one("SELECT run_end($1, 'run-1', 300)", &[&t])
+                .unwrap();
+        }
+        // The worker is inside a transaction for this tenant (it holds the tenant's erasure lock
+        // shared, src/store/erase.rs) while the slow model answers.
+        let busy = poll(60, || {
+            let n: i64 = c
+                .query_one(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 7323
+                       AND objid = hashtext($1)::oid AND mode = 'ShareLock' AND granted",
+                    &[&user],
+                )
+                .ok()?
+                .get(0);
+            (n > 0).then_some(())
+        });
+        assert!(
+            busy.is_some(),
+            "round {round}: the worker never took up the tenant"
+        );
+        let receipt = c.query_one(
+            "SELECT memory_erase_tenant($1, 'the user asked') ->> 'total'",
+            &[&user],
+        );
+        let receipt = receipt.unwrap_or_else(|e| panic!("round {round}: the erasure failed: {e}"));
+        let total: Option<String> = receipt.get(0);
+        assert!(
+            total.is_some_and(|t| t != "0"),
+            "round {round}: nothing erased"
+        );
+        // What the worker was doing ends without bringing the tenant back.
+        std::thread::sleep(Duration::from_secs(8));
+        assert_eq!(
+            rows_left(&mut c, &user),
+            0,
+            "round {round}: rows of the erased tenant"
+        );
+    }
+    reset(&mut c, &["memory_ext.http_timeout_ms"]);
+}

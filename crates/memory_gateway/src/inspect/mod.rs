@@ -309,16 +309,8 @@ async fn gate(State(app): State<Arc<Inspector>>, req: Request, next: Next) -> Re
                         )
                     }
                 };
-                let sent = form_field(&bytes, "csrf");
-                if sent.as_deref() != Some(s.csrf.as_str()) {
-                    metrics::global().inc("memory_mcp_errors_total", &[("kind", "inspect_csrf")]);
-                    let mut r = views::error_page(
-                        StatusCode::FORBIDDEN,
-                        "The form's CSRF token is missing or wrong: reload the page and try again.",
-                        Some(&s),
-                    );
-                    harden(&mut r);
-                    return r;
+                if !csrf_ok(&bytes, &s) {
+                    return csrf_refused(&s);
                 }
                 req = Request::from_parts(parts, axum::body::Body::from(bytes));
             }
@@ -373,6 +365,23 @@ fn origin_ok(app: &Inspector, headers: &HeaderMap) -> bool {
         .or_else(|| origin.strip_prefix("https://"))
         .is_some_and(|authority| crate::http::host_allowed(authority, &app.hosts));
     ours || crate::config::origin_allowed(origin, &app.origins)
+}
+
+/// Whether a form carries the session's CSRF token.
+fn csrf_ok(form: &[u8], s: &Session) -> bool {
+    form_field(form, "csrf").as_deref() == Some(s.csrf.as_str())
+}
+
+/// The answer to a change without the session's CSRF token (or from another site's page).
+fn csrf_refused(s: &Session) -> Response {
+    metrics::global().inc("memory_mcp_errors_total", &[("kind", "inspect_csrf")]);
+    let mut r = views::error_page(
+        StatusCode::FORBIDDEN,
+        "The form's CSRF token is missing or wrong: reload the page and try again.",
+        Some(s),
+    );
+    harden(&mut r);
+    r
 }
 
 /// The first value of `name` in an urlencoded form.
@@ -481,16 +490,8 @@ async fn logout(
     body: axum::body::Bytes,
 ) -> Response {
     if let Some((id, s)) = app.session(&headers) {
-        let csrf_ok = form_field(&body, "csrf").as_deref() == Some(s.csrf.as_str());
-        if !csrf_ok || !origin_ok(&app, &headers) {
-            metrics::global().inc("memory_mcp_errors_total", &[("kind", "inspect_csrf")]);
-            let mut r = views::error_page(
-                StatusCode::FORBIDDEN,
-                "The form's CSRF token is missing or wrong: reload the page and try again.",
-                Some(&s),
-            );
-            harden(&mut r);
-            return r;
+        if !csrf_ok(&body, &s) || !origin_ok(&app, &headers) {
+            return csrf_refused(&s);
         }
         app.logout(&id);
     }
