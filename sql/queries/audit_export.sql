@@ -22,7 +22,10 @@ SELECT jsonb_build_object(
     'events', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.ts, e.id), '[]') FROM memory.events e WHERE e.user_id = $1),
     'proposals', (SELECT coalesce(jsonb_agg(to_jsonb(p) - 'user_id' ORDER BY p.created_at, p.id), '[]') FROM memory.proposals p WHERE p.user_id = $1),
     'store_items', (SELECT coalesce(jsonb_agg(to_jsonb(s) - 'user_id' ORDER BY s.namespace, s.key), '[]') FROM memory.store_items s WHERE s.user_id = $1),
-    'store_vectors', (SELECT coalesce(jsonb_agg(to_jsonb(v) - 'user_id' - 'embedding' - 'embedding_model' ORDER BY v.namespace, v.key, v.field), '[]') FROM memory.store_vectors v WHERE v.user_id = $1),
+    -- A caller's own vector (model 'client') goes with its text: nothing here could make it again.
+    'store_vectors', (SELECT coalesce(jsonb_agg(to_jsonb(v) - 'user_id'
+                                                - CASE WHEN v.embedding_model = 'client' THEN '{}'::text[] ELSE '{embedding,embedding_model}'::text[] END
+                                                ORDER BY v.namespace, v.key, v.field), '[]') FROM memory.store_vectors v WHERE v.user_id = $1),
     'checkpoint_steps', (SELECT coalesce(jsonb_agg(to_jsonb(c) - 'user_id' ORDER BY c.thread_id, c.checkpoint_ns, c.checkpoint_id), '[]') FROM memory.checkpoint_steps c WHERE c.user_id = $1),
     'checkpoint_blobs', (SELECT coalesce(jsonb_agg(to_jsonb(b) - 'user_id' ORDER BY b.thread_id, b.checkpoint_ns, b.channel, b.version), '[]') FROM memory.checkpoint_blobs b WHERE b.user_id = $1),
     'checkpoint_writes', (SELECT coalesce(jsonb_agg(to_jsonb(w) - 'user_id' ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx), '[]') FROM memory.checkpoint_writes w WHERE w.user_id = $1),

@@ -207,14 +207,27 @@ fn embed_imported(user: &str) -> Option<String> {
         .as_object()
         .into_iter()
         .flatten()
-        .filter_map(|(k, v)| v.as_i64().filter(|n| *n > 0).map(|n| format!("{n} {k}")))
+        .filter_map(|(k, v)| {
+            let n = v.as_i64().filter(|n| *n > 0)?;
+            let one = match k.as_str() {
+                "memories" => "memory",
+                "messages" => "message",
+                "files" => "file",
+                _ => "store text",
+            };
+            Some(if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {k}")
+            })
+        })
         .collect();
     if parts.is_empty() {
         return None;
     }
     let database = gucs::database().unwrap_or_default();
     Some(format!(
-        "{} wait for their vectors (not yet found by meaning): the background worker embeds them in database \"{database}\" (memory_ext.database); in any other database run SELECT memory_reembed() until it returns 0",
+        "without vectors yet, so not found by meaning: {}; the background worker embeds them in database \"{database}\" (memory_ext.database), and in any other database SELECT memory_reembed() does, until it returns 0",
         parts.join(", ")
     ))
 }

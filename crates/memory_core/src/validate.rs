@@ -185,6 +185,13 @@ mod tests {
 /// value afterwards. jsonb itself stores deeper documents and numbers beyond f64 (`1e400`);
 /// both are refused here with a message that says which.
 pub fn json_text(arg: &'static str, text: &str) -> Result<serde_json::Value, ArgError> {
+    // A number too small for a float parses as 0.0 without an error: json_shape finds it.
+    if let Err(reason) = json_shape(text) {
+        return Err(ArgError::Invalid {
+            arg,
+            reason: reason.to_string(),
+        });
+    }
     serde_json::from_str(text).map_err(|e| {
         let why = e.to_string();
         let reason = if why.contains("recursion limit") {
@@ -286,6 +293,12 @@ mod json_tests {
         let e = json_text("request", r#"{"metadata": {"n": 1e400}}"#).unwrap_err();
         assert!(e.to_string().contains("out of range"), "{e}");
         assert!(json_text("request", r#"{"n": 1e300}"#).is_ok());
+        // jsonb prints 1e-400 in full: read as a float it is 0.0.
+        let tiny = format!("{{\"n\": 0.{}1}}", "0".repeat(399));
+        assert!(json_text("request", &tiny)
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
         let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
         assert!(json_text("request", &ok).is_ok());
     }
