@@ -191,7 +191,13 @@ BEGIN
     PERFORM memory.check_json('metadata', metadata);
     -- Screened as every write is (0.13.0): the documents, and the blobs LangGraph can read back
     -- without running code (json, msgpack: memory_core::blob), where a graph's messages live.
-    checkpoint := coalesce(memory.screen_checkpoint(checkpoint), checkpoint);
+    -- In the checkpoint, its channel values only: the rest is the framework's bookkeeping (ids,
+    -- versions, timestamps), which the detectors would only misread.
+    IF checkpoint ? 'channel_values' THEN
+        checkpoint := jsonb_set(checkpoint, '{channel_values}',
+                                coalesce(memory.screen_checkpoint(checkpoint -> 'channel_values'),
+                                         checkpoint -> 'channel_values'));
+    END IF;
     metadata := coalesce(memory.screen_checkpoint(metadata), metadata);
     -- Apart from the INSERT: Citus then plans that as it did before.
     blobs := ARRAY(SELECT coalesce(memory.screen_blob(x.ty, x.bl), x.bl)

@@ -5,7 +5,8 @@ only the package with the extra the README names for it (clients/python/tests/ru
 
 runs the ```python block of the README section whose heading is SECTION, with ``DSN`` bound to
 the test server. What the README leaves to the reader is given here, and only that: the
-LangChain section's ``chain`` (any runnable). A section whose example needs a hosted model (the
+database (its ``DSN = ...`` line names the reader's), and the LangChain section's ``chain``
+(any runnable). A section whose example needs a hosted model (the
 Agents SDK's Runner, an OpenAI client) is not run here: tests/test_agents_runner.py and
 test_adapters.py run the same calls with a scripted model.
 """
@@ -21,6 +22,8 @@ assert m, f"no section {section!r} in {readme}"
 blocks = re.findall(r"```python\n(.*?)```", m.group(1), re.S)
 assert blocks, f"section {section!r} has no python example"
 code = "\n".join(blocks)
+# The README's own DSN is a placeholder for the reader's: the test server's takes its place.
+code = re.sub(r"^DSN = .*$", "", code, flags=re.M)
 # Tenants of their own, so that a second run (or another section) starts from nothing.
 run = uuid.uuid4().hex[:8]
 code = code.replace('"ann"', f'"ann-{run}"')

@@ -12,8 +12,13 @@
 use rmpv::Value as Mp;
 use serde_json::Value;
 
-/// Extension types nest this deep at most; deeper payloads are left as they are.
-const MAX_EXT_DEPTH: usize = 16;
+/// Extension types nest this deep at most; deeper payloads are left as they are. LangGraph's
+/// messages sit one or two deep.
+const MAX_EXT_DEPTH: usize = 4;
+/// Arrays and maps nest this deep at most in one msgpack value (rmpv's own limit is 1,024, whose
+/// recursion overflows a thread's stack in a debug build): a blob nested deeper is kept as
+/// written. serde_json's limit for the `json` type is 128.
+const MAX_NESTING: usize = 128;
 
 /// `blob` of LangGraph type `kind` with every string passed through `screen`; `None` when no
 /// string changed, the type is not one read here, or the blob does not decode as its type.
@@ -54,7 +59,7 @@ fn json_strings(v: &mut Value, screen: &mut dyn FnMut(&str) -> String) -> bool {
 /// One whole msgpack value: `None` when `b` is not exactly one.
 fn decode(b: &[u8]) -> Option<Mp> {
     let mut r = b;
-    let v = rmpv::decode::read_value(&mut r).ok()?;
+    let v = rmpv::decode::read_value_with_max_depth(&mut r, MAX_NESTING).ok()?;
     r.is_empty().then_some(v)
 }
 
@@ -158,5 +163,21 @@ mod tests {
         let clean = encode(&Mp::Array(vec![Mp::from("nothing here")])).unwrap();
         assert_eq!(screened("msgpack", &clean, &mut redact), None);
         assert_eq!(screened("msgpack", &[0xc1], &mut redact), None);
+    }
+
+    #[test]
+    fn hostile_blobs_are_bounded() {
+        // 100,000 nested arrays: past the decoder's depth limit, left as written.
+        let mut deep = vec![0x91u8; 100_000];
+        deep.push(0xa0);
+        assert_eq!(screened("msgpack", &deep, &mut redact), None);
+        // Extension types nested 50 deep around a card: the levels past the limit are kept.
+        let mut v = encode(&Mp::from("4111 1111 1111 1111")).unwrap();
+        for _ in 0..50 {
+            v = encode(&Mp::Ext(5, v)).unwrap();
+        }
+        assert_eq!(screened("msgpack", &v, &mut redact), None);
+        let json = format!("{}\"x\"{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(screened("json", json.as_bytes(), &mut redact), None);
     }
 }

@@ -206,6 +206,13 @@ static COMPILED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Whether the digits at `start` are the fraction of a decimal number (`0.38495983759484487`, a
+/// random version LangGraph writes): a card number is not written after a decimal point.
+fn decimal_fraction(text: &str, start: usize) -> bool {
+    let before = text[..start].as_bytes();
+    matches!(before, [.., d, b'.'] if d.is_ascii_digit())
+}
+
 /// Every finding in `text`, in order of position; overlapping findings are resolved in favour
 /// of the earlier detector in the list (secrets before numbers, numbers before phones).
 pub fn scan(text: &str) -> Vec<Finding> {
@@ -218,6 +225,9 @@ pub fn scan(text: &str) -> Vec<Finding> {
             let v = m.as_str().trim_end_matches(['.', ',', ';', ')']);
             let (start, end) = (m.start(), m.start() + v.len());
             if v.is_empty() || !(d.check)(v, whole.as_str()) {
+                continue;
+            }
+            if d.family == Family::PaymentCard && decimal_fraction(text, start) {
                 continue;
             }
             if found.iter().any(|f| start < f.end && f.start < end) {
@@ -790,6 +800,13 @@ mod tests {
         assert!(card("3782 822463 10005", ""));
         assert!(!card("1234 5678 9012 3456", ""));
         assert!(!card("41 11 11 11 11 11 11 11", ""));
+        // The fraction of a decimal number is not a card (a LangGraph channel version is
+        // `<counter>.<random float>`), even when its digits pass Luhn.
+        assert!(luhn(&digits_of("38495983759484487")));
+        assert!(scan("00000000000000000000000000000001.0.38495983759484487").is_empty());
+        assert!(scan("0.4111111111111111").is_empty());
+        assert_eq!(scan("card.4111111111111111").len(), 1);
+        assert_eq!(scan("Card: 4111111111111111.").len(), 1);
     }
 
     #[test]

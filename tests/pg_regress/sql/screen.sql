@@ -85,11 +85,12 @@ SELECT memory_ref_store('plain output', 'a log', metadata => '{"key": "AKIAIOSFO
 SELECT metadata ->> 'key' AS detail_metadata FROM memory.details WHERE user_id = 'screen-every';
 SELECT checkpoint_save('screen-every', 'cp-1', '{"messages": ["my card is 4111 1111 1111 1111"]}') ->> 'thread_id' AS saved;
 SELECT checkpoint_data FROM memory.checkpoints WHERE user_id = 'screen-every';
-SELECT checkpoint_put('cp-2', '', '1', NULL, '{"v": 1, "note": "ssn 536-22-1234"}', '{"source": "AKIAIOSFODNN7EXAMPLE"}',
+SELECT checkpoint_put('cp-2', '', '1', NULL, '{"v": 1, "channel_versions": {"note": "1.0.38495983759484487"}, "channel_values": {"note": "ssn 536-22-1234"}}', '{"source": "AKIAIOSFODNN7EXAMPLE"}',
                       ARRAY['messages', 'raw'], ARRAY['1', '1'], ARRAY['json', 'bytes'],
                       ARRAY[convert_to('[{"content": "card 4111 1111 1111 1111"}]', 'UTF8'),
                             convert_to('card 4111 1111 1111 1111', 'UTF8')]) ->> 'checkpoint_id' AS put;
-SELECT checkpoint ->> 'note' AS note, metadata ->> 'source' AS source FROM memory.checkpoint_steps WHERE user_id = 'screen-every';
+SELECT checkpoint #>> '{channel_values,note}' AS note, checkpoint #>> '{channel_versions,note}' AS version,
+       metadata ->> 'source' AS source FROM memory.checkpoint_steps WHERE user_id = 'screen-every';
 SELECT channel, type, convert_from(blob, 'UTF8') AS blob FROM memory.checkpoint_blobs WHERE user_id = 'screen-every' ORDER BY channel;
 -- msgpack: ["card 4111 1111 1111 1111"] as LangGraph writes a list of one string.
 SELECT checkpoint_put_writes('cp-2', '', '1', 'task-1', '', ARRAY[0], ARRAY['messages'], ARRAY['msgpack'],
