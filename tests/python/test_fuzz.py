@@ -267,6 +267,10 @@ CALLS_SPEC = [
     ("memory_entity_alias", [uuids, texts, "user"]),
     # Statistics (docs/api.md "Statistics"): another tenant, any period.
     ("memory_overview", ["user", ints]),
+    # 0.13.0: what the checkpoint functions screen with (callable by anyone): hostile blobs
+    # of every type LangGraph names, documents of every shape.
+    ("memory.screen_blob", ["blobkind", "blob"]),
+    ("memory.screen_checkpoint", [jsons]),
 ]
 
 SETOF = {"memory_entities", "memory_search", "conversation_search", "conversation_search_date", "memory_ref_search", "memory_history", "memory_embed_batch", "memory_file_ls",
@@ -301,6 +305,14 @@ def arg(r, kind, user):
         return r.choice(["", "", "child", None, "a|b", "\n", "x" * 201, FORGE])
     if kind == "intarray":
         return r.choice([[0], [0, 1], [0, 0], [-1], [None], [], [2**31 - 1]])
+    if kind == "blobkind":
+        return r.choice(["json", "msgpack", "bytes", "pickle", "", None, texts(r)])
+    if kind == "blob":
+        card = b"card 4111 1111 1111 1111"
+        return r.choice([None, b"", bytes(r.getrandbits(8) for _ in range(r.choice([1, 64, 4096]))),
+                         b"\x91" * 100_000 + b"\xa0", b"[" * 50_000 + b"]" * 50_000,
+                         b"\xdd\xff\xff\xff\xff", b"\xc7\xff\x05" + b"\x91" * 255,
+                         bytes([0x91, 0xa0 + len(card)]) + card, b'["' + card + b'"]'])
     if kind == "bytesarray":
         return r.choice([[b"\x00\xff"], [b""], [None], [], [b"x" * 70_000, b"y"], [b"\x80" * 10] * 3])
     if kind == "textarray":

@@ -112,6 +112,30 @@ pub fn check_rows(doc: &Value) -> Result<(), String> {
                     }
                     "details" | "checkpoints" => id(r, "thread_id", section == "checkpoints")?,
                     "categories" | "allowlists" => {
+                        if section == "categories" {
+                            match r.get("context") {
+                                None | Some(Value::Null) => {}
+                                Some(Value::String(c)) if c == "all" || c == "rag" => {}
+                                _ => return Err("context must be \"all\" or \"rag\"".into()),
+                            }
+                            match r.get("rag_length") {
+                                None | Some(Value::Null) => {}
+                                Some(v)
+                                    if v.as_i64().is_some_and(|n| {
+                                        (1..=i64::from(i32::MAX)).contains(&n)
+                                    }) => {}
+                                _ => {
+                                    return Err(
+                                        "rag_length must be a whole number of 1 or more".into()
+                                    )
+                                }
+                            }
+                            if r.get("screen")
+                                .is_some_and(|v| !v.is_null() && !v.is_object())
+                            {
+                                return Err("screen must be a JSON object".into());
+                            }
+                        }
                         let f = if section == "categories" {
                             "name"
                         } else {
@@ -749,6 +773,14 @@ mod tests {
             (
                 json!({"messages": [{"thread_id": "t", "role": "wizard"}]}),
                 "messages[0]:",
+            ),
+            (
+                json!({"categories": [{"name": "health", "rag_length": 0}]}),
+                "categories[0]: rag_length",
+            ),
+            (
+                json!({"categories": [{"name": "health", "context": "some"}]}),
+                "categories[0]: context",
             ),
         ] {
             let e = check_rows(&doc).unwrap_err();
