@@ -17,10 +17,15 @@ fn resolve_tenant(user_id: Option<&str>) -> String {
     tenant::resolve(user_id)
 }
 
-/// `thread_id` checked as an id (non-NULL, non-empty, at most 200 characters).
+/// `thread_id` checked as an id (non-NULL, non-empty, at most 200 characters) and as a name
+/// screening refuses (0.13.0: src/store/screen.rs `identifier`). Declared immutable as before:
+/// the screening policy is the operator's setting, and the checkpoint functions call this with
+/// their arguments, never at plan time.
 #[pg_extern(immutable, parallel_safe, schema = "memory")]
 fn checkpoint_thread(thread_id: Option<&str>) -> String {
-    validate::id("thread_id", thread_id).or_raise().to_string()
+    let id = validate::id("thread_id", thread_id).or_raise();
+    crate::store::screen::identifier("thread_id", id);
+    id.to_string()
 }
 
 /// `data` of `bytes` bytes within `memory_ext.max_value_bytes` (22001 otherwise); returns

@@ -109,6 +109,8 @@ SELECT store_put('{docs}', 'ssn 536-22-1234', '{"a": 1}');
 SELECT store_put(ARRAY['card 4111 1111 1111 1111'], 'k', '{"a": 1}');
 SELECT memory_file_write('notes/ssn 536-22-1234.md', 'x');
 SELECT memory_entity_alias((SELECT id FROM memory.entities WHERE user_id = 'screen-every' LIMIT 1), 'ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+SELECT checkpoint_save('screen-every', 'ssn 536-22-1234', '{}');
+SELECT checkpoint_put('card 4111 1111 1111 1111', '', '1', NULL, '{}');
 \set VERBOSITY default
 SELECT count(*) AS nothing_named FROM memory.messages WHERE user_id = 'screen-every';
 RESET memory_ext.user_id;
