@@ -209,7 +209,7 @@ static COMPILED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// Whether the digits at `start` are the fraction of a decimal number (`0.38495983759484487`, a
 /// random version LangGraph writes): a card number is not written after a decimal point.
 fn decimal_fraction(text: &str, start: usize) -> bool {
-    let before = text[..start].as_bytes();
+    let before = &text.as_bytes()[..start];
     matches!(before, [.., d, b'.'] if d.is_ascii_digit())
 }
 
