@@ -75,11 +75,8 @@ fn screen_checkpoint(value: Option<JsonText>) -> Option<pgrx::JsonB> {
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
 fn screen_blob(kind: Option<&str>, blob: Option<&[u8]>) -> Option<Vec<u8>> {
     let (kind, blob) = (kind?, blob?);
+    // screen::text returns a clean string as it was: one scan per string.
     memory_core::blob::screened(kind, blob, &mut |s| {
-        if crate::store::screen::holds_findings(s) {
-            crate::store::screen::text("checkpoint", None, s)
-        } else {
-            s.to_string()
-        }
+        crate::store::screen::text("checkpoint", None, s)
     })
 }

@@ -62,11 +62,7 @@ pub fn identifier(arg: &str, s: &str) {
     if s.is_empty() {
         return;
     }
-    let p = policy();
-    let refused = screen::scan(s)
-        .into_iter()
-        .find(|f| p.action(f) != screen::Action::Allow);
-    if let Some(f) = refused {
+    if let Some(f) = not_allowed(s) {
         pgrx::log!(
             "memory_ext: screening refused {arg}: it holds a {}",
             f.detector
@@ -87,10 +83,15 @@ pub fn identifier(arg: &str, s: &str) {
 /// Whether `s` holds anything the policy does not simply allow (a cheap look before a document
 /// is parsed to be screened: most hold nothing).
 pub fn holds_findings(s: &str) -> bool {
+    not_allowed(s).is_some()
+}
+
+/// The first finding in `s` whose action under the policy is not `allow`.
+fn not_allowed(s: &str) -> Option<screen::Finding> {
     let p = policy();
     screen::scan(s)
-        .iter()
-        .any(|f| p.action(f) != screen::Action::Allow)
+        .into_iter()
+        .find(|f| p.action(f) != screen::Action::Allow)
 }
 
 /// [`identifier`] for each of `labels`.
