@@ -76,21 +76,21 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
             return 0;
         }
     }
-    for target in ["item", "message", "file", "store"] {
-        let (users, ids, vecs): (Vec<String>, Vec<String>, Vec<String>) = rows
-            .iter()
-            .zip(vectors)
-            .filter(|(r, _)| r.target == target)
-            .map(|(r, v)| (r.user.clone(), r.id.clone(), vector_text(v)))
-            .fold((vec![], vec![], vec![]), |mut acc, (u, i, v)| {
-                acc.0.push(u);
-                acc.1.push(i);
-                acc.2.push(v);
-                acc
-            });
-        if ids.is_empty() {
-            continue;
+    // One statement per table and tenant: on Citus each is routed to the tenant's shard. A
+    // statement over several tenants is a multi-shard modification, which Citus serializes with
+    // an exclusive lock on every shard; two backfills holding their claims' shard locks then
+    // wait on each other (a distributed deadlock; tests/python/test_citus.py).
+    let mut groups: Vec<(&str, &str, Vec<String>, Vec<String>)> = vec![];
+    for (r, v) in rows.iter().zip(vectors) {
+        match groups.iter_mut().find(|g| g.0 == r.target && g.1 == r.user) {
+            Some(g) => {
+                g.2.push(r.id.clone());
+                g.3.push(vector_text(v));
+            }
+            None => groups.push((r.target, &r.user, vec![r.id.clone()], vec![vector_text(v)])),
         }
+    }
+    for (target, user, ids, vecs) in groups {
         let table = match target {
             "item" => "items",
             "message" => "messages",
@@ -102,7 +102,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
                 .replace("{table}", table)
                 .replace("{vector}", &vector::unsized_ty()),
             &[
-                users.clone().into(),
+                user.into(),
                 ids.clone().into(),
                 vecs.into(),
                 model.id.as_str().into(),
@@ -111,7 +111,7 @@ fn store(rows: &[&Claimed], vectors: &[Vec<f32>], model: &ActiveModel) -> usize 
         );
         spi::run(
             include_str!("../../sql/queries/embed_failure_clear.sql"),
-            &[users.into(), ids.into(), target.into()],
+            &[user.into(), ids.into(), target.into()],
             "clearing embedding failures",
         );
     }

@@ -11,7 +11,7 @@ distributing move into the shards and answer as before; every API function answe
 through the coordinator for a tenant set by a session `SET`; tenants stay apart (real roles,
 role mode included); a call without a tenant is an error, not an empty answer; single-tenant
 calls touch one worker and one shard group; vector search uses the HNSW index of the tenant's
-shard; the backfill reaches every tenant; a purge keeps the term statistics; a third worker added and
+shard; the backfill reaches every tenant, and backfills running at once do not deadlock; a purge keeps the term statistics; a third worker added and
 rebalanced keeps every tenant's rows; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
 tenants go on.
@@ -345,6 +345,45 @@ def test_the_backfill_embeds_rows_of_every_tenant():
             if n == 0:
                 break
         assert done >= 3, done
+        left = one(a, "SELECT count(*) FROM memory.items WHERE user_id = ANY(%s) AND embedding IS NULL", (users,))
+        assert left == 0, left
+
+
+def test_two_backfills_at_once_over_many_tenants_do_not_deadlock():
+    # Each batch spans several tenants. Its vectors are stored one tenant at a time (router
+    # statements): a statement over several tenants is a multi-shard modification, which Citus
+    # serializes with a lock on every shard, and two backfills holding their claims' shards
+    # then wait on each other (src/embed/reembed.rs).
+    users = []
+    for _ in range(8):
+        c, user = tenant("cd")
+        with c:
+            for k in range(3):
+                write(c, text=f"{user} keeps notebook {k} about rivers.")
+        users.append(user)
+    errors_seen = []
+
+    def backfill():
+        try:
+            with admin() as a:
+                for _ in range(40):
+                    if one(a, "SELECT memory_reembed(4)") == 0:
+                        break
+        except Exception as e:  # the assertion below names it
+            errors_seen.append(repr(e))
+
+    with admin() as a:
+        for round_ in range(3):
+            a.execute(
+                "UPDATE memory.items SET embedding = NULL, embedding_model = NULL WHERE user_id = ANY(%s)",
+                (users,),
+            )
+            threads = [threading.Thread(target=backfill) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert errors_seen == [], (round_, errors_seen)
         left = one(a, "SELECT count(*) FROM memory.items WHERE user_id = ANY(%s) AND embedding IS NULL", (users,))
         assert left == 0, left
 
