@@ -46,9 +46,10 @@ stop:
 clean-run:
 	. scripts/lib.sh && scripts/cluster.sh destroy "$$RUN_PGDATA"
 
-# LAYERS="pgrx regress" runs those layers only (scripts/test.sh lists them).
+# LAYERS="pgrx regress" runs those layers only (scripts/test.sh lists them); with
+# LAYERS=regress, FILE=entities (or FILE="entities store") runs those golden files only.
 test: deps
-	scripts/test.sh $(LAYERS)
+	FILE="$(FILE)" scripts/test.sh $(LAYERS)
 
 bench: deps
 	scripts/bench.sh

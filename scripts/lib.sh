@@ -117,5 +117,5 @@ root_apt() {
 # The README's tour, as SQL (between its tour markers, without the fences): run by the client
 # layer and, in a clean Debian root, by the package test.
 readme_tour() { sed -n '/<!-- tour:start -->/,/<!-- tour:end -->/p' README.md | grep -v '^<!--\|^```'; }
-# The extension's version, from Cargo.toml (run from the checkout's top).
+# The extension's version: Cargo.toml's [workspace.package] (run from the checkout's top).
 ext_version() { sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1; }

@@ -97,6 +97,10 @@ if want lint; then
     step "cargo clippy -D warnings, memory_ext for PostgreSQL $PG"
     cargo clippy -p memory_ext --all-targets --no-default-features --features "pg$PG" -- -D warnings
   fi
+  step "one version in Cargo.toml and the clients' manifests (scripts/version.sh check)"
+  scripts/version.sh check
+  step "released upgrade scripts are never edited (tests/upgrade/check_released.sh)"
+  tests/upgrade/check_released.sh
 fi
 
 if want core; then
@@ -140,7 +144,9 @@ if want regress; then
   # A golden recorded with the day it was run fails the day after: it must mask that day.
   tests/pg_regress/check_days.sh tests/pg_regress/expected/*.out tests/upgrade/*.out
   step "golden SQL: pg_regress tests/pg_regress"
-  tests=$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)
+  # FILE=entities (make test LAYERS=regress FILE=entities) runs those files only.
+  tests=${FILE:-$(cd tests/pg_regress/sql && ls *.sql | sed 's/\.sql$//' | sort)}
+  tests=${tests//,/ }
   if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
       --inputdir=tests/pg_regress --outputdir=tests/pg_regress --bindir="$PGBIN" \
       --host=127.0.0.1 --port="$TEST_PORT" --user=postgres --dbname=memory_ext_regress \

@@ -276,7 +276,7 @@ def test_search_shows_the_explain_bar_per_signal():
     first = d.find_element(By.CSS_SELECTOR, "ol.results > li")
     assert "Alice grows tomatoes on her balcony" in first.text, first.text
     segments = first.find_elements(By.CSS_SELECTOR, "svg.stack rect")
-    names = {s.get_attribute("class").split("sig-")[1] for s in segments}
+    names = {s.get_attribute("data-signal") for s in segments}
     assert {"vector", "bm25"} <= names, names
     legend = first.find_element(By.CSS_SELECTOR, ".legend").text
     assert re.search(r"score \d\.\d{3}", legend) and "vector +" in legend and "bm25 +" in legend, legend

@@ -79,32 +79,20 @@ fn configs(ablation: bool) -> Vec<(String, Ask<'static>)> {
     ];
     if ablation {
         let fused = Box::leak(format!("{{{NO_STRUCTURE}}}").into_boxed_str());
-        for (name, w) in [
-            ("  without vector similarity", r#"{"vector": 0}"#),
-            ("  without BM25", r#"{"lexical": 0}"#),
-            (
-                "  without episode neighbours (follows edges)",
-                r#"{"hop1": 0, "hop2": 0}"#,
-            ),
-            ("  without thread BM25", r#"{"thread": 0}"#),
-            ("  without actor match", r#"{"actor": 0}"#),
-            (
-                "  without entity links (an entity the query names)",
-                r#"{"entity": 0}"#,
-            ),
-            ("  without the time the query names", r#"{"time": 0}"#),
-            (
-                "  without importance/pinned/recency",
-                r#"{"importance": 0, "pinned": 0, "recency": 0}"#,
-            ),
-            (
-                "  without updates (a newer related fact above an older near tie)",
-                r#"{"update": 0}"#,
-            ),
-            ("0.5/0.5 BM25 + vector (no structure)", fused),
-        ] {
-            c.push((name.to_string(), Ask::Query(w)));
+        // One row per ranking signal (memory_core::rank::SIGNALS), its weights set to 0. The
+        // reranker is off in memory_query's default ranking: its row is "+ rerank" above.
+        for s in memory_core::rank::SIGNALS {
+            if s.name == "rerank" {
+                continue;
+            }
+            let off: Vec<String> = s.weights.iter().map(|w| format!("\"{w}\": 0")).collect();
+            let w = Box::leak(format!("{{{}}}", off.join(", ")).into_boxed_str());
+            c.push((format!("  without {}", s.about), Ask::Query(w)));
         }
+        c.push((
+            "0.5/0.5 BM25 + vector (no structure)".to_string(),
+            Ask::Query(fused),
+        ));
     }
     c
 }

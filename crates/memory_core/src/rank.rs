@@ -167,8 +167,82 @@ pub struct Edges {
     pub related: Vec<(usize, usize)>,
 }
 
+/// A ranking signal: the name memory_query's `explain` reports it by, the weights
+/// (`memory_ext.rank_weights` keys) that switch it off, and what it is, in words. The one list
+/// of signals: the inspector's explain bar, the eval's ablation rows and the tests read it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signal {
+    pub name: &'static str,
+    pub weights: &'static [&'static str],
+    pub about: &'static str,
+}
+
+/// Every signal, in the order `explain` lists them and the inspector's bar stacks them.
+pub const SIGNALS: [Signal; 12] = [
+    Signal {
+        name: "vector",
+        weights: &["vector"],
+        about: "vector similarity",
+    },
+    Signal {
+        name: "bm25",
+        weights: &["lexical"],
+        about: "BM25",
+    },
+    Signal {
+        name: "neighbours",
+        weights: &["hop1", "hop2"],
+        about: "episode neighbours (follows edges)",
+    },
+    Signal {
+        name: "thread",
+        weights: &["thread"],
+        about: "thread BM25",
+    },
+    Signal {
+        name: "actor",
+        weights: &["actor"],
+        about: "actor match",
+    },
+    Signal {
+        name: "entity",
+        weights: &["entity"],
+        about: "entity links (an entity the query names)",
+    },
+    Signal {
+        name: "time",
+        weights: &["time"],
+        about: "the time the query names",
+    },
+    Signal {
+        name: "importance",
+        weights: &["importance"],
+        about: "importance",
+    },
+    Signal {
+        name: "pinned",
+        weights: &["pinned"],
+        about: "pinning",
+    },
+    Signal {
+        name: "recency",
+        weights: &["recency"],
+        about: "recency",
+    },
+    Signal {
+        name: "update",
+        weights: &["update"],
+        about: "updates (a newer related fact above an older near tie)",
+    },
+    Signal {
+        name: "rerank",
+        weights: &["rerank"],
+        about: "the reranker",
+    },
+];
+
 /// What each signal added to a memory's score (memory_query's `"explain": true`); they add up
-/// to the score.
+/// to the score. One field per entry of `SIGNALS`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Parts {
     pub vector: f64,
@@ -186,37 +260,32 @@ pub struct Parts {
 }
 
 impl Parts {
-    pub fn total(&self) -> f64 {
-        self.vector
-            + self.bm25
-            + self.neighbours
-            + self.thread
-            + self.actor
-            + self.entity
-            + self.time
-            + self.importance
-            + self.pinned
-            + self.recency
-            + self.update
-            + self.rerank
+    /// The contribution of the signal named `name` (0 for a name not in `SIGNALS`).
+    pub fn get(&self, name: &str) -> f64 {
+        match name {
+            "vector" => self.vector,
+            "bm25" => self.bm25,
+            "neighbours" => self.neighbours,
+            "thread" => self.thread,
+            "actor" => self.actor,
+            "entity" => self.entity,
+            "time" => self.time,
+            "importance" => self.importance,
+            "pinned" => self.pinned,
+            "recency" => self.recency,
+            "update" => self.update,
+            "rerank" => self.rerank,
+            _ => 0.0,
+        }
     }
 
-    /// (signal name, contribution), in a fixed order: the names `explain` reports.
-    pub fn named(&self) -> [(&'static str, f64); 12] {
-        [
-            ("vector", self.vector),
-            ("bm25", self.bm25),
-            ("neighbours", self.neighbours),
-            ("thread", self.thread),
-            ("actor", self.actor),
-            ("entity", self.entity),
-            ("time", self.time),
-            ("importance", self.importance),
-            ("pinned", self.pinned),
-            ("recency", self.recency),
-            ("update", self.update),
-            ("rerank", self.rerank),
-        ]
+    pub fn total(&self) -> f64 {
+        self.named().iter().map(|(_, v)| v).sum()
+    }
+
+    /// (signal name, contribution), in the order of `SIGNALS`: the names `explain` reports.
+    pub fn named(&self) -> [(&'static str, f64); SIGNALS.len()] {
+        SIGNALS.map(|s| (s.name, self.get(s.name)))
     }
 }
 
@@ -829,6 +898,39 @@ mod tests {
         let r = rank(&pool, &Edges::default(), None, &DEFAULT_WEIGHTS);
         assert_eq!(pool[r[0].index].id, "novec");
         assert!(r.iter().all(|x| x.score.is_finite()));
+    }
+
+    #[test]
+    fn every_part_is_a_signal_and_every_signal_a_weight() {
+        // Each field set to a distinct power of two: the total shows every one was counted once.
+        let p = Parts {
+            vector: 1.0,
+            bm25: 2.0,
+            neighbours: 4.0,
+            thread: 8.0,
+            actor: 16.0,
+            entity: 32.0,
+            time: 64.0,
+            importance: 128.0,
+            pinned: 256.0,
+            recency: 512.0,
+            update: 1024.0,
+            rerank: 2048.0,
+        };
+        assert_eq!(p.total(), 4095.0);
+        let names: HashSet<&str> = SIGNALS.iter().map(|s| s.name).collect();
+        assert_eq!(names.len(), SIGNALS.len());
+        for s in SIGNALS {
+            assert!(!s.weights.is_empty(), "{}", s.name);
+            for w in s.weights {
+                let json = format!("{{\"{w}\": 0}}");
+                assert!(
+                    weights_from_json(&json).is_ok(),
+                    "{} names weight {w}",
+                    s.name
+                );
+            }
+        }
     }
 
     #[test]

@@ -219,21 +219,12 @@ fn explain_scores_add_up_to_the_returned_score() {
         );
         // "full" rounds the score to 4 places; explain keeps it whole.
         assert!((i["score"].as_f64().unwrap() - score).abs() < 1e-4);
-        for k in [
-            "vector",
-            "bm25",
-            "neighbours",
-            "thread",
-            "actor",
-            "time",
-            "importance",
-            "pinned",
-            "recency",
-            "update",
-            "rerank",
-        ] {
+        // Exactly the signals of the one list (memory_core::rank::SIGNALS).
+        let names = memory_core::rank::SIGNALS.map(|s| s.name);
+        for k in names {
             assert!(e["signals"][k].is_number(), "{k} missing in {e}");
         }
+        assert_eq!(e["signals"].as_object().unwrap().len(), names.len(), "{e}");
         pools.push(e["pool"].as_str().unwrap().to_string());
     }
     assert!(

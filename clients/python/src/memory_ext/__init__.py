@@ -17,7 +17,12 @@ Each framework is an optional dependency, imported when its class is asked for.
 
 from memory_ext._db import REQUIRED_VERSION, VersionError
 
-__version__ = "0.13.0"
+try:  # the installed distribution's version (pyproject.toml, written by scripts/version.sh)
+    from importlib.metadata import PackageNotFoundError, version as _version
+
+    __version__ = _version("memory-ext")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 _LAZY = {
     "MemoryExtStore": "store",

@@ -9,6 +9,7 @@ use crate::db::DbError;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, DOCTYPE};
+use memory_core::rank::SIGNALS;
 use serde_json::Value;
 
 const NAV: [(&str, &str, &str); 7] = [
@@ -21,20 +22,9 @@ const NAV: [(&str, &str, &str); 7] = [
     ("export", "/inspect/export", "Export"),
 ];
 
-/// The signals of memory_query's explain, in the order the bar stacks them.
-const SIGNALS: [&str; 11] = [
-    "vector",
-    "bm25",
-    "neighbours",
-    "thread",
-    "actor",
-    "time",
-    "importance",
-    "pinned",
-    "recency",
-    "update",
-    "rerank",
-];
+/// Colours of the explain bar (classes `sig-0` .. of assets/inspect.css): a signal takes the
+/// one of its place in memory_core::rank::SIGNALS, so a new signal needs no new rule here.
+const PALETTE: usize = 12;
 
 fn page(
     status: StatusCode,
@@ -341,36 +331,38 @@ fn filters_form(f: &MemoryFilters) -> Markup {
 /// proportion) and as text (every signal that added or took anything).
 fn explain_bar(e: &Value) -> Markup {
     let signals = &e["signals"];
-    let parts: Vec<(&str, f64)> = SIGNALS
+    // (name, value, colour class) of every signal that added or took anything.
+    let parts: Vec<(&str, f64, String)> = SIGNALS
         .iter()
-        .map(|k| (*k, num(signals, k)))
-        .filter(|(_, v)| *v != 0.0)
+        .enumerate()
+        .map(|(i, s)| (s.name, num(signals, s.name), format!("sig-{}", i % PALETTE)))
+        .filter(|(_, v, _)| *v != 0.0)
         .collect();
-    let total: f64 = parts.iter().filter(|(_, v)| *v > 0.0).map(|(_, v)| v).sum();
+    let total: f64 = parts.iter().filter(|p| p.1 > 0.0).map(|p| p.1).sum();
     // Each positive signal's segment: its name, value, left edge and width in percent.
     let mut x = 0.0;
-    let segments: Vec<(&str, f64, f64, f64)> = parts
+    let segments: Vec<(&str, &str, f64, f64, f64)> = parts
         .iter()
-        .filter(|(_, v)| *v > 0.0)
-        .map(|(k, v)| {
+        .filter(|p| p.1 > 0.0)
+        .map(|(k, v, class)| {
             let w = v / total.max(1e-9) * 100.0;
             x += w;
-            (*k, *v, x - w, w)
+            (*k, class.as_str(), *v, x - w, w)
         })
         .collect();
     html! {
         div.explain {
             svg.stack viewBox="0 0 100 6" preserveAspectRatio="none" role="img"
-                aria-label=(format!("score {:.3}: {}", num(e, "score"), parts.iter().map(|(k, v)| format!("{k} {v:.3}")).collect::<Vec<_>>().join(", "))) {
-                @for (k, v, x, w) in &segments {
-                    rect class=(format!("sig sig-{k}")) x=(format!("{x:.2}")) y="0" width=(format!("{w:.2}")) height="6" {
+                aria-label=(format!("score {:.3}: {}", num(e, "score"), parts.iter().map(|(k, v, _)| format!("{k} {v:.3}")).collect::<Vec<_>>().join(", "))) {
+                @for (k, class, v, x, w) in &segments {
+                    rect class=(format!("sig {class}")) data-signal=(k) x=(format!("{x:.2}")) y="0" width=(format!("{w:.2}")) height="6" {
                         title { (k) " " (format!("{v:.3}")) }
                     }
                 }
             }
             p.legend {
                 "score " strong { (format!("{:.3}", num(e, "score"))) }
-                @for (k, v) in &parts { " · " span class=(format!("key sig-{k}")) { "■" } " " (k) " " (format!("{v:+.3}")) }
+                @for (k, v, class) in &parts { " · " span class=(format!("key {class}")) { "■" } " " (k) " " (format!("{v:+.3}")) }
                 " · similarity " (format!("{:.3}", num(e, "similarity"))) " · found by " (text(e, "pool"))
             }
         }
@@ -859,4 +851,35 @@ pub fn export(s: &Session) -> Response {
             p { a.button href="/inspect/export/download" download { "Download the export (JSON)" } }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_explain_bar_shows_every_signal_and_adds_up() {
+        // One unit for each signal, as memory_query's explain reports them: every one is a
+        // segment and a legend entry, and the segments fill the bar.
+        let signals: serde_json::Map<String, Value> = SIGNALS
+            .iter()
+            .map(|s| (s.name.to_string(), Value::from(1.0)))
+            .collect();
+        let e = serde_json::json!({ "score": SIGNALS.len() as f64, "signals": signals });
+        let html = explain_bar(&e).into_string();
+        for s in SIGNALS {
+            assert!(
+                html.contains(&format!("data-signal=\"{}\"", s.name)),
+                "{}",
+                s.name
+            );
+            assert!(html.contains(&format!(" {} +1.000", s.name)), "{}", s.name);
+        }
+        let width: f64 = html
+            .split("width=\"")
+            .skip(1)
+            .map(|w| w.split('"').next().unwrap().parse::<f64>().unwrap())
+            .sum();
+        assert!((width - 100.0).abs() < 0.1, "{width}");
+    }
 }
