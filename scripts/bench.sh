@@ -59,7 +59,7 @@ psql_b -d memory_bench -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
       FROM pg_class c WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'i')" >/dev/null
 for s in $suites; do
   if [ "$s" = screen ]; then
-    # Screening's own cost per text, the work it adds to every write (src/store/screen.rs),
+    # Screening's own cost per text, the work it adds to every write (src/ops/screen.rs),
     # and what it flags: on the LoCoMo dev split (read in place) and the labelled set.
     echo "==> bench: screen"
     cargo build -q --release -p memory_core --example screen_file

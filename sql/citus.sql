@@ -1,5 +1,5 @@
 -- Scale-out on Citus (docs/citus.md). memory_citus_distribute (src/api/citus.rs, the work in
--- src/store/citus.rs) is the operator's: distributing a table needs its owner, and which
+-- src/ops/citus.rs) is the operator's: distributing a table needs its owner, and which
 -- tables are sharded is not a tenant's choice.
 REVOKE ALL ON FUNCTION memory_citus_distribute() FROM PUBLIC;
 
@@ -65,7 +65,7 @@ RETURN to_timestamp(extract(epoch FROM ts - timestamptz 'epoch') + secs);
 -- custom plans cost about a fifth of the bulk write path's time, so only Citus nodes get them:
 -- the install script applies them when citus is installed (every worker node has citus before
 -- Citus creates memory_ext there), and so does the 0.6.0 -> 0.7.0 upgrade. A node that gained
--- citus after memory_ext gets them from memory_citus_distribute (src/store/citus.rs), for the
+-- citus after memory_ext gets them from memory_citus_distribute (src/ops/citus.rs), for the
 -- coordinator; its workers always create memory_ext after citus.
 -- (0.11.0: also memory._erase_copies, which the audit triggers call on every DELETE; 0.12.0:
 -- the store's audit trigger, sql/store.sql.)

@@ -1,4 +1,4 @@
--- Consolidation's bookkeeping (docs/design.md "Consolidation"; src/store/consolidate.rs): pair
+-- Consolidation's bookkeeping (docs/design.md "Consolidation"; src/ops/consolidate.rs): pair
 -- fingerprints, per-tenant daily usage, and which memories were examined. The other lifecycle
 -- steps, TTL and purge, need no tables of their own (items.state / purge_at, history).
 

@@ -29,7 +29,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION memory._tenant_tables() FROM PUBLIC;
 
--- The erasure itself, run as the owner by memory_erase_tenant (src/store/erase.rs), which
+-- The erasure itself, run as the owner by memory_erase_tenant (src/ops/erase.rs), which
 -- decides who may call it. One transaction: all of it happens or none. Deleting rows fires the
 -- tables' triggers, which write history, change-log and statistics rows of the tenant again;
 -- each pass deletes what the previous one left, until a pass finds nothing.

@@ -1,6 +1,6 @@
 -- Idempotency (docs/api.md "Idempotency"): the keys of retried writes. A write that carries an
 -- idempotency key claims (user_id, key) in its own transaction before it writes anything
--- (src/store/idempotency.rs): a repeat finds the row and gets `answer`, the first call's answer;
+-- (src/ops/idempotency.rs): a repeat finds the row and gets `answer`, the first call's answer;
 -- a repeat that arrives while the first is still in flight waits on the row's unique index until
 -- the first commits (then it is a repeat) or rolls back (then it writes). body_hash is SHA-256
 -- of what the call asked for (memory_core::idempotency::body), never the request itself, so a

@@ -253,7 +253,7 @@ CREATE INDEX relations_to_idx ON memory.relations (user_id, to_id);
 -- things memories are about, each with its canonical name, its type and the other names it is
 -- known by. Written by memory_write as memories are written (crates/memory_core/src/entities.rs
 -- resolves the names), merged and split by SQL; an entity no memory mentions any more is
--- deleted with its last link (src/store/entities.rs), so a deleted memory leaves no name behind.
+-- deleted with its last link (src/ops/entities.rs), so a deleted memory leaves no name behind.
 CREATE TABLE memory.entities (
     user_id    text        NOT NULL,
     id         uuid        NOT NULL DEFAULT gen_random_uuid(),

@@ -1,4 +1,4 @@
--- Term statistics for BM25 (the lexical score of the search engine, src/store/search.rs).
+-- Term statistics for BM25 (the lexical score of the search engine, src/ops/search.rs).
 --
 -- # Why our own statistics
 -- Postgres' ts_rank has no inverse document frequency: a word in every memory counts as much as

@@ -59,7 +59,7 @@ GRANT SELECT ON memory.extractions, memory.extraction_usage TO PUBLIC;
 -- decided and when; it cannot rewrite a decision or a proposal's request directly.
 GRANT SELECT ON memory.proposals TO PUBLIC;
 -- The queue of ended runs is the worker's (0.9.0): a tenant enqueues only through run_end,
--- which writes it as the extension's owner (src/store/episodes.rs), and reads its own rows. A
+-- which writes it as the extension's owner (src/ops/episodes.rs), and reads its own rows. A
 -- tenant that could write it could set its own retry times or attempts.
 GRANT SELECT ON memory.run_ends TO PUBLIC;
 

@@ -1,6 +1,6 @@
 //! memory_ext: long-term memory for AI agents inside PostgreSQL.
 //!
-//! Layout (docs/architecture.md): `api/` declares the SQL functions, `store/` does each
+//! Layout (docs/architecture.md): `api/` declares the SQL functions, `ops/` does each
 //! feature's Postgres-side work for them and for `worker/` (the background worker), `embed/`
 //! holds embeddings (model, write path, backfill), `pg/` the Postgres glue (SPI, tenancy,
 //! lookups, events), `gucs.rs` every setting, `error.rs` the SQLSTATE boundary, `ddl.rs` the
@@ -14,8 +14,8 @@ mod ddl;
 mod embed;
 mod error;
 mod gucs;
+mod ops;
 mod pg;
-mod store;
 mod worker;
 
 ::pgrx::pg_module_magic!(name, version);

@@ -1,4 +1,4 @@
--- memory_citus_distribute (src/store/citus.rs): the extension's tables that hold tenants' rows
+-- memory_citus_distribute (src/ops/citus.rs): the extension's tables that hold tenants' rows
 -- (every table of schema memory with a user_id column, partitions aside) that Citus does not
 -- distribute yet, in an order it accepts: memory.items first (the others are colocated with
 -- it), then each table after every table its foreign keys reference. Read from the catalog, so a

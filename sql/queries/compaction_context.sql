@@ -1,5 +1,5 @@
 -- compact_thread: the thread's in-context messages by seq, with the day each was sent (UTC)
--- and a summary's structure (metadata.summary, src/store/compaction.rs). $1 user_id,
+-- and a summary's structure (metadata.summary, src/ops/compaction.rs). $1 user_id,
 -- $2 thread_id.
 SELECT id::text, seq, role, content, is_summary, pinned,
        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), metadata -> 'summary'

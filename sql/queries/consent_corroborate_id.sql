@@ -1,4 +1,4 @@
--- Consent: a pending corroborate proposal found by meaning (src/store/consent.rs) gains a
+-- Consent: a pending corroborate proposal found by meaning (src/ops/consent.rs) gains a
 -- signal. $1 user_id, $2 its id. Returns its id and signals, or nothing when it was decided
 -- meanwhile.
 UPDATE memory.proposals

@@ -1,4 +1,4 @@
--- Consolidation's near pairs for one tenant (docs/design.md "Consolidation"). src/store/consolidate.rs fills in
+-- Consolidation's near pairs for one tenant (docs/design.md "Consolidation"). src/ops/consolidate.rs fills in
 -- "model" (the active model's id as a literal: its partial HNSW index), "vt" (vector type)
 -- and "op" (cosine operator).
 -- Candidate pool: changed in the last 72 h, or importance >= 3, or in the top decile by

@@ -1,6 +1,6 @@
 -- Memory files the backfill should embed: no vector, or one of an old model ($2), not given up
 -- on and due for a retry. The body is the title and the start of the content, as on write
--- (src/store/files.rs). Claimed with SKIP LOCKED. $1 how many, $3 the tenant (one tenant per
+-- (src/ops/files.rs). Claimed with SKIP LOCKED. $1 how many, $3 the tenant (one tenant per
 -- claim: a row lock across tenants is a statement Citus cannot run, docs/citus.md).
 SELECT f.user_id, f.id::text, coalesce(f.title || E'\n', '') || left(f.content, 4000)
 FROM memory.files f

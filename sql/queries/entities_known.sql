@@ -1,4 +1,4 @@
--- Entities (src/store/entities.rs): the tenant's newest $2 entities, oldest first, as the
+-- Entities (src/ops/entities.rs): the tenant's newest $2 entities, oldest first, as the
 -- resolver compares names with them. $1 user_id.
 SELECT x.id::text, x.name, x.type, x.aliases
 FROM (SELECT e.id, e.name, e.type, e.aliases, e.created_at

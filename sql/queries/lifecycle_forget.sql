@@ -1,6 +1,6 @@
 -- memory_forget: soft-delete now, purge later (a superseded memory too: stale facts can be
 -- erased). $1 id, $2 tenant or NULL (no tenant set: row-level security, or a superuser naming
--- any memory), $3 days until purge. The answer, then what the event records (src/store/lifecycle.rs):
+-- any memory), $3 days until purge. The answer, then what the event records (src/ops/lifecycle.rs):
 -- user_id, thread_id, category. The answer is built outside RETURNING (Citus allows only
 -- immutable functions there: docs/citus.md).
 WITH gone AS (

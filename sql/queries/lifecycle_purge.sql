@@ -3,7 +3,7 @@
 -- than $2 days (they no longer suppress a re-check), candidate marks as old, and usage rows older than a week (the caps
 -- are per day), and operational events older than $3 days (0: kept). $4: record an event per
 -- purged memory (node worker, op purge). $5: change-log rows older than this many days go (0:
--- kept; a delta header asked for a revision before them says "too many changes", src/store/delta.rs).
+-- kept; a delta header asked for a revision before them says "too many changes", src/ops/delta.rs).
 -- Consent proposals still pending past their expiry become 'expired' (kept: the decision is
 -- the audit trail). Idempotency keys older than $6 days go (memory_ext.idempotency_days: a
 -- repeat after that writes again). Store items past their expiry go (their vectors with them;

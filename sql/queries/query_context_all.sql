@@ -2,7 +2,7 @@
 -- (memory_configure; docs/design.md "Categories and allowlists"), in recall every time,
 -- whatever the query: per category at most its rag_length (20 when unset), pinned and
 -- important first, then the newest. Active, not procedural, and only categories the agent may
--- read. What src/store/query.rs makes a ranked memory of: id, category, text, content,
+-- read. What src/ops/query.rs makes a ranked memory of: id, category, text, content,
 -- importance, tags, metadata, updated_at and happened_at (RFC 3339, UTC).
 -- $1 user_id, $2 the categories the agent may read (NULL: any).
 SELECT x.id::text, x.category, x.text, x.content, x.importance, x.tags, x.metadata,

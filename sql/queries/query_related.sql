@@ -1,5 +1,5 @@
 -- memory_query "full" mode: a memory's strongest related_to neighbours as bullets
--- (src/store/query.rs). $1 user_id, $2 memory id, $3 categories the caller may see or NULL,
+-- (src/ops/query.rs). $1 user_id, $2 memory id, $3 categories the caller may see or NULL,
 -- $4 how many.
 SELECT CASE WHEN i.category IS NULL THEN i.text ELSE '[' || i.category || '] ' || i.text END
 FROM memory.relations r JOIN memory.items i ON i.user_id = r.user_id AND i.id = r.to_id

@@ -1,4 +1,4 @@
--- memory_file_search (src/store/search.rs): a tenant's files by keyword and meaning.
+-- memory_file_search (src/ops/search.rs): a tenant's files by keyword and meaning.
 -- $1 user_id, $2 tsquery text over every query term, without the tenant's lexeme (scores) or NULL, $3 query vector or NULL,
 -- $4 tags or NULL, $5 candidates per side, $6 tsquery text over the terms worth a lookup or NULL.
 -- The "dense" slot (sql/queries/search_files_dense.sql, or an empty CTE) and the "similarity"

@@ -2,10 +2,10 @@
 -- seeds sql/queries/search_memories_seed.sql found.
 --
 -- Every lookup here is by key (episode edges of given ids, memories by id, thread terms of
--- given lexemes), so src/store/search.rs keeps one generic plan of it per backend (planned once,
+-- given lexemes), so src/ops/search.rs keeps one generic plan of it per backend (planned once,
 -- not per call); the tenant's partition is chosen when the plan starts (run-time pruning).
 --
--- src/store/search.rs fills in three template slots (in braces, never in a comment): "state",
+-- src/ops/search.rs fills in three template slots (in braces, never in a comment): "state",
 -- which states count (active; superseded too for `as_of` and `include_superseded`), "filters",
 -- extra AND conditions on `i` whose values are parameters, and "similarity", the cosine
 -- expression with the active model's id, type and operator as literals. Its query vector is a

@@ -9,7 +9,7 @@
 -- are all by key, keeps one generic plan per backend. Planning both as one statement cost
 -- ~1.25 ms a call at a million memories (pg_stat_statements), this one alone ~0.3 ms.
 --
--- src/store/search.rs fills in the template slots (in braces, never in a comment): "dense", the
+-- src/ops/search.rs fills in the template slots (in braces, never in a comment): "dense", the
 -- vector side (sql/queries/search_memories_dense.sql, or an empty CTE); "lexical", false when no query term is worth a
 -- full-text lookup (memory_core::rank::candidate_terms); "filters", extra AND conditions on
 -- `i` whose values are parameters. The active model's id, type and operator are written in as

@@ -1,4 +1,4 @@
--- conversation_search (src/store/search/mod.rs): a thread's messages (in context or not) ranked
+-- conversation_search (src/ops/search/mod.rs): a thread's messages (in context or not) ranked
 -- by keyword and meaning; or those of every thread an agent reads (the conversation_search tool
 -- without a thread), the "thread" slot being a condition on $2 either way. $1 user_id, $2
 -- thread_id or agent_id, $3 tsquery text or NULL, $4 query vector or

@@ -1,7 +1,7 @@
 -- conversation_search_date through memory_tool_call: how many messages the agent's
 -- conversations hold between two days (both included, in UTC), and one page of them, oldest
 -- first: the minute each was sent (UTC), its thread, its role and its text, as arrays in that
--- order (src/store/tools.rs writes the lines). The conversations are the call's thread and
+-- order (src/ops/tools.rs writes the lines). The conversations are the call's thread and
 -- every thread the agent reads (its own and the user's unassigned ones), as MemGPT's date
 -- search covers all of an agent's messages (seed 000 §1.7): last Tuesday's talk was another
 -- thread. Listing needs no ranking, so it pages here over every message of the days.

@@ -1,4 +1,4 @@
--- memory_write's "supersedes" (src/store/write.rs): the older memory ends where its successor
+-- memory_write's "supersedes" (src/ops/write.rs): the older memory ends where its successor
 -- happens (never before it began) and links to it; state 'superseded' takes it out of recall.
 -- The audit trigger (sql/triggers.sql) records SUPERSEDE in history and 'superseded' in the
 -- thread's change log. Returns the id when the memory was active; no row otherwise.

@@ -1,8 +1,8 @@
 //! memory_history and memory_export (docs/api.md; docs/design.md "History"): what happened to a
-//! memory, and everything a tenant has. The work is in src/store/audit.rs.
+//! memory, and everything a tenant has. The work is in src/ops/audit.rs.
 
 use crate::error::OrRaise;
-use crate::store::audit as store;
+use crate::ops::audit as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -24,7 +24,7 @@ fn memory_history(
     ),
 > {
     let id = validate::required("memory_id", memory_id.as_ref()).or_raise();
-    TableIterator::new(store::history(&id.to_string()))
+    TableIterator::new(ops::history(&id.to_string()))
 }
 
 /// Everything the tenant has, as one JSON document: agents and their blocks, threads and their
@@ -33,5 +33,5 @@ fn memory_history(
 /// of JSON: beyond that, memory_export_rows (sql/audit.sql) streams the same content as rows.
 #[pg_extern(stable, parallel_restricted)]
 fn memory_export(user_id: Option<&str>) -> crate::pg::json::JsonText {
-    store::export(user_id)
+    ops::export(user_id)
 }

@@ -1,9 +1,9 @@
 //! Core memory (docs/api.md "Core memory"): agents, their blocks, the agent-facing edit
 //! operations (Letta's `memory_append`, `memory_replace`, `memory_insert`), and
-//! `compile_core_blocks`. The work is in src/store/blocks.rs.
+//! `compile_core_blocks`. The work is in src/ops/blocks.rs.
 
 use crate::error::OrRaise;
-use crate::store::blocks as store;
+use crate::ops::blocks as ops;
 use memory_core::blocks;
 use memory_core::validate;
 use pgrx::prelude::*;
@@ -34,7 +34,7 @@ fn memory_agent(
     for (label, value) in [("persona", persona), ("human", human)] {
         blocks::fits(label, value.to_string(), blocks::DEFAULT_CHAR_LIMIT).or_raise();
     }
-    JsonB(store::agent(user_id, agent_id, persona, human))
+    JsonB(ops::agent(user_id, agent_id, persona, human))
 }
 
 /// Creates or overwrites a block. It is the application's tool, but a read-only block stays
@@ -58,7 +58,7 @@ fn block_set(
     .or_raise();
     let read_only = *validate::required("read_only", read_only.as_ref()).or_raise();
     let value = blocks::fits(label, value.to_string(), char_limit).or_raise();
-    JsonB(store::set(
+    JsonB(ops::set(
         agent_id,
         label,
         &value,
@@ -73,7 +73,7 @@ fn block_set(
 fn block_append(agent_id: Option<&str>, label: Option<&str>, content: Option<&str>) -> JsonB {
     let content = validate::required("content", content).or_raise();
     let (agent_id, label) = agent_and_label(agent_id, label);
-    JsonB(store::edit(agent_id, label, |b| blocks::append(b, content)))
+    JsonB(ops::edit(agent_id, label, |b| blocks::append(b, content)))
 }
 
 /// Replaces the single occurrence of `old` with `new` (Letta's `memory_replace`).
@@ -87,9 +87,7 @@ fn block_replace(
     let old = validate::required("old", old).or_raise();
     let new = validate::required("new", new).or_raise();
     let (agent_id, label) = agent_and_label(agent_id, label);
-    JsonB(store::edit(agent_id, label, |b| {
-        blocks::replace(b, old, new)
-    }))
+    JsonB(ops::edit(agent_id, label, |b| blocks::replace(b, old, new)))
 }
 
 /// Inserts `content` before line `line` (0-based; -1 = at the end) (Letta's `memory_insert`).
@@ -103,7 +101,7 @@ fn block_insert(
     let content = validate::required("content", content).or_raise();
     let line = *validate::required("line", line.as_ref()).or_raise();
     let (agent_id, label) = agent_and_label(agent_id, label);
-    JsonB(store::edit(agent_id, label, |b| {
+    JsonB(ops::edit(agent_id, label, |b| {
         blocks::insert(b, content, line as i64)
     }))
 }
@@ -116,7 +114,7 @@ fn compile_core_blocks(
 ) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let now = *validate::required("now", now.as_ref()).or_raise();
-    store::compile_agent(agent_id, now)
+    ops::compile_agent(agent_id, now)
 }
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -186,5 +184,5 @@ mod tests {
 #[pg_extern(stable, parallel_safe)]
 fn compile_blocks(agent_id: Option<&str>) -> JsonB {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
-    JsonB(store::compile_cached(agent_id))
+    JsonB(ops::compile_cached(agent_id))
 }

@@ -18,13 +18,13 @@ fn resolve_tenant(user_id: Option<&str>) -> String {
 }
 
 /// `thread_id` checked as an id (non-NULL, non-empty, at most 200 characters) and as a name
-/// screening refuses (0.13.0: src/store/screen.rs `identifier`). Declared immutable as before:
+/// screening refuses (0.13.0: src/ops/screen.rs `identifier`). Declared immutable as before:
 /// the screening policy is the operator's setting, and the checkpoint functions call this with
 /// their arguments, never at plan time.
 #[pg_extern(immutable, parallel_safe, schema = "memory")]
 fn checkpoint_thread(thread_id: Option<&str>) -> String {
     let id = validate::id("thread_id", thread_id).or_raise();
-    crate::store::screen::identifier("thread_id", id);
+    crate::ops::screen::identifier("thread_id", id);
     id.to_string()
 }
 
@@ -54,16 +54,16 @@ fn check_json(arg: &str, value: Option<JsonText>) {
 }
 
 /// `value` (checkpoint_save's state, checkpoint_put's checkpoint and metadata) with every string
-/// screened as a message's text is (src/store/screen.rs), or NULL when nothing in it needs to
+/// screened as a message's text is (src/ops/screen.rs), or NULL when nothing in it needs to
 /// be: a state of megabytes that holds nothing to screen is looked at as text, not parsed.
 #[pg_extern(volatile, parallel_unsafe, schema = "memory")]
 fn screen_checkpoint(value: Option<JsonText>) -> Option<pgrx::JsonB> {
     let v = value?;
-    if !crate::store::screen::holds_findings(&v.0) {
+    if !crate::ops::screen::holds_findings(&v.0) {
         return None;
     }
     let parsed: serde_json::Value = serde_json::from_str(&v.0).ok()?;
-    Some(pgrx::JsonB(crate::store::screen::json(
+    Some(pgrx::JsonB(crate::ops::screen::json(
         "checkpoint",
         None,
         &parsed,
@@ -77,6 +77,6 @@ fn screen_blob(kind: Option<&str>, blob: Option<&[u8]>) -> Option<Vec<u8>> {
     let (kind, blob) = (kind?, blob?);
     // screen::text returns a clean string as it was: one scan per string.
     memory_core::blob::screened(kind, blob, &mut |s| {
-        crate::store::screen::text("checkpoint", None, s)
+        crate::ops::screen::text("checkpoint", None, s)
     })
 }

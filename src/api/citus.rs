@@ -1,7 +1,7 @@
 //! Scale-out on Citus (docs/citus.md): `memory_citus_distribute`, run once by the operator on
-//! the coordinator; the work is in src/store/citus.rs.
+//! the coordinator; the work is in src/ops/citus.rs.
 
-use crate::store::citus as store;
+use crate::ops::citus as ops;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
@@ -11,5 +11,5 @@ use pgrx::JsonB;
 /// Citus or off the coordinator. Not executable by PUBLIC (sql/citus.sql).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_citus_distribute() -> JsonB {
-    JsonB(store::distribute())
+    JsonB(ops::distribute())
 }

@@ -1,10 +1,10 @@
 //! Compaction (docs/api.md "Recall memory and compaction"; docs/design.md "Compaction"):
 //! `compact_thread` folds the older in-context messages of a thread into one summary message
 //! at the head of the context, and `context_messages` lists the context in prompt order. The
-//! work is in src/store/compaction.rs.
+//! work is in src/ops/compaction.rs.
 
 use crate::error::{raise, OrRaise};
-use crate::store::compaction as store;
+use crate::ops::compaction as ops;
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -29,8 +29,8 @@ fn compact_thread(
     let keep = *validate::required("keep_last", keep_last.as_ref()).or_raise() as i64;
     let keep = validate::range("keep_last", keep, 0, 1_000_000).or_raise() as usize;
     let pick = match (from_seq, to_seq, before_seq) {
-        (None, None, None) => store::Pick::KeepLast(keep),
-        (None, None, Some(b)) => store::Pick::Before(b),
+        (None, None, None) => ops::Pick::KeepLast(keep),
+        (None, None, Some(b)) => ops::Pick::Before(b),
         (from, to, None) => {
             if let (Some(f), Some(t)) = (from, to) {
                 if t < f {
@@ -41,7 +41,7 @@ fn compact_thread(
                     );
                 }
             }
-            store::Pick::Range { from, to }
+            ops::Pick::Range { from, to }
         }
         _ => raise(
             SqlState::InvalidParameterValue,
@@ -53,7 +53,7 @@ fn compact_thread(
     if let Some(f) = focus {
         crate::pg::limits::query("focus", f);
     }
-    JsonB(store::compact(thread, pick, focus))
+    JsonB(ops::compact(thread, pick, focus))
 }
 
 /// Sets the thread's context to exactly these messages (seed 004 §2.2; Letta's
@@ -83,7 +83,7 @@ fn set_message_ids(thread_id: Option<&str>, message_ids: Option<Vec<Option<pgrx:
         })
         .collect();
     crate::pg::limits::batch("message_ids", ids.len());
-    JsonB(store::set_ids(thread, &ids))
+    JsonB(ops::set_ids(thread, &ids))
 }
 
 /// Pins a message into the thread's context (bringing it back when it had left), or unpins it
@@ -100,7 +100,7 @@ fn message_pin(
         .or_raise()
         .to_string();
     let pinned = *validate::required("pinned", pinned.as_ref()).or_raise();
-    JsonB(store::pin(thread, &id, pinned))
+    JsonB(ops::pin(thread, &id, pinned))
 }
 
 /// The thread's context in prompt order: system messages that are not summaries (the system
@@ -134,5 +134,5 @@ fn context_messages(
         .map(|m| validate::range("max_messages", i64::from(m), 1, 1_000_000).or_raise() as usize);
     let max_tokens =
         max_tokens.map(|m| validate::range("max_tokens", i64::from(m), 1, 100_000_000).or_raise());
-    TableIterator::new(store::context(thread, max_messages, max_tokens))
+    TableIterator::new(ops::context(thread, max_messages, max_tokens))
 }

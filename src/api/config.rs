@@ -1,11 +1,11 @@
 //! memory_configure (docs/api.md "Categories and allowlists"): a tenant's categories and agent
 //! allowlists. The document is checked by `memory_core::config`, written by
-//! src/store/config.rs.
+//! src/ops/config.rs.
 
 use crate::error::OrRaise;
 use crate::gucs;
+use crate::ops::config as ops;
 use crate::pg::json::Json;
-use crate::store::config as store;
 use memory_core::{config, validate};
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -18,5 +18,5 @@ use pgrx::JsonB;
 fn memory_configure(config: Option<Json>) -> JsonB {
     let Json(cfg) = validate::required("config", config.as_ref()).or_raise();
     let cfg = config::parse(cfg, gucs::max_categories()).or_raise();
-    JsonB(store::configure(&cfg))
+    JsonB(ops::configure(&cfg))
 }

@@ -1,9 +1,9 @@
 //! Consent (docs/api.md "Consent"): the user's decisions on inferred changes to sensitive
 //! fields. `memory_proposals` is PL/pgSQL (sql/consent.sql); the decisions are in
-//! src/store/consent.rs, and an approved proposal is written by src/store/write.rs.
+//! src/ops/consent.rs, and an approved proposal is written by src/ops/write.rs.
 
 use crate::error::OrRaise;
-use crate::store::consent as store;
+use crate::ops::consent as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -14,7 +14,7 @@ use pgrx::JsonB;
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_approve(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(crate::store::write::approve(&id))
+    JsonB(crate::ops::write::approve(&id))
 }
 
 /// Rejects a pending proposal: nothing is written; the decision is recorded.
@@ -22,5 +22,5 @@ fn memory_approve(id: Option<pgrx::Uuid>) -> JsonB {
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_reject(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(store::reject(&id))
+    JsonB(ops::reject(&id))
 }

@@ -1,10 +1,10 @@
 //! memory_consolidate (docs/api.md "Lifecycle", docs/design.md "Consolidation"): the daily pass
 //! that merges memories stating one fact twice and links the rest of the near pairs. The work
-//! is in src/store/consolidate.rs (the worker runs it too); the decisions that need no database
+//! is in src/ops/consolidate.rs (the worker runs it too); the decisions that need no database
 //! are in `memory_core::consolidate`.
 
 use crate::error::OrRaise;
-use crate::store::consolidate as store;
+use crate::ops::consolidate as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -18,5 +18,5 @@ fn memory_consolidate(
 ) -> JsonB {
     let max_pairs = *validate::required("max_pairs", max_pairs.as_ref()).or_raise();
     let max_pairs = validate::range("max_pairs", max_pairs as i64, 0, 10_000).or_raise();
-    JsonB(store::run(user_id, max_pairs))
+    JsonB(ops::run(user_id, max_pairs))
 }

@@ -1,10 +1,10 @@
 //! Layer-2 detail memory (docs/api.md "Detail memory, files, checkpoints"; docs/design.md
 //! "Detail memory"): `memory_ref_store`, `memory_ref_get`, `memory_capture`. The work is in
-//! src/store/detail.rs.
+//! src/ops/detail.rs.
 
 use crate::error::{raise, OrRaise};
+use crate::ops::detail as ops;
 use crate::pg::json::Json;
-use crate::store::detail as store;
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -57,7 +57,7 @@ fn ref_store(
     let thread = validate::optional_id("thread_id", thread_id).or_raise();
     let metadata = object("metadata", metadata);
     let agent = validate::optional_id("agent_id", agent_id).or_raise();
-    JsonB(store::ref_store(
+    JsonB(ops::ref_store(
         user_id,
         content,
         description,
@@ -81,7 +81,7 @@ fn memory_ref_get(
     let offset = validate::range("offset", offset, 0, i32::MAX as i64).or_raise();
     let limit = *validate::required("limit", limit.as_ref()).or_raise() as i64;
     let limit = validate::range("limit", limit, 1, MAX_PAGE_CHARS).or_raise();
-    JsonB(store::get(key, offset, limit))
+    JsonB(ops::get(key, offset, limit))
 }
 
 /// The capture step (docs/design.md "Detail memory"): the output itself when it has at most
@@ -110,7 +110,7 @@ fn memory_capture(
         validate::range("threshold_tokens", threshold as i64, 0, 1_000_000).or_raise() as usize;
     let thread = validate::optional_id("thread_id", thread_id).or_raise();
     let agent = validate::optional_id("agent_id", agent_id).or_raise();
-    store::capture(user_id, command, output, threshold, thread, agent)
+    ops::capture(user_id, command, output, threshold, thread, agent)
 }
 
 /// Stored details whose description matches `query` (seed 002 §5.2 `search_memory`), best
@@ -144,5 +144,5 @@ fn memory_ref_search(
     let agent = validate::optional_id("agent_id", agent_id).or_raise();
     let limit = *validate::required("limit", limit.as_ref()).or_raise() as i64;
     let limit = validate::range("limit", limit, 1, 100).or_raise() as usize;
-    TableIterator::new(store::search(user_id, query, thread, agent, limit))
+    TableIterator::new(ops::search(user_id, query, thread, agent, limit))
 }

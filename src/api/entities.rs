@@ -1,9 +1,9 @@
 //! Entities (docs/api.md "Entities"; docs/design.md "Entities"): `memory_entities`,
 //! `memory_entity_merge`, `memory_entity_split`, `memory_entity_alias`. Memories are linked to
-//! their entities as they are written; the work is in src/store/entities.rs.
+//! their entities as they are written; the work is in src/ops/entities.rs.
 
 use crate::error::OrRaise;
-use crate::store::entities as store;
+use crate::ops::entities as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -68,7 +68,7 @@ fn memory_entities(
     if let Some(s) = search {
         crate::pg::limits::query("search", s);
     }
-    TableIterator::new(store::list(user_id, search, limit))
+    TableIterator::new(ops::list(user_id, search, limit))
 }
 
 /// Merges entity `merge_id` into `keep_id`: its memories, name and aliases become
@@ -81,7 +81,7 @@ fn memory_entity_merge(
 ) -> JsonB {
     let keep = uuid_arg("keep_id", keep_id);
     let merge = uuid_arg("merge_id", merge_id);
-    JsonB(store::merge(user_id, &keep, &merge))
+    JsonB(ops::merge(user_id, &keep, &merge))
 }
 
 /// Splits `alias` off entity `entity_id`: a new entity of that name takes the memories whose
@@ -94,7 +94,7 @@ fn memory_entity_split(
 ) -> JsonB {
     let id = uuid_arg("entity_id", entity_id);
     let alias = name_arg("alias", alias);
-    JsonB(store::split(user_id, &id, alias))
+    JsonB(ops::split(user_id, &id, alias))
 }
 
 /// Records another name of entity `entity_id`. `{id, name, type, aliases}`.
@@ -106,5 +106,5 @@ fn memory_entity_alias(
 ) -> JsonB {
     let id = uuid_arg("entity_id", entity_id);
     let alias = name_arg("alias", alias);
-    JsonB(store::alias(user_id, &id, alias))
+    JsonB(ops::alias(user_id, &id, alias))
 }

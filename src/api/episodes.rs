@@ -1,10 +1,10 @@
 //! Write-after-run episodes (docs/design.md "Episodes"): `episode_write` summarises a run's
 //! messages into a memory file under `episodes/YYYY-MM-DD/` and indexes it as an episodic
-//! memory. The work is in src/store/episodes.rs.
+//! memory. The work is in src/ops/episodes.rs.
 
 use crate::error::OrRaise;
-use crate::store::episodes as store;
-use crate::store::idempotency;
+use crate::ops::episodes as ops;
+use crate::ops::idempotency;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -29,7 +29,7 @@ fn episode_write(
     });
     let thread = validate::id("thread_id", thread_id).or_raise();
     let run = validate::optional_id("run_id", run_id).or_raise();
-    JsonB(store::write(user_id, thread, run, key.as_ref()))
+    JsonB(ops::write(user_id, thread, run, key.as_ref()))
 }
 
 /// Ends a run: records the request and returns at once; the background worker writes the
@@ -54,7 +54,7 @@ fn run_end(
     let run = validate::optional_id("run_id", run_id).or_raise();
     let window = context_window
         .map(|w| validate::range("context_window", i64::from(w), 1, 100_000_000).or_raise() as i32);
-    JsonB(store::end_run(thread, run, window, key.as_ref()))
+    JsonB(ops::end_run(thread, run, window, key.as_ref()))
 }
 
 /// Rolls the tenant's project episodes up now (the worker does it weekly): for each project
@@ -64,5 +64,5 @@ fn run_end(
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_rollup(project: default!(Option<&str>, "NULL")) -> JsonB {
     let user = crate::pg::tenant::resolve(None);
-    JsonB(serde_json::json!({ "projects": store::rollup(Some(&user), project, true) }))
+    JsonB(serde_json::json!({ "projects": ops::rollup(Some(&user), project, true) }))
 }

@@ -1,8 +1,8 @@
 //! Erasure (docs/operations.md "Privacy"): `memory_erase_tenant`. The work is in
-//! src/store/erase.rs and sql/erase.sql.
+//! src/ops/erase.rs and sql/erase.sql.
 
 use crate::error::OrRaise;
-use crate::store::erase as store;
+use crate::ops::erase as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -21,5 +21,5 @@ fn memory_erase_tenant(user_id: Option<&str>, reason: Option<&str>) -> JsonB {
             None,
         );
     }
-    JsonB(store::tenant(user, reason))
+    JsonB(ops::tenant(user, reason))
 }

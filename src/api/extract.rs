@@ -1,10 +1,10 @@
 //! Extraction (docs/api.md "Extraction"): `memory_extract(thread_id)` runs now what the
-//! background worker does on its own, for one thread. The work is in src/store/extract.rs.
+//! background worker does on its own, for one thread. The work is in src/ops/extract.rs.
 
 use crate::error::OrRaise;
+use crate::ops::extract as ops;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::owner::as_owner;
-use crate::store::extract as store;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -18,8 +18,8 @@ fn memory_extract(thread_id: Option<&str>) -> JsonB {
     let thread = validate::id("thread_id", thread_id).or_raise();
     let user = lookup::owner(Owned::Thread, thread);
     // The whole run as the extension's owner, as the worker runs it: its bookkeeping is the
-    // owner's (src/store/extract.rs), and Citus refuses a transaction in which two users write
+    // owner's (src/ops/extract.rs), and Citus refuses a transaction in which two users write
     // to one tenant's shards (docs/citus.md). The tenant was checked just above, and every
     // statement of the run names it.
-    JsonB(as_owner(|| store::run_thread(&user, thread)))
+    JsonB(as_owner(|| ops::run_thread(&user, thread)))
 }

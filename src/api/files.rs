@@ -1,11 +1,11 @@
 //! Memory files (docs/api.md "Detail memory, files, checkpoints"; docs/design.md "Memory
 //! files"): a small virtual file system per tenant — `memory_file_write / _read / _ls / _edit /
 //! _grep / _search / _delete`. Paths follow memory_core::files's rules (22023 otherwise). The
-//! work is in src/store/files.rs.
+//! work is in src/ops/files.rs.
 
 use crate::error::{raise, OrRaise};
+use crate::ops::files as ops;
 use crate::pg::json::Json;
-use crate::store::files as store;
 use memory_core::files as rules;
 use memory_core::validate;
 use memory_core::SqlState;
@@ -77,7 +77,7 @@ fn memory_file_write(
             None,
         ),
     };
-    JsonB(store::write_checked(
+    JsonB(ops::write_checked(
         user_id, path, title, content, tags, metadata,
     ))
 }
@@ -87,7 +87,7 @@ fn memory_file_write(
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_file_read(path: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> JsonB {
     let path = &path_arg(path);
-    JsonB(store::read(user_id, path))
+    JsonB(ops::read(user_id, path))
 }
 
 /// Files under `prefix` (a directory: `notes` lists `notes/...`; NULL or '' lists all), by path.
@@ -110,7 +110,7 @@ fn memory_file_ls(
 > {
     let prefix = rules::prefix(prefix).or_raise();
     let limit = limit_arg(limit, 10_000);
-    TableIterator::new(store::ls(user_id, &prefix, limit))
+    TableIterator::new(ops::ls(user_id, &prefix, limit))
 }
 
 /// Replaces `old` with `new` in a file, where `old` must occur exactly once (P0002 when it
@@ -126,7 +126,7 @@ fn memory_file_edit(
     let path = &path_arg(path);
     let old = crate::pg::limits::text("old", old);
     let new = crate::pg::limits::text("new", new);
-    JsonB(store::edit(user_id, path, old, new))
+    JsonB(ops::edit(user_id, path, old, new))
 }
 
 /// Lines matching a regular expression (Postgres' syntax, as `~`; `(?i)` at the start for
@@ -156,7 +156,7 @@ fn memory_file_grep(
     }
     let prefix = rules::prefix(prefix).or_raise();
     let limit = limit_arg(limit, 1000);
-    TableIterator::new(store::grep(user_id, pattern, &prefix, limit))
+    TableIterator::new(ops::grep(user_id, pattern, &prefix, limit))
 }
 
 /// Hybrid search over files (the file search tool of docs/design.md "Memory files"): keyword
@@ -191,7 +191,7 @@ fn memory_file_search(
     let tags = tags_arg(tags);
     let limit = limit_arg(limit, 100) as usize;
     TableIterator::new(
-        store::search(user_id, query, tags, limit)
+        ops::search(user_id, query, tags, limit)
             .into_iter()
             .map(|h| (h.path, h.title, h.snippet, h.score)),
     )
@@ -201,5 +201,5 @@ fn memory_file_search(
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_file_delete(path: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> bool {
     let path = &path_arg(path);
-    store::delete(user_id, path)
+    ops::delete(user_id, path)
 }

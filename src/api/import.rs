@@ -1,9 +1,9 @@
-//! Import (docs/api.md "Import"): `memory_import`. The work is in src/store/import.rs and
+//! Import (docs/api.md "Import"): `memory_import`. The work is in src/ops/import.rs and
 //! sql/import.sql; the formats of other systems are memory_core::import's.
 
 use crate::error::OrRaise;
+use crate::ops::import as ops;
 use crate::pg::json::Json;
-use crate::store::import as store;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -15,5 +15,5 @@ use pgrx::JsonB;
 fn memory_import(document: Option<Json>, options: default!(Option<Json>, "'{}'")) -> JsonB {
     let Json(doc) = validate::required("document", document.as_ref()).or_raise();
     let opts = options.map(|Json(v)| v).unwrap_or(serde_json::json!({}));
-    JsonB(store::import(doc, &opts))
+    JsonB(ops::import(doc, &opts))
 }

@@ -1,9 +1,9 @@
 //! Lifecycle (docs/api.md "Lifecycle", docs/design.md "TTL and soft delete"): forget, restore,
-//! the TTL sweep and the purge. The work is in src/store/lifecycle.rs; the worker runs the
+//! the TTL sweep and the purge. The work is in src/ops/lifecycle.rs; the worker runs the
 //! sweep and the purge, and any scheduler (pg_cron) can call them instead.
 
 use crate::error::OrRaise;
-use crate::store::lifecycle as store;
+use crate::ops::lifecycle as ops;
 use memory_core::validate;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -15,7 +15,7 @@ use pgrx::JsonB;
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_forget(id: Option<pgrx::Uuid>, hard: default!(Option<bool>, false)) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(store::forget(&id, hard.unwrap_or(false)))
+    JsonB(ops::forget(&id, hard.unwrap_or(false)))
 }
 
 /// Back to active, `purge_at` cleared: undoes a forget, a TTL expiry or a merge (the merged-away
@@ -23,7 +23,7 @@ fn memory_forget(id: Option<pgrx::Uuid>, hard: default!(Option<bool>, false)) ->
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(store::restore(&id))
+    JsonB(ops::restore(&id))
 }
 
 /// Soft-deletes what nobody retrieved for `memory_ext.ttl_days`, unless pinned or of importance
@@ -31,7 +31,7 @@ fn memory_restore(id: Option<pgrx::Uuid>) -> JsonB {
 /// is set, else every tenant the caller may see.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_ttl_sweep() -> i64 {
-    store::ttl_sweep_current()
+    ops::ttl_sweep_current()
 }
 
 /// Removes soft-deleted memories whose `purge_at` has passed; returns how many. History keeps
@@ -39,5 +39,5 @@ fn memory_ttl_sweep() -> i64 {
 /// Consolidation fingerprints past their 14 days and usage rows older than a week go too.
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_purge() -> i64 {
-    store::purge_current()
+    ops::purge_current()
 }

@@ -1,5 +1,5 @@
 //! The SQL-facing API (docs/api.md): `#[pg_extern]` functions only, one module per feature.
-//! Each checks its arguments, makes one call into src/store/ (or src/embed/), and shapes the
+//! Each checks its arguments, makes one call into src/ops/ (or src/embed/), and shapes the
 //! answer; none runs SQL itself.
 
 pub mod audit;

@@ -1,10 +1,10 @@
 //! memory_query, the single retrieval tool (docs/api.md, docs/design.md "One query tool"), and
 //! the functions built on the same ranking: memory_search, memory_delta, memory_context and
-//! memory.query_plan. The work is in src/store/query.rs.
+//! memory.query_plan. The work is in src/ops/query.rs.
 
 use crate::error::OrRaise;
+use crate::ops::{delta, query};
 use crate::pg::json::Json;
-use crate::store::{delta, query};
 use memory_core::request;
 use memory_core::validate;
 use pgrx::prelude::*;
@@ -105,7 +105,7 @@ fn memory_delta(thread_id: Option<&str>, since_rev: Option<i64>) -> String {
 /// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes";
 /// seed 001 §7.1): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of
 /// the best `memories` memories and `files` memory files (seed 001 §9.1: three of each), within
-/// `budget_tokens` (src/store/query.rs).
+/// `budget_tokens` (src/ops/query.rs).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_context(
     agent_id: Option<&str>,

@@ -1,12 +1,12 @@
 //! Recall memory and token accounting (docs/api.md "Recall memory and compaction"): messages,
 //! their search, and token counts against a context window. The work is in
-//! src/store/recall.rs.
+//! src/ops/recall.rs.
 
 use crate::error::{raise, OrRaise};
 use crate::gucs;
+use crate::ops::idempotency;
+use crate::ops::recall::{self as ops, Message};
 use crate::pg::json::Json;
-use crate::store::idempotency;
-use crate::store::recall::{self as store, Message};
 use memory_core::tokens::{self, Encoding, Usage};
 use memory_core::validate;
 use memory_core::SqlState;
@@ -73,7 +73,7 @@ fn message_append(
             Some("pass the assistant message's tool_calls list, e.g. '[{\"id\": ..., \"type\": \"function\", ...}]'".into()),
         ),
     };
-    JsonB(store::append(
+    JsonB(ops::append(
         Message {
             thread: thread_id,
             role,
@@ -92,7 +92,7 @@ fn message_append(
 }
 
 /// Recall search (`conversation_search`, docs/design.md "Recall and archival memory"): a
-/// thread's messages, in context or not, by keyword and meaning together (src/store/search.rs).
+/// thread's messages, in context or not, by keyword and meaning together (src/ops/search.rs).
 /// Without a query vector (provider down) it is keyword-only.
 #[pg_extern(volatile, parallel_unsafe)]
 #[allow(clippy::type_complexity)]
@@ -124,7 +124,7 @@ fn conversation_search(
             .map(|x| validate::role(x.as_deref()).or_raise().to_string())
             .collect()
     });
-    let hits = store::search(thread_id, query, roles, start_date, end_date, limit);
+    let hits = ops::search(thread_id, query, roles, start_date, end_date, limit);
     TableIterator::new(
         hits.into_iter()
             .map(|h| (h.id, h.seq, h.role, h.content, h.created_at, h.score)),
@@ -166,7 +166,7 @@ fn usage_of(thread_id: Option<&str>, context_window: Option<i32>, agent_id: Opti
     let window = *validate::required("context_window", context_window.as_ref()).or_raise();
     tokens::check_window(window as i64).or_raise();
     let agent_id = validate::optional_id("agent_id", agent_id).or_raise();
-    store::usage(thread_id, window as i64, agent_id)
+    ops::usage(thread_id, window as i64, agent_id)
 }
 
 /// `{blocks_tokens, messages_tokens, total_tokens, context_window, ratio}`.

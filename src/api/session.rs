@@ -1,9 +1,9 @@
 //! Agents-SDK sessions over recall memory (docs/api.md "Sessions"): the four calls of the
-//! OpenAI Agents SDK's `Session` protocol, on a thread. The work is in src/store/session.rs.
+//! OpenAI Agents SDK's `Session` protocol, on a thread. The work is in src/ops/session.rs.
 
 use crate::error::{raise, OrRaise};
+use crate::ops::session as ops;
 use crate::pg::json::Json;
-use crate::store::session as store;
 use memory_core::validate;
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -25,7 +25,7 @@ fn session_get_items(
     if limit == Some(0) {
         return JsonB(Value::Array(vec![]));
     }
-    JsonB(Value::Array(store::get(id, limit, user_id)))
+    JsonB(Value::Array(ops::get(id, limit, user_id)))
 }
 
 /// `add_items(items)`: appends the items (a JSON array of Responses-API items, or any JSON
@@ -38,7 +38,7 @@ fn session_add_items(
     user_id: default!(Option<&str>, "NULL"),
     idempotency_key: default!(Option<&str>, "NULL"),
 ) -> i64 {
-    let key = crate::store::idempotency::of_call("session_add_items", idempotency_key, || {
+    let key = crate::ops::idempotency::of_call("session_add_items", idempotency_key, || {
         vec![
             ("session_id", serde_json::json!(session_id)),
             ("items", items.as_ref().map_or(Value::Null, |j| j.0.clone())),
@@ -54,7 +54,7 @@ fn session_add_items(
             Some("e.g. '[{\"role\": \"user\", \"content\": \"Hi\"}]'".into()),
         ),
     };
-    store::add(id, &items, user_id, key.as_ref())
+    ops::add(id, &items, user_id, key.as_ref())
 }
 
 /// `pop_item()`: removes the newest item and returns it; NULL when the session is empty.
@@ -64,12 +64,12 @@ fn session_pop_item(
     user_id: default!(Option<&str>, "NULL"),
 ) -> Option<JsonB> {
     let id = validate::id("session_id", session_id).or_raise();
-    store::pop(id, user_id).map(JsonB)
+    ops::pop(id, user_id).map(JsonB)
 }
 
 /// `clear_session()`: removes every item of the session; how many.
 #[pg_extern(volatile, parallel_unsafe)]
 fn session_clear(session_id: Option<&str>, user_id: default!(Option<&str>, "NULL")) -> i64 {
     let id = validate::id("session_id", session_id).or_raise();
-    store::clear(id, user_id)
+    ops::clear(id, user_id)
 }

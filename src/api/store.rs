@@ -1,11 +1,11 @@
 //! The store (docs/api.md "Store"): LangGraph's `BaseStore` as SQL functions — `store_put`,
 //! `store_get`, `store_delete`, `store_search`, `store_list_namespaces` and `store_batch`. The
-//! arguments are checked by memory_core::store; the work is src/store/store.rs.
+//! arguments are checked by memory_core::store; the work is src/ops/store.rs.
 
 use crate::error::OrRaise;
+use crate::ops::idempotency;
+use crate::ops::store::{self as ops, Put, Search};
 use crate::pg::json::Json;
-use crate::store::idempotency;
-use crate::store::store::{self as store, Put, Search};
 use memory_core::store as rules;
 use memory_core::validate;
 use pgrx::datum::Interval;
@@ -46,9 +46,9 @@ fn store_put(
     rules::value(value).or_raise();
     let index_raw = index.map(|j| j.0).unwrap_or(Value::Null);
     let index = rules::index(Some(&index_raw)).or_raise();
-    let ttl = ttl.as_ref().map(store::ttl_interval);
+    let ttl = ttl.as_ref().map(ops::ttl_interval);
     let embeddings_raw = embeddings.map(|j| j.0).unwrap_or(Value::Null);
-    let user = store::user(user_id);
+    let user = ops::user(user_id);
     let idem = idempotency::of_call("store_put", idempotency_key, || {
         vec![
             ("namespace", json!(namespace)),
@@ -65,9 +65,9 @@ fn store_put(
         value: value.clone(),
         index,
         ttl,
-        embeddings: store::embeddings_arg(Some(&embeddings_raw)),
+        embeddings: ops::embeddings_arg(Some(&embeddings_raw)),
     };
-    JsonB(store::put(&user, p, idem.as_ref()))
+    JsonB(ops::put(&user, p, idem.as_ref()))
 }
 
 /// The item at (`namespace`, `key`) as `{namespace, key, value, created_at, updated_at}`, or
@@ -81,8 +81,8 @@ fn store_get(
 ) -> Option<JsonB> {
     let namespace = ns_arg(namespace);
     let key = key_arg(key);
-    let user = store::user(user_id);
-    store::get(&user, &namespace, &key, refresh_ttl.unwrap_or(true)).map(JsonB)
+    let user = ops::user(user_id);
+    ops::get(&user, &namespace, &key, refresh_ttl.unwrap_or(true)).map(JsonB)
 }
 
 /// Deletes the item; whether there was one.
@@ -94,8 +94,8 @@ fn store_delete(
 ) -> bool {
     let namespace = ns_arg(namespace);
     let key = key_arg(key);
-    let user = store::user(user_id);
-    store::delete(&user, &namespace, &key)
+    let user = ops::user(user_id);
+    ops::delete(&user, &namespace, &key)
 }
 
 /// Items under `namespace_prefix` (`'{}'`: all), best first: with a `query`, by cosine
@@ -189,8 +189,8 @@ fn search_items(
             ),
         }
     });
-    let user = store::user(user_id);
-    store::search(
+    let user = ops::user(user_id);
+    ops::search(
         &user,
         Search {
             prefix,
@@ -218,9 +218,9 @@ fn store_list_namespaces(
     let prefix = rules::prefix("prefix", &prefix.unwrap_or_default()).or_raise();
     let suffix = rules::prefix("suffix", &suffix.unwrap_or_default()).or_raise();
     let (limit, offset) = rules::page(limit.map(i64::from), offset.map(i64::from), 100).or_raise();
-    let user = store::user(user_id);
+    let user = ops::user(user_id);
     let out: Vec<Vec<Option<String>>> =
-        store::namespaces(&user, prefix, suffix, max_depth, limit, offset)
+        ops::namespaces(&user, prefix, suffix, max_depth, limit, offset)
             .into_iter()
             .map(|ns| ns.into_iter().map(Some).collect())
             .collect();
@@ -241,6 +241,6 @@ fn store_batch(ops: Option<Json>, user_id: default!(Option<&str>, "NULL")) -> Js
         )
     };
     crate::pg::limits::batch("ops", list.len());
-    let user = store::user(user_id);
-    JsonB(store::batch(&user, list))
+    let user = ops::user(user_id);
+    JsonB(ops::batch(&user, list))
 }

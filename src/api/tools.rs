@@ -1,11 +1,11 @@
 //! Agent tools served from SQL (docs/api.md "Agent tools"): `memory_tools`, `memory_tool_call`,
-//! `memory_prompt` and the agent-level tool allowlist. The work is in src/store/tools.rs, the
+//! `memory_prompt` and the agent-level tool allowlist. The work is in src/ops/tools.rs, the
 //! rules in crates/memory_core/src/tools/.
 
 use super::no_nulls;
 use crate::error::{raise, OrRaise};
+use crate::ops::tools as ops;
 use crate::pg::json::Json;
-use crate::store::tools as store;
 use memory_core::tools::{self, Format};
 use memory_core::validate;
 use memory_core::SqlState;
@@ -27,7 +27,7 @@ fn memory_tools(
         .parse()
         .or_raise();
     let tools = no_nulls("tools", tools);
-    JsonB(store::definitions(agent_id, format, tools.as_deref()))
+    JsonB(ops::definitions(agent_id, format, tools.as_deref()))
 }
 
 /// Runs one tool call as the agent, in `thread_id` (NULL: none): `{"content", "is_error"}`.
@@ -44,7 +44,7 @@ fn memory_tool_call(
     let thread_id = thread_id.map(|t| validate::id("thread_id", Some(t)).or_raise());
     let name = validate::required("name", name).or_raise();
     let args = arguments.map(|j| j.0).unwrap_or(Value::Null);
-    JsonB(store::call(agent_id, thread_id, name, &args))
+    JsonB(ops::call(agent_id, thread_id, name, &args))
 }
 
 /// The memory instructions for the agent's system prompt, naming exactly the tools
@@ -59,7 +59,7 @@ fn memory_prompt(
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let parts = no_nulls("parts", parts);
     let tools = no_nulls("tools", tools);
-    store::prompt(agent_id, parts.as_deref(), tools.as_deref())
+    ops::prompt(agent_id, parts.as_deref(), tools.as_deref())
 }
 
 /// Sets the tools an agent may use at all (NULL: every tool). `{agent_id, tools}`; 22023 for
@@ -77,5 +77,5 @@ fn memory_tool_allowlist(agent_id: Option<&str>, tools: Option<Vec<Option<String
             );
         }
     }
-    JsonB(store::set_allowlist(agent_id, tools))
+    JsonB(ops::set_allowlist(agent_id, tools))
 }

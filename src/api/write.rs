@@ -1,13 +1,13 @@
 //! memory_write (docs/api.md "Memories"): one memory, and `memory_write_batch`, the bulk path.
 //! The work — validation of the text, exact-duplicate no-op, near-duplicate update, relation
-//! edges — is in src/store/write.rs.
+//! edges — is in src/ops/write.rs.
 //!
 //! One call is one statement from the caller's view: any error aborts it and nothing of it
 //! stays. History, change log and revisions come from the triggers.
 
 use crate::error::{raise, OrRaise};
+use crate::ops::write as ops;
 use crate::pg::json::Json;
-use crate::store::write as store;
 use memory_core::request::{self, WriteRequest};
 use memory_core::{validate, SqlState};
 use pgrx::prelude::*;
@@ -19,7 +19,7 @@ use serde_json::Value;
 fn memory_write(request: Option<Json>) -> JsonB {
     let Json(v) = validate::required("request", request.as_ref()).or_raise();
     let req = request::parse_write(v).or_raise();
-    JsonB(store::write(req))
+    JsonB(ops::write(req))
 }
 
 /// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),
@@ -49,5 +49,5 @@ fn memory_write_batch(requests: Option<Json>) -> JsonB {
             })
         })
         .collect();
-    JsonB(store::write_batch(reqs))
+    JsonB(ops::write_batch(reqs))
 }

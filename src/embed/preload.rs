@@ -51,7 +51,7 @@ pub fn in_postmaster() {
         let enc = gucs::token_encoding();
         enc.count("warm");
         loaded.push(enc.name().to_string());
-        // Screening's detectors too (src/store/screen.rs): every write runs them.
+        // Screening's detectors too (src/ops/screen.rs): every write runs them.
         memory_core::screen::warm();
         loaded.push("the screening detectors".to_string());
         if gucs::embedding_provider() == EmbeddingProvider::Builtin {

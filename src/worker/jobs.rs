@@ -7,8 +7,8 @@ use super::txn;
 use crate::embed::reembed;
 use crate::error::SpiOk;
 use crate::gucs;
+use crate::ops::{consolidate, episodes, erase, extract, lifecycle};
 use crate::pg::spi;
-use crate::store::{consolidate, episodes, erase, extract, lifecycle};
 use memory_core::schedule;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -313,7 +313,7 @@ pub fn backfill(budget_s: i64) -> Result<i64, String> {
 /// Makes `user` the transaction's tenant: the store's lookups by thread id resolve in it (the
 /// worker sees every tenant, and ids are unique only per tenant). False, with nothing done,
 /// while an erasure of the tenant is under way: the caller drops the work
-/// (src/store/erase.rs `hold_tenant`).
+/// (src/ops/erase.rs `hold_tenant`).
 fn as_tenant(user: &str) -> bool {
     if !erase::hold_tenant(user) {
         return false;
@@ -330,7 +330,7 @@ fn as_tenant(user: &str) -> bool {
 const EXTRACT_THREADS: i64 = 200;
 
 /// Extraction: each thread with messages past its watermark, a batch per transaction (the
-/// batch and its watermark commit together: src/store/extract.rs), until every thread is read,
+/// batch and its watermark commit together: src/ops/extract.rs), until every thread is read,
 /// or its LLM call failed, or `budget_s` has passed. Threads take turns, a batch each per round
 /// in the tenants' turns of sql/queries/extract_due.sql: a thread with a long backlog does not
 /// hold up the rest. A batch that raises is rolled back and its thread retried after a
@@ -438,7 +438,7 @@ pub fn episodes(budget_s: i64) -> Result<Value, String> {
 /// weekly; the look reads every tenant's episode files).
 static ROLLUP_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
 
-/// Weekly project roll-ups (src/store/episodes.rs `rollup_one`), one project per transaction.
+/// Weekly project roll-ups (src/ops/episodes.rs `rollup_one`), one project per transaction.
 fn rollups(last_error: &mut Option<String>) -> i64 {
     {
         let mut looked = ROLLUP_LOOKED.lock().unwrap_or_else(|e| e.into_inner());

@@ -4,7 +4,7 @@
 //!
 //! Each conversation's observations are replayed per speaker in session order, as extraction
 //! would write them: a new observation supersedes the newest still-active earlier one the rule
-//! matches (the store does the same, src/store/extract.rs). Printed: observations, rule firings,
+//! matches (the store does the same, src/ops/extract.rs). Printed: observations, rule firings,
 //! and with `--show` each firing's pair (to stdout only: the data stays where it is), for a
 //! person to judge whether the older fact had really stopped being true.
 

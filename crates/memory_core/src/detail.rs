@@ -3,7 +3,7 @@
 //!
 //! Everything here is deterministic: the same output always gives the same status and salient
 //! lines, so an agent's context does not depend on whether an LLM was reachable (the LLM, when
-//! configured, only rewrites the description part; see `src/store/detail.rs`).
+//! configured, only rewrites the description part; see `src/ops/detail.rs`).
 
 /// Longest key base derived from a description, in characters (keys stay readable in a prompt).
 pub const MAX_SLUG_CHARS: usize = 40;

@@ -1,7 +1,7 @@
 //! Entities (docs/design.md "Entities"; seeds 000 §7.2, 001 §1, 002 §7.3): the people, places,
 //! projects and things memories are about, each found again by any of its names. This is the
 //! resolver, without an LLM and without Postgres: which names a text mentions, which known
-//! entity a name is, and which entities a query names. src/store/entities.rs keeps the rows.
+//! entity a name is, and which entities a query names. src/ops/entities.rs keeps the rows.
 //!
 //! # Why rules and not a model
 //! Every write resolves its names, so the resolver must cost microseconds and never wait on a

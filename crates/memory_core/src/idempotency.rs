@@ -4,7 +4,7 @@
 //! APIs do, because a client that reuses a key for a different write has a bug that silently
 //! dropping the second write would hide.
 //!
-//! This module decides what "the same body" means; src/store/idempotency.rs keeps the keys.
+//! This module decides what "the same body" means; src/ops/idempotency.rs keeps the keys.
 
 use serde_json::{Map, Value};
 

@@ -350,7 +350,7 @@ pub fn rank(
 }
 
 /// `rank` with a cross-encoder's judgement of some pool members: `(pool position, logit)`, for
-/// the best of a first `rank` (src/store/search/memories.rs).
+/// the best of a first `rank` (src/ops/search/memories.rs).
 ///
 /// # How the judgement counts
 /// The reranker reads the query and one memory, nothing else: it cannot see that a turn answers

@@ -90,7 +90,7 @@ pub fn stored(item: &Value) -> Result<Stored, String> {
                 tool_calls: None,
                 tool_call_id: s("call_id"),
                 // The tool's name is not in the item: the session fills it in from the call
-                // it answers (src/store/session.rs).
+                // it answers (src/ops/session.rs).
                 name: s("name"),
             })
         }

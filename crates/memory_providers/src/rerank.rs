@@ -2,7 +2,7 @@
 //! a memory together ("[CLS] query [SEP] text [SEP]") and returns one relevance logit. It sees
 //! both texts at once, so it judges what an embedding, made of each text alone, cannot; it costs
 //! one forward pass per candidate, so the search applies it to the top of the fused pool only
-//! (src/store/search/, docs/retrieval.md). Weights: `make deps` (scripts/deps.sh).
+//! (src/ops/search/, docs/retrieval.md). Weights: `make deps` (scripts/deps.sh).
 
 use crate::bert::{Bert, Dense};
 use crate::embed::builtin::load_checkpoint;

@@ -720,7 +720,7 @@ fn erasing_a_tenant_the_worker_is_working_on_succeeds_at_once() {
                 .unwrap();
         }
         // The worker is inside a transaction for this tenant (it holds the tenant's erasure lock
-        // shared, src/store/erase.rs) while the slow model answers.
+        // shared, src/ops/erase.rs) while the slow model answers.
         let busy = poll(60, || {
             let n: i64 = c
                 .query_one(

@@ -8,7 +8,7 @@
 //! it (`..` and `.` segments are refused, not resolved). Directories are implied by the files'
 //! paths, as in memory files.
 //!
-//! Everything here is pure: the caller (src/store/tools.rs) reads the files a command needs,
+//! Everything here is pure: the caller (src/ops/tools.rs) reads the files a command needs,
 //! calls these functions and writes what they return.
 
 use serde_json::Value;

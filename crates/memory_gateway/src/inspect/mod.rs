@@ -21,6 +21,7 @@
 //!   allows only this server's own script and style (assets/, embedded in the binary).
 
 mod pages;
+mod params;
 mod views;
 
 use crate::config::{Grant, Inspect, Tokens};
@@ -274,7 +275,7 @@ async fn gate(State(app): State<Arc<Inspector>>, req: Request, next: Next) -> Re
                     header::LOCATION,
                     HeaderValue::from_str(&format!(
                         "/inspect/login?next={}",
-                        pages::urlencode(&to)
+                        params::urlencode(&to)
                     ))
                     .unwrap_or(HeaderValue::from_static("/inspect/login")),
                 );
@@ -412,7 +413,7 @@ async fn login_post(State(app): State<Arc<Inspector>>, req: Request) -> Response
         .await
         .unwrap_or_default();
     let token = form_field(&body, "token").unwrap_or_default();
-    let next = form_field(&body, "next").filter(|n| pages::local_path(n));
+    let next = form_field(&body, "next").filter(|n| params::local_path(n));
     let peer = connection.as_ref().map(|c| c.peer);
     let wait = peer.and_then(|p| app.throttled(p));
     let mut r = if let Some(secs) = wait {

@@ -3,12 +3,12 @@
 //! answers with a redirect to the page it changed (post/redirect/get), so a reload does not
 //! repeat it; the page then shows the change and a one-line notice of what was done.
 
+use super::params::{urlencode, MemoryFilters, PAGE_SIZE};
 use super::{db_error, views, Inspector, Session};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,23 +19,6 @@ macro_rules! sql {
     ($name:literal) => {
         include_str!(concat!("sql/", $name, ".sql"))
     };
-}
-
-/// `%`-encoding for a query-string value.
-pub fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// Whether `next` is a path of the inspector (never another site: an open redirect).
-pub fn local_path(next: &str) -> bool {
-    next.starts_with("/inspect/") && !next.starts_with("//") && !next.contains('\\')
 }
 
 fn redirect(to: &str, notice: &str) -> Response {
@@ -75,36 +58,9 @@ pub async fn overview(
     }
 }
 
-/// The filters of the memories page, as the form sends them.
-#[derive(Deserialize, Default, Debug)]
-pub struct MemoryFilters {
-    #[serde(default)]
-    pub q: String,
-    #[serde(default)]
-    pub kind: String,
-    #[serde(default)]
-    pub category: String,
-    #[serde(default)]
-    pub state: String,
-    #[serde(default)]
-    pub from: String,
-    #[serde(default)]
-    pub to: String,
-    #[serde(default)]
-    pub actor: String,
-    #[serde(default)]
-    pub thread: String,
-    #[serde(default)]
-    pub tags: String,
-    #[serde(default)]
-    pub page: String,
-}
-
 fn some(s: &str) -> Option<String> {
     Some(s.trim()).filter(|v| !v.is_empty()).map(String::from)
 }
-
-pub const PAGE_SIZE: i64 = 50;
 
 pub async fn memories(
     State(app): App,

@@ -3,7 +3,7 @@
 //! Content-Security-Policy forbids them): widths of bars and charts are SVG attributes, colours
 //! are classes of assets/inspect.css, and every colour has a text beside it.
 
-use super::pages::{urlencode, MemoryFilters, PAGE_SIZE};
+use super::params::{urlencode, MemoryFilters, PAGE_SIZE};
 use super::Session;
 use crate::db::DbError;
 use axum::http::{header, StatusCode};

@@ -2,7 +2,8 @@
 //! background worker (src/worker/): one module per feature, named as in `api/`,
 //! `crates/memory_core/src/` and `sql/queries/<feature>_*.sql`. `search` is the hybrid search
 //! engine that memory_query, conversation_search and memory_file_search share; `delta` the
-//! delta header.
+//! delta header. (Named `ops`, operations, because `store` is one of the features: the
+//! LangGraph-shaped store of store.rs.)
 
 pub mod audit;
 pub mod blocks;

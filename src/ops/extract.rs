@@ -217,7 +217,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
         // Each memory in a subtransaction: one the write path refuses (say, the memory it
         // supersedes was deleted meanwhile) is counted and left out; the rest of the batch
         // stands.
-        match subxact::catching(|| crate::store::write::write_json(&req)) {
+        match subxact::catching(|| crate::ops::write::write_json(&req)) {
             Ok(out) => {
                 match out["event"].as_str() {
                     Some("created") => counts.created += 1,
@@ -282,7 +282,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
 /// constraints and a 220-token answer; 1-3 insights come back and are written as memories of
 /// kind `insight`, category `relationship_dynamic`. An insight the model ties to a benign field
 /// (`tone`, `goals`) is filed under that field instead, with its confidence: a corroborating
-/// signal, written at once when the model is sure enough (seed 003 §10, src/store/consent.rs).
+/// signal, written at once when the model is sure enough (seed 003 §10, src/ops/consent.rs).
 /// A failed call or a bad answer is counted and dropped: insights are never worth a retry.
 fn theory_of_mind(
     cfg: &memory_providers::llm::LlmConfig,
@@ -345,7 +345,7 @@ fn theory_of_mind(
         if let (Some(_), Some(conf)) = (&signal, i.confidence) {
             req["confidence"] = json!(conf);
         }
-        match subxact::catching(|| crate::store::write::write_json(&req)) {
+        match subxact::catching(|| crate::ops::write::write_json(&req)) {
             Ok(out) => match out["event"].as_str() {
                 Some("created") => counts.created += 1,
                 Some("updated") => counts.updated += 1,
@@ -402,7 +402,7 @@ fn request(
         "importance": c.importance, "tags": c.tags,
         "metadata": {"source": "extraction", "method": method, "seq": c.seq},
         // Concluded, not stated by the user to the system: a sensitive field becomes a consent
-        // proposal (src/store/consent.rs).
+        // proposal (src/ops/consent.rs).
         "source": "inferred",
     });
     if let Some(cat) = &c.category {

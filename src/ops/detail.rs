@@ -10,11 +10,11 @@
 use crate::embed::write::for_write;
 use crate::error::raise;
 use crate::gucs;
+use crate::ops::screen;
+use crate::ops::search;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant, vector};
-use crate::store::screen;
-use crate::store::search;
 use memory_core::detail as rules;
 use memory_core::request::Filters;
 use memory_core::SqlState;
@@ -56,7 +56,7 @@ fn free_key(user: &str, base: Option<String>) -> String {
 }
 
 /// Stores `content` under a new key (the shared path of memory_ref_store and memory_capture),
-/// its content and description already screened (src/store/screen.rs).
+/// its content and description already screened (src/ops/screen.rs).
 #[allow(clippy::too_many_arguments)]
 fn store(
     user: &str,
@@ -167,7 +167,7 @@ pub fn ref_store(
     metadata: Value,
 ) -> Value {
     let user = tenant::resolve(user_id);
-    // Screened before anything is stored or embedded (src/store/screen.rs).
+    // Screened before anything is stored or embedded (src/ops/screen.rs).
     let content = screen::text("detail", Some(&user), content);
     let description = screen::text("detail", Some(&user), description);
     let metadata = screen::json("detail", Some(&user), &metadata);
@@ -299,7 +299,7 @@ pub fn capture(
     if !over {
         return output.to_string();
     }
-    // Screened before a model describes it or anything is stored (src/store/screen.rs).
+    // Screened before a model describes it or anything is stored (src/ops/screen.rs).
     let output = &screen::text("detail", Some(&user), output);
     let command = &screen::text("detail", Some(&user), command);
     let o = rules::outcome(output);
@@ -345,7 +345,7 @@ pub type Found = (
 
 /// memory_ref_search (seed 002 §5.2 `search_memory`): the tenant's stored details whose
 /// description matches `query`, ranked by memory_query's engine over their Layer-1 lines
-/// (src/store/search/), narrowed to a thread and an agent when given. The content is never
+/// (src/ops/search/), narrowed to a thread and an agent when given. The content is never
 /// searched: it is what the key opens.
 pub fn search(
     user_id: Option<&str>,

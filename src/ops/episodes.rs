@@ -8,11 +8,11 @@
 
 use crate::error::raise;
 use crate::gucs;
+use crate::ops::files;
+use crate::ops::idempotency;
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
-use crate::store::files;
-use crate::store::idempotency;
 use memory_core::request::Idempotency;
 use memory_core::summary::{self, Episode, Turn};
 use memory_core::SqlState;
@@ -196,7 +196,7 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
             req["id"] = json!(mid);
         }
     }
-    let written = crate::store::write::write_json(&req);
+    let written = crate::ops::write::write_json(&req);
     let memory_id = written["id"].as_str().unwrap_or_default().to_string();
     // A thread labelled with a project (metadata "project") files its episodes under it: the
     // weekly roll-up gathers them into projects/<project>/summary.md.
@@ -286,11 +286,11 @@ pub fn finish_run(user: &str, thread: &str, run: Option<&str>, window: Option<i3
     let episode = write_for(user, thread, run);
     let mut compacted = Value::Null;
     if let Some(w) = window.or_else(gucs::context_window) {
-        let usage = crate::store::recall::usage(thread, i64::from(w), None);
+        let usage = crate::ops::recall::usage(thread, i64::from(w), None);
         if memory_core::tokens::needs_compaction(&usage, COMPACT_AT).unwrap_or(false) {
-            compacted = crate::store::compaction::compact(
+            compacted = crate::ops::compaction::compact(
                 thread,
-                crate::store::compaction::Pick::KeepLast(KEEP_AFTER_RUN),
+                crate::ops::compaction::Pick::KeepLast(KEEP_AFTER_RUN),
                 None,
             );
         }

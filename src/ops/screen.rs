@@ -117,7 +117,7 @@ fn decisions(o: &screen::Outcome) -> Vec<Decision> {
 }
 
 /// The detectors whose action was `flag` (the write path then holds the memory as a proposal
-/// until approved, src/store/write.rs).
+/// until approved, src/ops/write.rs).
 pub fn flagged(decisions: &[Decision]) -> Vec<&'static str> {
     decisions
         .iter()

@@ -1,16 +1,16 @@
 //! memory_query, the single retrieval tool (docs/api.md, docs/design.md "One query tool"), and
 //! what is built on the same ranking: memory_search, memory_context and query_plan.
 //!
-//! The hybrid search engine (src/store/search.rs) ranks the pool; the allowlists, threshold,
-//! top_k, the delta header (src/store/delta.rs) and the token budget are applied here.
+//! The hybrid search engine (src/ops/search.rs) ranks the pool; the allowlists, threshold,
+//! top_k, the delta header (src/ops/delta.rs) and the token budget are applied here.
 
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
+use crate::ops::search::{self, Hit};
+use crate::ops::{blocks, delta};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant, vector};
-use crate::store::search::{self, Hit};
-use crate::store::{blocks, delta};
 use memory_core::budget;
 use memory_core::render;
 use memory_core::request::{self, Filters, QueryRequest, ReturnMode};
@@ -126,7 +126,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
                 );
             }
             let mut r = q.clone();
-            r.filters.entity_ids = Some(crate::store::entities::lookup(&user, e));
+            r.filters.entity_ids = Some(crate::ops::entities::lookup(&user, e));
             resolved = r;
             &resolved
         }

@@ -1,16 +1,16 @@
 //! Recall memory (docs/api.md "Recall memory and compaction"): every message is stored with its
 //! token count, counted once at write time, so usage and compaction checks are sums over stored
 //! counts and never re-tokenise history. Its search is the hybrid engine's
-//! (src/store/search.rs).
+//! (src/ops/search.rs).
 
 use crate::embed::write::{for_write, for_writes, WriteEmbedding};
 use crate::error::{raise, OrRaise};
 use crate::gucs;
+use crate::ops::search::{self, Conversations, MessageHit};
+use crate::ops::{blocks, idempotency, screen};
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{limits, spi, tenant, vector};
-use crate::store::search::{self, Conversations, MessageHit};
-use crate::store::{blocks, idempotency, screen};
 use memory_core::request::Idempotency;
 use memory_core::tokens::{self, Usage};
 use memory_core::SqlState;
@@ -27,7 +27,7 @@ pub struct Message<'a> {
     pub tool_calls_text: Option<String>,
     pub tool_call_id: Option<&'a str>,
     pub name: Option<&'a str>,
-    /// The session item it was added as (src/store/session.rs), kept verbatim.
+    /// The session item it was added as (src/ops/session.rs), kept verbatim.
     pub item: Option<Json>,
     /// When it was said, for history brought in from elsewhere (default: now).
     pub created_at: Option<TimestampWithTimeZone>,
@@ -37,12 +37,12 @@ pub struct Message<'a> {
 
 /// message_append: stores the message (creating the thread on first use); `{id, seq, tokens}`.
 /// `user_id` is needed only for a thread that does not exist yet.
-/// With an idempotency key the message is appended once per key (src/store/idempotency.rs).
+/// With an idempotency key the message is appended once per key (src/ops/idempotency.rs).
 pub fn append(m: Message<'_>, key: Option<&Idempotency>) -> Value {
     within_limits(&m);
     let user = writer(&m);
     idempotency::once(&user, "message_append", key, || {
-        // Screened before it is embedded or stored (src/store/screen.rs).
+        // Screened before it is embedded or stored (src/ops/screen.rs).
         let content = screen::text("message", m.user_id, m.content);
         let m = screened(Message {
             content: &content,

@@ -65,7 +65,7 @@ pub fn header(
     } else {
         None
     };
-    let header = match crate::store::consent::header_line(user) {
+    let header = match crate::ops::consent::header_line(user) {
         Some(line) => Some(delta::with_line(header, since, &line)),
         None => header,
     };

@@ -321,7 +321,7 @@ fn evict(user: &str, thread: &str, agent: Option<&str>, p: &Msg) -> Option<Value
     if let Some(d) = c["date_to"].as_str() {
         req["happened_at"] = json!(d);
     }
-    let r = crate::store::write::write_json(&req);
+    let r = crate::ops::write::write_json(&req);
     r.get("id").cloned()
 }
 

@@ -459,12 +459,12 @@ pub fn memories(
     // The memories linked to an entity the query names (docs/design.md "Entities"): one read
     // of the links, only when the query names one, and nothing read when the signal is off.
     let named = if weights.entity > 0.0 {
-        crate::store::entities::named_in(user, query)
+        crate::ops::entities::named_in(user, query)
     } else {
         vec![]
     };
     if !named.is_empty() {
-        let linked = crate::store::entities::linked(user, &named, &ids);
+        let linked = crate::ops::entities::linked(user, &named, &ids);
         for c in &mut cands {
             c.entity_named = linked.contains(&c.id);
         }
@@ -477,7 +477,7 @@ pub fn memories(
             .map(|s| s.index)
             .collect();
         let texts: Vec<&str> = best.iter().map(|&i| rows[i].hit.text.as_str()).collect();
-        // Like a provider that is down (src/store/search/mod.rs), a missing reranker degrades
+        // Like a provider that is down (src/ops/search/mod.rs), a missing reranker degrades
         // the query to the fused order with a notice; it does not fail it.
         match crate::embed::rerank::scores(query, &texts) {
             Ok(logits) => {

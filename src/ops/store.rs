@@ -5,8 +5,8 @@
 
 use crate::embed::{self, vector_text, write as embedding};
 use crate::error::{raise, OrRaise};
+use crate::ops::{idempotency, screen};
 use crate::pg::{spi, tenant, vector};
-use crate::store::{idempotency, screen};
 use memory_core::request::Idempotency;
 use memory_core::store::{self as rules, Index};
 use memory_core::SqlState;
@@ -75,14 +75,14 @@ fn now() -> Option<pgrx::datum::TimestampWithTimeZone> {
 
 /// Writes an item (creating or overwriting it) and its vectors; `{namespace, key, event,
 /// created_at, updated_at, indexed}` (event `created` or `updated`). With an idempotency key a
-/// repeat answers as the first call did (src/store/idempotency.rs).
+/// repeat answers as the first call did (src/ops/idempotency.rs).
 pub fn put(user: &str, p: Put, key: Option<&Idempotency>) -> Value {
     idempotency::once(user, "store_put", key, || put_unkeyed(user, p))
 }
 
 fn put_unkeyed(user: &str, p: Put) -> Value {
     crate::pg::limits::value_bytes("value", p.value.to_string().len());
-    // Screened as every write is (src/store/screen.rs): the document's strings; the names it is
+    // Screened as every write is (src/ops/screen.rs): the document's strings; the names it is
     // kept under (kept in the history event too) refused rather than rewritten.
     screen::identifiers("namespace label", p.namespace.iter().map(String::as_str));
     screen::identifier("key", &p.key);

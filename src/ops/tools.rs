@@ -7,10 +7,10 @@
 
 use crate::error::OrRaise;
 use crate::gucs;
+use crate::ops::{blocks, compaction, detail, files, query, recall, search, write};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{limits, spi, subxact};
-use crate::store::{blocks, compaction, detail, files, query, recall, search, write};
 use memory_core::blocks as rules;
 use memory_core::render;
 use memory_core::request::{self, Filters};
@@ -81,7 +81,7 @@ pub fn set_allowlist(agent_id: &str, tools: Option<Vec<String>>) -> Value {
 /// started it); returns the user.
 fn start_thread(user: &str, agent_id: &str, thread_id: &str) -> String {
     let thread_id = memory_core::validate::id("thread_id", Some(thread_id)).or_raise();
-    crate::store::screen::identifier("thread_id", thread_id);
+    crate::ops::screen::identifier("thread_id", thread_id);
     spi::run(
         "INSERT INTO memory.threads (user_id, thread_id, agent_id) VALUES ($1, $2, $3) \
          ON CONFLICT (user_id, thread_id) DO NOTHING",
@@ -307,7 +307,7 @@ fn run(
             }
         }
         // A file's whole content, after the edit, is held to memory_ext.max_value_bytes by the
-        // store (src/store/files.rs), as for memory_file_write.
+        // store (src/ops/files.rs), as for memory_file_write.
         Call::Memory(cmd) => anthropic(user, cmd)?,
         Call::FileList { prefix, limit } => {
             let rows = files::ls(Some(user), &prefix, limit + 1);
@@ -577,7 +577,7 @@ fn page_text(page: usize, total: usize, body: &[&str]) -> String {
     }
 }
 
-/// archival_search: memory_query's ranking (the same search engine, src/store/search/), a page
+/// archival_search: memory_query's ranking (the same search engine, src/ops/search/), a page
 /// of it, each line with its day and tags. Only the memories on the page count as read
 /// (`last_accessed_at`): the model saw those, not the other 45.
 fn paged_memories(
@@ -637,7 +637,7 @@ fn paged_memories(
 /// # Why every edit locks
 /// Models issue tool calls in parallel. Each read-modify-write here is atomic against
 /// concurrent calls on the same path: `str_replace` and `insert` lock the file's row
-/// (src/store/files.rs `lock`) and compute the edit from what the previous editor committed;
+/// (src/ops/files.rs `lock`) and compute the edit from what the previous editor committed;
 /// `create` inserts only where nothing is (a concurrent create of the same path is answered
 /// "already exists"); `rename` and `delete` of a directory are one statement each, the whole
 /// directory or nothing. Every acknowledged edit is in the file; a call that cannot be applied

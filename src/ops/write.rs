@@ -8,9 +8,9 @@ use crate::embed::write::{self as embedding, WriteEmbedding};
 use crate::embed::{self, vector_text};
 use crate::error::{raise, OrRaise, SpiOk};
 use crate::gucs;
+use crate::ops::{consent, idempotency, screen};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::{spi, tenant, vector};
-use crate::store::{consent, idempotency, screen};
 use memory_core::dedupe::{self, Neighbour};
 use memory_core::request::{self, Idempotency, WriteRequest};
 use memory_core::{text, SqlState};
@@ -28,7 +28,7 @@ struct Prepared {
     user: String,
     text: String,
     embedding: WriteEmbedding,
-    /// Screening's decisions, recorded by whoever writes next (src/store/screen.rs `record`);
+    /// Screening's decisions, recorded by whoever writes next (src/ops/screen.rs `record`);
     /// a `flag` among them holds the memory as a proposal instead.
     screened: Vec<screen::Decision>,
 }
@@ -59,7 +59,7 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<screen::Deci
         .or(existing_kind)
         .unwrap_or_else(|| "semantic".into());
     let text = text::check(&kind, &req.text).or_raise();
-    // Screened before anything is stored or embedded (src/store/screen.rs), under the policy
+    // Screened before anything is stored or embedded (src/ops/screen.rs), under the policy
     // for this memory's category (or a superuser's for this call).
     let policy = screen::memory_policy(&user, req.category.as_deref(), req.screen.as_ref());
     let screened = screen::memory(&policy, &text);
@@ -261,8 +261,8 @@ fn write_one(p: Prepared) -> Value {
             &[user.as_str().into(), id.as_str().into()],
             "reading an actor",
         );
-        // The entities its new text names (src/store/entities.rs).
-        crate::store::entities::link(&user, &id, &text, actor.as_deref());
+        // The entities its new text names (src/ops/entities.rs).
+        crate::ops::entities::link(&user, &id, &text, actor.as_deref());
         events::record(Event {
             thread: thread.as_deref(),
             memory_id: Some(&id),
@@ -385,8 +385,8 @@ fn write_one(p: Prepared) -> Value {
         (id, "created")
     };
     embedding.record(&user, "item", &id);
-    // The entities it names (src/store/entities.rs): the same transaction as the memory.
-    crate::store::entities::link(&user, &id, &text, req.actor_id.as_deref());
+    // The entities it names (src/ops/entities.rs): the same transaction as the memory.
+    crate::ops::entities::link(&user, &id, &text, req.actor_id.as_deref());
     let mut related = vec![];
     for (to, strength) in &decision.links {
         if *to != id {
@@ -468,7 +468,7 @@ pub fn write_json(v: &Value) -> Value {
 }
 
 /// memory_write: stores one checked request; `{"id", "event", "revision", "related"}`. A
-/// request with an idempotency key writes once per key (src/store/idempotency.rs).
+/// request with an idempotency key writes once per key (src/ops/idempotency.rs).
 pub fn write(req: WriteRequest) -> Value {
     let Some(key) = req.idempotency.clone() else {
         return write_unkeyed(req);
@@ -484,7 +484,7 @@ fn write_unkeyed(req: WriteRequest) -> Value {
     write_gated(p)
 }
 
-/// One prepared request through the consent gate (src/store/consent.rs): a proposal instead of
+/// One prepared request through the consent gate (src/ops/consent.rs): a proposal instead of
 /// a write, or the write (which applies a corroborated proposal).
 fn write_gated(p: Prepared) -> Value {
     // Screening's decisions are recorded by the user who writes the rest: the owner where a
@@ -524,7 +524,7 @@ fn write_gated(p: Prepared) -> Value {
 }
 
 /// memory_approve: writes the caller's pending proposal `id` through this write path and
-/// records the decision (consent decides, src/store/consent.rs; the write path applies).
+/// records the decision (consent decides, src/ops/consent.rs; the write path applies).
 /// `{proposal_id, status, memory_id, event, superseded}`.
 pub fn approve(id: &str) -> Value {
     let taken = consent::take(id);

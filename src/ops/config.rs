@@ -16,7 +16,7 @@ pub fn configure(cfg: &Config) -> Value {
     );
     for c in &cfg.categories {
         // A name, stored normalised (`card_4111_...`): its words read apart again.
-        crate::store::screen::identifier("category", &c.name.replace('_', " "));
+        crate::ops::screen::identifier("category", &c.name.replace('_', " "));
         spi::run(
             "INSERT INTO memory.categories (user_id, name, context, rag_length, custom, screen) VALUES ($1, $2, $3, $4, $5, $6)",
             &[

@@ -87,9 +87,9 @@ pub fn forget(id: &str, hard: bool) -> Value {
                 )
             })
         });
-        // Its links went with it: the entities only it named go too (src/store/entities.rs).
+        // Its links went with it: the entities only it named go too (src/ops/entities.rs).
         if purged.is_some() {
-            crate::pg::owner::as_owner(|| crate::store::entities::orphans(user.as_deref(), None));
+            crate::pg::owner::as_owner(|| crate::ops::entities::orphans(user.as_deref(), None));
         }
         // Nothing purged (a memory in no state a forget reaches): the forget's own answer.
         if let (Some(_), Some(obj)) = (purged, answer.as_object_mut()) {
@@ -187,7 +187,7 @@ pub fn purge(user: Option<String>) -> (i64, i64) {
     crate::pg::owner::as_owner(|| {
         let out = purge_rows(user.clone());
         // The purged memories' links went with them: so do the entities only they named.
-        crate::store::entities::orphans(user.as_deref(), None);
+        crate::ops::entities::orphans(user.as_deref(), None);
         out
     })
 }

@@ -3,10 +3,10 @@
 //! message_append's code, so items are counted, embedded and searchable like any message.
 
 use crate::error::raise;
+use crate::ops::idempotency;
+use crate::ops::recall::{self, Message};
 use crate::pg::json::{Json, JsonText};
 use crate::pg::{spi, tenant};
-use crate::store::idempotency;
-use crate::store::recall::{self, Message};
 use memory_core::request::Idempotency;
 use memory_core::session;
 use memory_core::SqlState;

@@ -1,14 +1,14 @@
 //! memory_import (docs/api.md "Import"): the options and the format decided, other systems'
 //! documents converted (memory_core::import), the text screened as every write's is
-//! (src/store/screen.rs), then the rows inserted by memory._import (sql/import.sql) as the
+//! (src/ops/screen.rs), then the rows inserted by memory._import (sql/import.sql) as the
 //! extension's owner: the rows go in as exported, ids, times and history kept, which only a
 //! restore may do. The tenant is checked first, as the caller: a session imports only into a
 //! tenant it acts for.
 
 use crate::error::raise;
 use crate::gucs;
+use crate::ops::screen;
 use crate::pg::{spi, tenant};
-use crate::store::screen;
 use memory_core::import::{self, Format, Options};
 use memory_core::SqlState;
 use pgrx::JsonB;
@@ -35,7 +35,7 @@ const TEXT_FIELDS: [(&str, &[&str]); 8] = [
 const JSON_FIELDS: [&str; 5] = ["metadata", "tags", "value", "checkpoint", "data"];
 
 /// The fields of any section that name something (refused rather than rewritten when they hold
-/// what the policy does not allow: src/store/screen.rs `identifier`).
+/// what the policy does not allow: src/ops/screen.rs `identifier`).
 const NAME_FIELDS: [&str; 10] = [
     "thread_id",
     "agent_id",

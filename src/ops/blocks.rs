@@ -7,10 +7,10 @@
 //! (sql/triggers.sql), so a plain UPDATE by an application gets them too.
 
 use crate::error::{raise, OrRaise};
+use crate::ops::screen;
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
-use crate::store::screen;
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -56,7 +56,7 @@ pub fn edit(
         read_only,
     };
     let new_value = edit(&state).or_raise();
-    // Screened before it is stored (src/store/screen.rs); a redaction must still fit.
+    // Screened before it is stored (src/ops/screen.rs); a redaction must still fit.
     let new_value = screen::text("block", Some(&user), &new_value);
     let new_value = blocks::fits(label, new_value, char_limit).or_raise();
     let version = spi::one_opt::<i32>(
@@ -121,7 +121,7 @@ pub fn set(
     read_only: bool,
 ) -> Value {
     let user = lookup::owner(Owned::Agent, agent_id);
-    // Screened before it is stored (src/store/screen.rs); a redaction must still fit.
+    // Screened before it is stored (src/ops/screen.rs); a redaction must still fit.
     let value = screen::text("block", Some(&user), value);
     let value = blocks::fits(label, value, char_limit).or_raise();
     let value = value.as_str();

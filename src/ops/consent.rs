@@ -1,5 +1,5 @@
 //! Consent (docs/api.md "Consent"): inferred changes to sensitive fields wait for the user.
-//! Consent decides and the write path applies: src/store/write.rs asks [`gate`] before writing
+//! Consent decides and the write path applies: src/ops/write.rs asks [`gate`] before writing
 //! and, for memory_approve, takes the proposal's request from [`take`] and reports the write
 //! back with [`decided`]; this module never writes a memory itself. Which writes fall under
 //! which policy is memory_core::consent.
@@ -190,7 +190,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
-/// What screening flagged in a memory (src/store/screen.rs) waits for memory_approve as a
+/// What screening flagged in a memory (src/ops/screen.rs) waits for memory_approve as a
 /// proposal of policy `flag`, out of recall and of the delta header, and is not embedded until
 /// approved. Its request keeps the detectors' names (`screen_flagged`), never the values.
 pub fn hold(user: &str, req: &WriteRequest, text: &str, flagged: &[&str]) -> Value {
@@ -360,7 +360,7 @@ pub struct Taken {
 
 /// memory_approve's first half: the caller's pending proposal `id`, checked. A memory it was to
 /// supersede that is no longer active (forgotten, superseded meanwhile) is left alone: the
-/// approved fact is still written. The write path (src/store/write.rs `approve`) writes it and
+/// approved fact is still written. The write path (src/ops/write.rs `approve`) writes it and
 /// reports back with [`decided`].
 pub fn take(id: &str) -> Taken {
     let (user, status, expired, mut request, expires) = find(id);
@@ -394,7 +394,7 @@ pub fn take(id: &str) -> Taken {
 }
 
 /// memory_approve's second half: the proposal is approved as `memory_id`, with its event. Runs
-/// as the owner inside the write's owner section (src/store/write.rs `approve`).
+/// as the owner inside the write's owner section (src/ops/write.rs `approve`).
 pub fn decided(taken: &Taken, id: &str, memory_id: Option<&str>) {
     let user = taken.user.as_str();
     decide(user, id, "approved", memory_id, &taken.by);

@@ -3,15 +3,15 @@
 //! memory_core::files's rules.
 //!
 //! Files are embedded like messages (title and the start of the content), on write or later by
-//! the backfill, and searched by keyword and meaning together (src/store/search.rs).
+//! the backfill, and searched by keyword and meaning together (src/ops/search.rs).
 
 use crate::embed::write::for_write;
 use crate::error::{raise, OrRaise};
+use crate::ops::screen;
+use crate::ops::search::{self, FileHit};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::json::Json;
 use crate::pg::{spi, tenant, vector};
-use crate::store::screen;
-use crate::store::search::{self, FileHit};
 use memory_core::SqlState;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -39,7 +39,7 @@ pub fn write_checked(
     metadata: Option<Value>,
 ) -> Value {
     let user = tenant::resolve(user_id);
-    // Screened first (src/store/screen.rs), so that "unchanged" compares what would be stored.
+    // Screened first (src/ops/screen.rs), so that "unchanged" compares what would be stored.
     let content = &screen::text("file", Some(&user), content);
     let title = title.map(|t| screen::text("file", Some(&user), &t));
     // Unchanged content and title: no new embedding, no new updated_at.
@@ -77,7 +77,7 @@ pub fn write(
     tags: Option<Vec<String>>,
     metadata: Option<Value>,
 ) -> Value {
-    // Screened before it is embedded or stored (src/store/screen.rs).
+    // Screened before it is embedded or stored (src/ops/screen.rs).
     let content = screen::text("file", Some(user), content);
     let title = title.map(|t| screen::text("file", Some(user), t));
     write_screened(user, path, title.as_deref(), &content, tags, metadata)
@@ -371,7 +371,7 @@ pub fn grep(
     )
 }
 
-/// memory_file_search: the tenant's files by keyword and meaning (src/store/search.rs).
+/// memory_file_search: the tenant's files by keyword and meaning (src/ops/search.rs).
 pub fn search(
     user_id: Option<&str>,
     query: &str,

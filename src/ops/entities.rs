@@ -145,7 +145,7 @@ pub fn drop_orphans(user: &str, ids: Option<&[String]>) {
 }
 
 /// [`drop_orphans`] for one tenant or (`user` None) every tenant the caller sees: after a purge
-/// (src/store/lifecycle.rs), whose cascades delete the purged memories' links.
+/// (src/ops/lifecycle.rs), whose cascades delete the purged memories' links.
 pub fn orphans(user: Option<&str>, ids: Option<&[String]>) {
     spi::run(
         "DELETE FROM memory.entities e WHERE ($1::text IS NULL OR e.user_id = $1) \
@@ -414,7 +414,7 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
 pub fn alias(user_id: Option<&str>, id: &str, name: &str) -> Value {
     let user = tenant::resolve(user_id);
     // An alias is a name shown in recall and matched in queries: refused, not rewritten.
-    crate::store::screen::identifier("alias", name);
+    crate::ops::screen::identifier("alias", name);
     let mut e = exists(&user, id);
     add_alias(&user, &mut e, name);
     json!({"id": e.id, "name": e.name, "type": e.kind, "aliases": e.aliases})
