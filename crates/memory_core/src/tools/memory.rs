@@ -11,7 +11,74 @@
 //! Everything here is pure: the caller (src/ops/tools.rs) reads the files a command needs,
 //! calls these functions and writes what they return.
 
-use serde_json::Value;
+use super::{enum_of, int, object, string, Call, Family, Parse, Role, Tool};
+use serde_json::{json, Value};
+
+/// The tool's entry in the table (super::TOOLS). Its arguments are the command's own
+/// (`Command::parse`, with the reference implementation's error texts). For Anthropic's API it
+/// is named, not described (super::definitions).
+pub const TOOL: Tool = Tool {
+    name: "memory",
+    family: Family::Memory,
+    default: false,
+    roles: &[Role::MemoryDirectory],
+    spec: |_| {
+        (
+            "Anthropic's memory tool: a directory of files under /memories that persists between \
+             conversations. view a directory or a file (view_range [start, end]), create, \
+             str_replace, insert (after insert_line, 0 = top), delete, rename."
+                .into(),
+            object(
+                vec![
+                    (
+                        "command",
+                        enum_of(
+                            "What to do.",
+                            &[
+                                "view",
+                                "create",
+                                "str_replace",
+                                "insert",
+                                "delete",
+                                "rename",
+                            ]
+                            .map(String::from),
+                        ),
+                    ),
+                    (
+                        "path",
+                        string("A path under /memories, e.g. /memories/notes.md."),
+                    ),
+                    (
+                        "view_range",
+                        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+                               "description": "view: first and last line, 1-based; -1 for the end."}),
+                    ),
+                    ("file_text", string("create: the file's content.")),
+                    (
+                        "old_str",
+                        string("str_replace: text that occurs exactly once."),
+                    ),
+                    ("new_str", string("str_replace: its replacement.")),
+                    (
+                        "insert_line",
+                        int(
+                            "insert: the line to insert after, 0 = top.",
+                            0,
+                            1_000_000,
+                            0,
+                        ),
+                    ),
+                    ("insert_text", string("insert: the text to insert.")),
+                    ("old_path", string("rename: the current path.")),
+                    ("new_path", string("rename: the new path.")),
+                ],
+                &["command"],
+            ),
+        )
+    },
+    parse: Parse::Raw(|args| Command::parse(args).map(Call::Memory)),
+};
 
 /// The memory-file folder that `/memories` is.
 pub const ROOT: &str = "memories";

@@ -19,6 +19,12 @@
 //! A model reads the error and tries again ("block must be one of: human, persona"); a SQL
 //! exception would end the agent's turn. `parse` returns such a message for every bad argument.
 
+pub mod archival;
+pub mod blocks;
+pub mod compaction;
+pub mod conversation;
+pub mod detail;
+pub mod files;
 pub mod memory;
 pub mod prompt;
 
@@ -75,70 +81,151 @@ pub struct Agent {
     pub tools: Option<Vec<String>>,
 }
 
-/// The tools offered when a caller names none.
-pub const DEFAULT_TOOLS: [&str; 6] = [
-    "memory_replace",
-    "memory_append",
-    "archival_insert",
-    "archival_search",
-    "conversation_search",
-    "memory_ref_get",
+/// The families of tools: the tools of one family are declared in one file here (their
+/// definitions and argument checks) and run in the file of the same name in src/ops/tools/.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Blocks,
+    Archival,
+    Conversation,
+    Detail,
+    Files,
+    Compaction,
+    /// Anthropic's memory tool (memory.rs).
+    Memory,
+}
+
+/// What a tool does, as the prompt (prompt.rs) speaks of it: a part of the prompt names the
+/// tools of its role that the agent is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    EditsBlocks,
+    SearchesMemory,
+    SearchesConversation,
+    /// Answers a page at a time (MemGPT's paging).
+    Paged,
+    Compacts,
+    OpensRefs,
+    StoresDetails,
+    SearchesDetails,
+    WritesMemory,
+    MemoryDirectory,
+    ReadsFiles,
+}
+
+/// How a tool's arguments are checked: against its definition's parameters (`Args`), or, for
+/// Anthropic's memory tool, by its own command rules.
+#[derive(Clone, Copy)]
+pub enum Parse {
+    Args(fn(&Args) -> Result<Call, String>),
+    Raw(fn(&Value) -> Result<Call, String>),
+}
+
+/// One agent tool: its name, its family, whether it is offered by default, what the prompt
+/// says it does, its definition for an agent (description and JSON Schema parameters) and the
+/// check that turns a model's arguments into a `Call`.
+#[derive(Clone, Copy)]
+pub struct Tool {
+    pub name: &'static str,
+    pub family: Family,
+    pub default: bool,
+    pub roles: &'static [Role],
+    pub spec: fn(&Agent) -> (String, Value),
+    pub parse: Parse,
+}
+
+impl Tool {
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
+    }
+}
+
+/// Every tool, registered once: memory_tools, memory_tool_call, memory_prompt, the gateway and
+/// docs/api.md's tool list read this table. The defaults come first, in the order they are
+/// offered; then the tools offered only by name. MemGPT's names (`core_memory_*`,
+/// `archival_memory_*`) are the same tools under the names its prompts use. Adding a tool:
+/// docs/architecture.md "Recipes".
+pub const TOOLS: [Tool; 23] = [
+    blocks::REPLACE,
+    blocks::APPEND,
+    archival::INSERT,
+    archival::SEARCH,
+    conversation::SEARCH,
+    detail::REF_GET,
+    blocks::INSERT,
+    archival::QUERY,
+    conversation::SEARCH_DATE,
+    blocks::CORE_APPEND,
+    blocks::CORE_REPLACE,
+    archival::MEMGPT_INSERT,
+    archival::MEMGPT_SEARCH,
+    memory::TOOL,
+    files::LS,
+    files::READ,
+    files::GREP,
+    files::SEARCH,
+    detail::STORE,
+    detail::RETRIEVE,
+    detail::SEARCH,
+    compaction::SUMMARIZE,
+    compaction::ARCHIVE,
 ];
 
-/// Every tool there is, by name: the defaults, then those offered only by name. MemGPT's names
-/// (`core_memory_*`, `archival_memory_*`) are the same tools under the names its prompts use.
-pub const ALL_TOOLS: [&str; 23] = [
-    "memory_replace",
-    "memory_append",
-    "archival_insert",
-    "archival_search",
-    "conversation_search",
-    "memory_ref_get",
-    "memory_insert",
-    "memory_query",
-    "conversation_search_date",
-    "core_memory_append",
-    "core_memory_replace",
-    "archival_memory_insert",
-    "archival_memory_search",
-    "memory",
-    "memory_file_ls",
-    "memory_file_read",
-    "memory_file_grep",
-    "memory_file_search",
-    "store_memory",
-    "retrieve_memory",
-    "search_memory",
-    "summarize_conversation",
-    "archive_old_messages",
-];
+/// Every tool's name, in the table's order.
+pub const ALL_TOOLS: [&str; TOOLS.len()] = {
+    let mut out = [""; TOOLS.len()];
+    let mut i = 0;
+    while i < TOOLS.len() {
+        out[i] = TOOLS[i].name;
+        i += 1;
+    }
+    out
+};
 
-/// Seed 001 §6's `memory_ls`, `memory_read`, `memory_grep` and `memory_search`, named after the
-/// SQL functions they call (`memory_search` is already memory_query's mem0-style search): the
-/// whole file tree, episodes and roll-ups included, where the `memory` tool keeps to `/memories`.
-pub const FILE_TOOLS: [&str; 4] = [
-    "memory_file_ls",
-    "memory_file_read",
-    "memory_file_grep",
-    "memory_file_search",
-];
+const fn defaults() -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < TOOLS.len() {
+        if TOOLS[i].default {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The tools offered when a caller names none, in the table's order.
+pub const DEFAULT_TOOLS: [&str; defaults()] = {
+    let mut out = [""; defaults()];
+    let (mut n, mut i) = (0, 0);
+    while i < TOOLS.len() {
+        if TOOLS[i].default {
+            out[n] = TOOLS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// The tool named `name`.
+pub fn tool(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// Of `tools`, those with `role`, in their order.
+pub fn with_role<'a>(tools: &[&'a str], role: Role) -> Vec<&'a str> {
+    tools
+        .iter()
+        .copied()
+        .filter(|n| tool(n).is_some_and(|t| t.has(role)))
+        .collect()
+}
 
 /// Characters one `memory_file_read` call returns (as a `memory` view's page).
 pub const READ_PAGE_CHARS: usize = 16_000;
 
 /// Results per page of the paged searches (MemGPT's page size).
 pub const PAGE_SIZE: usize = 5;
-
-fn edits_blocks(name: &str) -> bool {
-    matches!(
-        name,
-        "memory_replace"
-            | "memory_append"
-            | "memory_insert"
-            | "core_memory_append"
-            | "core_memory_replace"
-    )
-}
 
 /// The tools to offer: `requested` (or the defaults), in that order, less what `agent` may not
 /// use. An unknown name is an error naming it (a caller's mistake, not the model's).
@@ -149,7 +236,7 @@ pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'stati
     };
     let mut out: Vec<&'static str> = vec![];
     for n in &names {
-        let Some(&t) = ALL_TOOLS.iter().find(|t| **t == n.as_str()) else {
+        let Some(t) = tool(n) else {
             return Err(ToolError(format!(
                 "unknown tool \"{n}\"; tools are: {}",
                 ALL_TOOLS.join(", ")
@@ -158,10 +245,10 @@ pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'stati
         let allowed = agent
             .tools
             .as_ref()
-            .is_none_or(|a| a.iter().any(|x| x == t));
-        let can = !edits_blocks(t) || !agent.writable_blocks.is_empty();
-        if allowed && can && !out.contains(&t) {
-            out.push(t);
+            .is_none_or(|a| a.iter().any(|x| x == t.name));
+        let can = !t.has(Role::EditsBlocks) || !agent.writable_blocks.is_empty();
+        if allowed && can && !out.contains(&t.name) {
+            out.push(t.name);
         }
     }
     Ok(out)
@@ -187,335 +274,13 @@ fn object(props: Vec<(&str, Value)>, required: &[&str]) -> Value {
     json!({"type": "object", "properties": m, "required": required, "additionalProperties": false})
 }
 
-/// (description, parameters as JSON Schema) of tool `name` for `agent`.
-fn spec(name: &str, agent: &Agent) -> (String, Value) {
-    let block = || {
-        enum_of(
-            "Label of the core memory block to edit.",
-            &agent.writable_blocks,
-        )
-    };
-    let tags = || {
-        json!({"type": "array", "items": {"type": "string"},
-               "description": "Optional tags, e.g. [\"work\", \"travel\"]."})
-    };
-    let category = || match &agent.categories {
-        Some(c) => enum_of("Optional category of the memory.", c),
-        None => string("Optional category of the memory, e.g. preferences, health, work."),
-    };
-    let page = || int("Page of results, from 0.", 0, 1000, 0);
-    let date = |d: &str| json!({"type": "string", "format": "date", "description": d});
-    match name {
-        "memory_replace" | "core_memory_replace" => (
-            "Replace text in one of your core memory blocks (always in your context). `old` must \
-             occur exactly once in the block; to delete text, replace it with an empty string."
-                .into(),
-            object(
-                vec![
-                    ("block", block()),
-                    ("old", string("The exact text to replace.")),
-                    ("new", string("The text to put in its place.")),
-                ],
-                &["block", "old", "new"],
-            ),
-        ),
-        "memory_append" | "core_memory_append" => (
-            "Add a line to the end of one of your core memory blocks, for something you should \
-             always keep in mind about the user or yourself."
-                .into(),
-            object(
-                vec![
-                    ("block", block()),
-                    ("content", string("The text to add, one or two sentences.")),
-                ],
-                &["block", "content"],
-            ),
-        ),
-        "memory_insert" => (
-            "Insert text at a line of one of your core memory blocks.".into(),
-            object(
-                vec![
-                    ("block", block()),
-                    ("content", string("The text to insert.")),
-                    (
-                        "line",
-                        int(
-                            "Line number to insert before, from 0; -1 for the end.",
-                            -1,
-                            10_000,
-                            -1,
-                        ),
-                    ),
-                ],
-                &["block", "content"],
-            ),
-        ),
-        "archival_insert" | "archival_memory_insert" => (
-            "Store a fact in long-term memory, to be found later by archival_search. Write one \
-             self-contained fact in a short sentence that names who it is about (\"Sam is \
-             allergic to peanuts.\"), not a transcript."
-                .into(),
-            object(
-                vec![
-                    (
-                        "content",
-                        string("The fact, at most 280 characters, naming who it is about."),
-                    ),
-                    ("category", category()),
-                    ("tags", tags()),
-                ],
-                &["content"],
-            ),
-        ),
-        "archival_search" | "archival_memory_search" => (
-            "Search long-term memory by meaning and keywords. Results show when each memory \
-             happened and its tags; ask for the next page if the answer is not there."
-                .into(),
-            object(
-                vec![
-                    ("query", string("What to look for, in plain words.")),
-                    ("page", page()),
-                    (
-                        "tags",
-                        json!({"type": "array", "items": {"type": "string"},
-                               "description": "Only memories with all of these tags."}),
-                    ),
-                ],
-                &["query"],
-            ),
-        ),
-        "conversation_search" => (
-            "Search past messages of your conversations with the user, including those no longer \
-             in your context. Results show when each message was sent and by whom."
-                .into(),
-            object(
-                vec![
-                    ("query", string("What to look for, in plain words.")),
-                    ("page", page()),
-                ],
-                &["query"],
-            ),
-        ),
-        "conversation_search_date" => (
-            "List past messages of all your conversations sent between two dates, oldest first."
-                .into(),
-            object(
-                vec![
-                    ("start_date", date("First day, YYYY-MM-DD.")),
-                    ("end_date", date("Last day, YYYY-MM-DD (included).")),
-                    ("page", page()),
-                ],
-                &["start_date", "end_date"],
-            ),
-        ),
-        "memory_ref_get" => (
-            "Open a stored detail from a placeholder like [MemoryRef: key - description]: \
-             returns its content, a part at a time."
-                .into(),
-            object(
-                vec![
-                    ("key", string("The key from the placeholder.")),
-                    (
-                        "offset",
-                        int("Character offset to read from.", 0, i64::from(i32::MAX), 0),
-                    ),
-                ],
-                &["key"],
-            ),
-        ),
-        "memory_query" => (
-            "Recall what you know about the user: the memories most relevant to the query, \
-             ranked, each with the day it happened."
-                .into(),
-            object(
-                vec![
-                    ("query", string("What you need to know, in plain words.")),
-                    ("top_k", int("How many memories, at most.", 1, 50, 5)),
-                    ("category", category()),
-                ],
-                &["query"],
-            ),
-        ),
-        "memory_file_ls" => (
-            "List your memory files (notes, episodes/, projects/ roll-ups, memories/) under a \
-             directory, with title, size and last change."
-                .into(),
-            object(
-                vec![
-                    (
-                        "prefix",
-                        string("A directory, e.g. episodes/2024-05-08; empty for all files."),
-                    ),
-                    ("limit", int("How many files, at most.", 1, 200, 50)),
-                ],
-                &[],
-            ),
-        ),
-        "memory_file_read" => (
-            "Read one of your memory files by its path (as memory_file_ls, memory_file_search or your \
-             memory context show it), 16,000 characters at a time."
-                .into(),
-            object(
-                vec![
-                    ("path", string("The file's path, e.g. episodes/2024-05-08/run-1.md.")),
-                    (
-                        "offset",
-                        int("Character offset to read from.", 0, i64::from(i32::MAX), 0),
-                    ),
-                ],
-                &["path"],
-            ),
-        ),
-        "memory_file_grep" => (
-            "Find the lines of your memory files that match a regular expression, each with \
-             its path and line number."
-                .into(),
-            object(
-                vec![
-                    ("pattern", string("A regular expression (POSIX), e.g. deploy|release.")),
-                    ("prefix", string("Only files under this directory; empty for all.")),
-                    ("limit", int("How many lines, at most.", 1, 100, 20)),
-                ],
-                &["pattern"],
-            ),
-        ),
-        "memory_file_search" => (
-            "Search your memory files (notes, episodes, project roll-ups) by meaning and \
-             keywords: the best files with path, day and a snippet. Open one with memory_file_read."
-                .into(),
-            object(
-                vec![
-                    ("query", string("What to look for, in plain words.")),
-                    ("tags", json!({"type": "array", "items": {"type": "string"},
-                                    "description": "Only files with all of these tags."})),
-                    ("limit", int("How many files, at most.", 1, 20, 3)),
-                ],
-                &["query"],
-            ),
-        ),
-        "store_memory" => (
-            "Store a long text (a command's output, a document, a result) in detail memory and \
-             get a short placeholder [MemoryRef: key - description] to keep in your context \
-             instead; retrieve_memory opens it again."
-                .into(),
-            object(
-                vec![
-                    ("content", string("The text to store, whole.")),
-                    ("description", string("A few words on what it is, e.g. npm install log.")),
-                    ("type", string("Its kind, e.g. command_output, file_content, api_response.")),
-                ],
-                &["content", "description"],
-            ),
-        ),
-        "retrieve_memory" => (
-            "Open a stored detail by the key of its placeholder [MemoryRef: key - description]: \
-             its content, a part at a time."
-                .into(),
-            object(
-                vec![
-                    ("memory_key", string("The key from the placeholder.")),
-                    (
-                        "offset",
-                        int("Character offset to read from.", 0, i64::from(i32::MAX), 0),
-                    ),
-                ],
-                &["memory_key"],
-            ),
-        ),
-        "search_memory" => (
-            "Find stored details (outputs and documents kept with store_memory or captured) by \
-             what their descriptions say: their keys and descriptions, best first."
-                .into(),
-            object(
-                vec![
-                    ("query", string("What to look for, in plain words.")),
-                    ("thread_id", string("Only details stored in this conversation.")),
-                ],
-                &["query"],
-            ),
-        ),
-        "summarize_conversation" => (
-            "Summarise older messages of this conversation into the summary at the top of your \
-             context, to free room; they stay searchable with conversation_search. Turns are \
-             the conversation's message numbers (seq)."
-                .into(),
-            object(
-                vec![
-                    ("focus", string("What the summary should keep, e.g. decisions about the API.")),
-                    ("keep_last", int("Newest messages to leave as they are.", 0, 1000, 10)),
-                    ("start_turn", int("First message to summarise (seq).", 1, i64::MAX, 1)),
-                    ("end_turn", int("Last message to summarise (seq), included.", 1, i64::MAX, 1)),
-                ],
-                &[],
-            ),
-        ),
-        "archive_old_messages" => (
-            "Take every message before a turn out of your context, summarised first; they stay \
-             searchable with conversation_search."
-                .into(),
-            object(
-                vec![(
-                    "before_turn",
-                    int("Archive the messages before this one (seq).", 1, i64::MAX, 1),
-                )],
-                &["before_turn"],
-            ),
-        ),
-        "memory" => (
-            "Anthropic's memory tool: a directory of files under /memories that persists between \
-             conversations. view a directory or a file (view_range [start, end]), create, \
-             str_replace, insert (after insert_line, 0 = top), delete, rename."
-                .into(),
-            object(
-                vec![
-                    (
-                        "command",
-                        enum_of(
-                            "What to do.",
-                            &[
-                                "view",
-                                "create",
-                                "str_replace",
-                                "insert",
-                                "delete",
-                                "rename",
-                            ]
-                            .map(String::from),
-                        ),
-                    ),
-                    (
-                        "path",
-                        string("A path under /memories, e.g. /memories/notes.md."),
-                    ),
-                    (
-                        "view_range",
-                        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-                               "description": "view: first and last line, 1-based; -1 for the end."}),
-                    ),
-                    ("file_text", string("create: the file's content.")),
-                    (
-                        "old_str",
-                        string("str_replace: text that occurs exactly once."),
-                    ),
-                    ("new_str", string("str_replace: its replacement.")),
-                    (
-                        "insert_line",
-                        int(
-                            "insert: the line to insert after, 0 = top.",
-                            0,
-                            1_000_000,
-                            0,
-                        ),
-                    ),
-                    ("insert_text", string("insert: the text to insert.")),
-                    ("old_path", string("rename: the current path.")),
-                    ("new_path", string("rename: the new path.")),
-                ],
-                &["command"],
-            ),
-        ),
-        _ => unreachable!("select() returns known names only"),
-    }
+fn tags() -> Value {
+    json!({"type": "array", "items": {"type": "string"},
+           "description": "Optional tags, e.g. [\"work\", \"travel\"]."})
+}
+
+fn page() -> Value {
+    int("Page of results, from 0.", 0, 1000, 0)
 }
 
 /// The definitions of `tools` for `agent` in `format`, as a JSON array.
@@ -523,12 +288,14 @@ pub fn definitions(tools: &[&str], agent: &Agent, format: Format) -> Value {
     Value::Array(
         tools
             .iter()
-            .map(|name| {
-                let (description, params) = spec(name, agent);
+            .filter_map(|name| tool(name))
+            .map(|t| {
+                let name = t.name;
                 // Anthropic's memory tool is built into their API: it is named, not described.
-                if format == Format::Anthropic && *name == "memory" {
+                if format == Format::Anthropic && t.family == Family::Memory {
                     return json!({"type": "memory_20250818", "name": "memory"});
                 }
+                let (description, params) = (t.spec)(agent);
                 match format {
                     Format::OpenAi => json!({"type": "function", "function": {
                         "name": name, "description": description, "parameters": params}}),
@@ -630,98 +397,113 @@ pub enum Call {
     },
 }
 
-/// A path a model gave a file tool, as the store names it: `/episodes/x.md` and `episodes/x.md`
-/// are one file (the `memory` tool's paths start with `/`). Refused as memory-file paths are.
-fn file_arg(path: &str) -> Result<String, String> {
-    let p = path.trim();
-    crate::files::path(Some(p.strip_prefix('/').unwrap_or(p))).map_err(|e| e.to_string())
+/// A model's arguments to one tool, checked against the tool's parameters: no argument the
+/// definition does not name, optional ones given as "" taken as absent. Each getter reads one
+/// argument with the rules of its kind; whole numbers take their bounds and default from the
+/// definition, so the two cannot disagree. Errors are messages for the model.
+pub struct Args<'a> {
+    obj: Map<String, Value>,
+    schema: Value,
+    agent: &'a Agent,
 }
 
-/// A directory a model gave a file tool; empty or `/` for every file.
-fn dir_arg(prefix: Option<&str>) -> Result<String, String> {
-    let p = prefix.unwrap_or("").trim();
-    crate::files::prefix(Some(p.trim_start_matches('/'))).map_err(|e| e.to_string())
-}
+impl<'a> Args<'a> {
+    fn new(name: &str, args: &Value, agent: &'a Agent, schema: Value) -> Result<Self, String> {
+        let empty = Map::new();
+        let obj = match args {
+            Value::Object(o) => o,
+            Value::Null => &empty,
+            _ => return Err("arguments must be a JSON object".into()),
+        };
+        let known: Vec<&String> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().collect())
+            .unwrap_or_default();
+        let required = required(&schema);
+        // An optional argument given as "" is absent: a model held to a strict schema (every
+        // field required) fills the ones it does not mean with empty strings.
+        let obj: Map<String, Value> = obj
+            .iter()
+            .filter(|(k, v)| required.contains(&k.as_str()) || v.as_str() != Some(""))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(k) = obj.keys().find(|k| !known.contains(k)) {
+            return Err(format!(
+                "unknown argument \"{k}\"; {name} takes: {}",
+                known
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(Args { obj, schema, agent })
+    }
 
-/// Checks a model's call of `name` with `args` against `agent`'s rules; the error is a message
-/// for the model.
-pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
-    let offered = select(agent, Some(&[name.to_string()]))
-        .map_err(|_| format!("there is no tool \"{name}\"; use one of the tools you were given"))?;
-    if offered.is_empty() {
-        return Err(format!("the tool \"{name}\" is not available to you"));
-    }
-    if name == "memory" {
-        return memory::Command::parse(args).map(Call::Memory);
-    }
-    let empty = Map::new();
-    let obj = match args {
-        Value::Object(o) => o,
-        Value::Null => &empty,
-        _ => return Err("arguments must be a JSON object".into()),
-    };
-    let (_, schema) = spec(name, agent);
-    let known: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    // An optional argument given as "" is absent: a model held to a strict schema (every field
-    // required) fills the ones it does not mean with empty strings.
-    let obj: Map<String, Value> = obj
-        .iter()
-        .filter(|(k, v)| required.contains(&k.as_str()) || v.as_str() != Some(""))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let obj = &obj;
-    if let Some(k) = obj.keys().find(|k| !known.contains(k)) {
-        return Err(format!(
-            "unknown argument \"{k}\"; {name} takes: {}",
-            known
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let text = |k: &str| -> Result<String, String> {
-        match obj.get(k) {
+    pub fn text(&self, k: &str) -> Result<String, String> {
+        match self.obj.get(k) {
             Some(Value::String(s)) => Ok(s.clone()),
             Some(_) => Err(format!("\"{k}\" must be a string")),
             None => Err(format!("\"{k}\" is required")),
         }
-    };
-    let nonempty = |k: &str| -> Result<String, String> {
-        let s = text(k)?;
+    }
+
+    pub fn nonempty(&self, k: &str) -> Result<String, String> {
+        let s = self.text(k)?;
         if s.trim().is_empty() {
             Err(format!("\"{k}\" must not be empty"))
         } else {
             Ok(s)
         }
-    };
-    let opt_text = |k: &str| -> Result<Option<String>, String> {
-        match obj.get(k) {
+    }
+
+    pub fn opt_text(&self, k: &str) -> Result<Option<String>, String> {
+        match self.obj.get(k) {
             None | Some(Value::Null) => Ok(None),
-            _ => text(k).map(Some),
+            _ => self.text(k).map(Some),
         }
-    };
-    let integer = |k: &str, min: i64, max: i64, default: i64| -> Result<i64, String> {
-        match obj.get(k) {
-            None | Some(Value::Null) => Ok(default),
-            Some(v) => match v.as_i64().or_else(|| {
-                v.as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
-                    .map(|f| f as i64)
-            }) {
-                Some(n) if (min..=max).contains(&n) => Ok(n),
-                _ => Err(format!(
-                    "\"{k}\" must be a whole number from {min} to {max}"
-                )),
-            },
+    }
+
+    /// A whole number within the definition's minimum and maximum; absent, its default (or
+    /// "required" when the definition requires it).
+    pub fn int(&self, k: &str) -> Result<i64, String> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) if required(&self.schema).contains(&k) => {
+                Err(format!("\"{k}\" is required"))
+            }
+            None | Some(Value::Null) => Ok(self.schema["properties"][k]["default"]
+                .as_i64()
+                .unwrap_or(0)),
+            Some(v) => {
+                let p = &self.schema["properties"][k];
+                let (min, max) = (
+                    p["minimum"].as_i64().unwrap_or(i64::MIN),
+                    p["maximum"].as_i64().unwrap_or(i64::MAX),
+                );
+                match v.as_i64().or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                        .map(|f| f as i64)
+                }) {
+                    Some(n) if (min..=max).contains(&n) => Ok(n),
+                    _ => Err(format!(
+                        "\"{k}\" must be a whole number from {min} to {max}"
+                    )),
+                }
+            }
         }
-    };
-    let list = |k: &str| -> Result<Vec<String>, String> {
-        match obj.get(k) {
+    }
+
+    /// A whole number as `int` reads it, or `None` when absent.
+    pub fn opt_int(&self, k: &str) -> Result<Option<i64>, String> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            _ => self.int(k).map(Some),
+        }
+    }
+
+    pub fn list(&self, k: &str) -> Result<Vec<String>, String> {
+        match self.obj.get(k) {
             None | Some(Value::Null) => Ok(vec![]),
             Some(Value::Array(a)) => a
                 .iter()
@@ -739,155 +521,63 @@ pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
                 .collect()),
             Some(_) => Err(format!("\"{k}\" must be a list of strings")),
         }
-    };
-    let block = || -> Result<String, String> {
-        let l = text("block")?;
-        if agent.writable_blocks.contains(&l) {
+    }
+
+    /// `block`: a label of a block the agent may edit.
+    pub fn block(&self) -> Result<String, String> {
+        let l = self.text("block")?;
+        if self.agent.writable_blocks.contains(&l) {
             Ok(l)
         } else {
             Err(format!(
                 "block \"{l}\" cannot be edited; block must be one of: {}",
-                agent.writable_blocks.join(", ")
+                self.agent.writable_blocks.join(", ")
             ))
         }
-    };
-    let category = || -> Result<Option<String>, String> {
-        // Normalised as memory_write normalises it, so the allowlist compares what is stored.
-        let c = opt_text("category")?
+    }
+
+    /// `category`: normalised as memory_write normalises it, so the allowlist compares what is
+    /// stored.
+    pub fn category(&self) -> Result<Option<String>, String> {
+        let c = self
+            .opt_text("category")?
             .map(|c| crate::names::category(&c).map_err(|e| e.to_string()))
             .transpose()?;
-        match (&c, &agent.categories) {
+        match (&c, &self.agent.categories) {
             (Some(x), Some(allowed)) if !allowed.contains(x) => Err(format!(
                 "category \"{x}\" is not allowed; category must be one of: {}",
                 allowed.join(", ")
             )),
             _ => Ok(c),
         }
-    };
-    let page = || integer("page", 0, 1000, 0).map(|p| p as usize);
-    let day = |k: &str| -> Result<chrono::NaiveDate, String> {
-        let s = text(k)?;
+    }
+
+    pub fn day(&self, k: &str) -> Result<chrono::NaiveDate, String> {
+        let s = self.text(k)?;
         chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
             .map_err(|_| format!("\"{k}\" must be a date like 2024-05-08, got \"{s}\""))
+    }
+}
+
+fn required(schema: &Value) -> Vec<&str> {
+    schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Checks a model's call of `name` with `args` against `agent`'s rules; the error is a message
+/// for the model.
+pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
+    let offered = select(agent, Some(&[name.to_string()]))
+        .map_err(|_| format!("there is no tool \"{name}\"; use one of the tools you were given"))?;
+    let Some(t) = offered.first().and_then(|n| tool(n)) else {
+        return Err(format!("the tool \"{name}\" is not available to you"));
     };
-    Ok(match name {
-        "memory_replace" | "core_memory_replace" => Call::BlockReplace {
-            label: block()?,
-            old: nonempty("old")?,
-            new: text("new")?,
-        },
-        "memory_append" | "core_memory_append" => Call::BlockAppend {
-            label: block()?,
-            content: nonempty("content")?,
-        },
-        "memory_insert" => Call::BlockInsert {
-            label: block()?,
-            content: nonempty("content")?,
-            line: integer("line", -1, 10_000, -1)?,
-        },
-        "archival_insert" | "archival_memory_insert" => Call::ArchivalInsert {
-            content: nonempty("content")?,
-            category: category()?,
-            tags: list("tags")?,
-        },
-        "archival_search" | "archival_memory_search" => Call::ArchivalSearch {
-            query: nonempty("query")?,
-            page: page()?,
-            tags: list("tags")?,
-        },
-        "conversation_search" => Call::ConversationSearch {
-            query: nonempty("query")?,
-            page: page()?,
-        },
-        "conversation_search_date" => {
-            let (start, end) = (day("start_date")?, day("end_date")?);
-            if end < start {
-                return Err("\"end_date\" must not be before \"start_date\"".into());
-            }
-            Call::ConversationSearchDate {
-                start,
-                end,
-                page: page()?,
-            }
-        }
-        "memory_ref_get" => Call::RefGet {
-            key: nonempty("key")?,
-            offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
-        },
-        "memory_query" => Call::Query {
-            query: nonempty("query")?,
-            top_k: integer("top_k", 1, 50, 5)?,
-            category: category()?,
-        },
-        "memory_file_ls" => Call::FileList {
-            prefix: dir_arg(opt_text("prefix")?.as_deref())?,
-            limit: integer("limit", 1, 200, 50)?,
-        },
-        "memory_file_read" => Call::FileRead {
-            path: file_arg(&nonempty("path")?)?,
-            offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
-        },
-        "memory_file_grep" => Call::FileGrep {
-            pattern: nonempty("pattern")?,
-            prefix: dir_arg(opt_text("prefix")?.as_deref())?,
-            limit: integer("limit", 1, 100, 20)?,
-        },
-        "memory_file_search" => Call::FileSearch {
-            query: nonempty("query")?,
-            tags: list("tags")?,
-            limit: integer("limit", 1, 20, 3)?,
-        },
-        "store_memory" => Call::DetailStore {
-            content: nonempty("content")?,
-            description: nonempty("description")?,
-            kind: match opt_text("type")? {
-                None => "command_output".into(),
-                Some(t) if crate::detail::valid_type(t.trim()) => t.trim().to_string(),
-                Some(t) => {
-                    return Err(format!(
-                        "\"type\" must be 1-50 letters, digits, '_', '.' or '-' (e.g. \
-                         command_output), got \"{}\"",
-                        crate::render::inline(&t.chars().take(60).collect::<String>())
-                    ))
-                }
-            },
-        },
-        "retrieve_memory" => Call::RefGet {
-            key: nonempty("memory_key")?,
-            offset: integer("offset", 0, i64::from(i32::MAX), 0)?,
-        },
-        "summarize_conversation" => {
-            let opt = |k: &str| -> Result<Option<i64>, String> {
-                match obj.get(k) {
-                    None | Some(Value::Null) => Ok(None),
-                    _ => integer(k, 1, i64::MAX, 1).map(Some),
-                }
-            };
-            let (from, to) = (opt("start_turn")?, opt("end_turn")?);
-            if let (Some(f), Some(t)) = (from, to) {
-                if t < f {
-                    return Err("\"end_turn\" must not be before \"start_turn\"".into());
-                }
-            }
-            Call::Summarize {
-                from,
-                to,
-                keep_last: integer("keep_last", 0, 1000, 10)?,
-                focus: opt_text("focus")?.filter(|f| !f.trim().is_empty()),
-            }
-        }
-        "archive_old_messages" => Call::Archive {
-            before: match obj.get("before_turn") {
-                None | Some(Value::Null) => return Err("\"before_turn\" is required".into()),
-                _ => integer("before_turn", 1, i64::MAX, 1)?,
-            },
-        },
-        "search_memory" => Call::DetailSearch {
-            query: nonempty("query")?,
-            thread: opt_text("thread_id")?.filter(|t| !t.trim().is_empty()),
-        },
-        _ => unreachable!("select() returns known names only"),
-    })
+    match t.parse {
+        Parse::Raw(parse) => parse(args),
+        Parse::Args(parse) => parse(&Args::new(name, args, agent, (t.spec)(agent).1)?),
+    }
 }
 
 /// A SQL error raised while a tool call ran, as the model reads it: what was wrong and what to
@@ -1238,10 +928,11 @@ mod tests {
     #[test]
     fn the_file_and_detail_tools_reach_the_whole_tree_by_name_only() {
         let a = agent();
-        for t in FILE_TOOLS
-            .iter()
-            .chain(&["store_memory", "retrieve_memory", "search_memory"])
-        {
+        for t in with_role(&ALL_TOOLS, Role::ReadsFiles).iter().chain(&[
+            "store_memory",
+            "retrieve_memory",
+            "search_memory",
+        ]) {
             assert!(!DEFAULT_TOOLS.contains(t), "{t} is not a default");
             assert_eq!(select(&a, Some(&[t.to_string()])).unwrap(), vec![*t]);
         }
@@ -1332,6 +1023,33 @@ mod tests {
                 thread: None
             }
         );
+    }
+
+    #[test]
+    fn every_tool_in_the_table_is_defined_and_parses_its_own_arguments() {
+        // Each tool once; its definition is an object schema; a call with no arguments is
+        // either good (nothing required) or names a required argument, never a panic.
+        let a = agent();
+        let mut seen = std::collections::HashSet::new();
+        for t in TOOLS {
+            assert!(seen.insert(t.name), "{} twice", t.name);
+            let (description, params) = (t.spec)(&a);
+            assert!(!description.is_empty(), "{}", t.name);
+            assert_eq!(params["type"], "object", "{}", t.name);
+            for k in required(&params) {
+                assert!(params["properties"].get(k).is_some(), "{}: {k}", t.name);
+            }
+            match parse(t.name, &json!({}), &a) {
+                Ok(_) => assert!(required(&params).is_empty(), "{}", t.name),
+                Err(e) => assert!(
+                    e.contains("is required") || e.contains("command"),
+                    "{}: {e}",
+                    t.name
+                ),
+            }
+        }
+        assert_eq!(DEFAULT_TOOLS.len(), 6);
+        assert!(DEFAULT_TOOLS.iter().all(|d| tool(d).unwrap().default));
     }
 
     #[test]

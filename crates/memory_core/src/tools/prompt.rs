@@ -3,16 +3,14 @@
 //! names only tools the agent is offered (`super::select`), so the prompt never sends the model
 //! to a tool it does not have; a part about tools it has none of is left out.
 
-use super::ToolError;
+use super::{with_role, Role, ToolError};
 
 /// The parts, in the order they are written.
 pub const PARTS: [&str; 5] = ["core", "recall", "refs", "writing", "files"];
 
-fn has(tools: &[&str], any: &[&str]) -> Option<String> {
-    tools
-        .iter()
-        .find(|t| any.contains(t))
-        .map(|t| t.to_string())
+/// The first of `tools` with `role` (the one a sentence of the prompt names).
+fn has(tools: &[&str], role: Role) -> Option<String> {
+    with_role(tools, role).first().map(|t| t.to_string())
 }
 
 /// The instructions for an agent offered `tools`: all parts, or those named in `parts`. An
@@ -33,20 +31,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
             "## Memory\nYour core memory is the <memory_blocks> section above: it is always in \
              your context, within each block's character limit (chars_current / chars_limit).",
         );
-        let edit: Vec<&str> = tools
-            .iter()
-            .copied()
-            .filter(|t| {
-                matches!(
-                    *t,
-                    "memory_replace"
-                        | "memory_append"
-                        | "memory_insert"
-                        | "core_memory_append"
-                        | "core_memory_replace"
-                )
-            })
-            .collect();
+        let edit = with_role(tools, Role::EditsBlocks);
         if edit.is_empty() {
             s.push_str(" You cannot edit it.");
         } else {
@@ -61,27 +46,20 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
     }
     if wanted("recall") {
         let mut lines = vec![];
-        if let Some(t) = has(
-            tools,
-            &["archival_search", "archival_memory_search", "memory_query"],
-        ) {
+        if let Some(t) = has(tools, Role::SearchesMemory) {
             lines.push(format!(
                 "- Long-term memory holds facts beyond your core memory. Before answering about \
                  the user's past, preferences or plans, search it with {t}; each result shows \
                  the day it happened (YYYY-MM-DD), so answer \"when\" questions from those dates."
             ));
         }
-        if let Some(t) = has(tools, &["conversation_search", "conversation_search_date"]) {
+        if let Some(t) = has(tools, Role::SearchesConversation) {
             lines.push(format!(
                 "- Earlier messages that are no longer in your context are in recall memory: \
                  use {t} to find what was said."
             ));
         }
-        let compaction: Vec<&str> = tools
-            .iter()
-            .copied()
-            .filter(|t| matches!(*t, "summarize_conversation" | "archive_old_messages"))
-            .collect();
+        let compaction = with_role(tools, Role::Compacts);
         if !compaction.is_empty() {
             lines.push(format!(
                 "- When your context grows long, {} folds older messages into the summary at the \
@@ -90,17 +68,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                 compaction.join(" or ")
             ));
         }
-        if has(
-            tools,
-            &[
-                "archival_search",
-                "archival_memory_search",
-                "conversation_search",
-                "conversation_search_date",
-            ],
-        )
-        .is_some()
-        {
+        if has(tools, Role::Paged).is_some() {
             lines.push(
                 "- Results come a page at a time; ask for the next page when the answer is not \
                  on this one."
@@ -112,7 +80,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
         }
     }
     if wanted("refs") {
-        if let Some(t) = has(tools, &["memory_ref_get", "retrieve_memory"]) {
+        if let Some(t) = has(tools, Role::OpensRefs) {
             let mut part = format!(
                 "## Stored details\nLong outputs and documents appear in your context as \
                  placeholders: [MemoryRef: <key> - <description>]. The description says what it \
@@ -120,20 +88,20 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                  what a placeholder contains, and keep placeholders as they are when you quote \
                  them."
             );
-            if let Some(s) = has(tools, &["store_memory"]) {
+            if let Some(s) = has(tools, Role::StoresDetails) {
                 part.push_str(&format!(
                     " To keep a long text out of your context, store it with {s} and keep its \
                      placeholder instead."
                 ));
             }
-            if let Some(s) = has(tools, &["search_memory"]) {
+            if let Some(s) = has(tools, Role::SearchesDetails) {
                 part.push_str(&format!(" {s} finds stored details by their descriptions."));
             }
             out.push(part);
         }
     }
     if wanted("writing") {
-        if let Some(t) = has(tools, &["archival_insert", "archival_memory_insert"]) {
+        if let Some(t) = has(tools, Role::WritesMemory) {
             out.push(format!(
                 "## Writing memories\nWhen you store a fact with {t}, write a complete, \
                  self-contained, third-person statement with no pronouns, naming who it is about; \
@@ -145,7 +113,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
         }
     }
     if wanted("files") {
-        if has(tools, &["memory"]).is_some() {
+        if has(tools, Role::MemoryDirectory).is_some() {
             out.push(
                 "## Memory directory\nA directory /memories persists between conversations. \
                  View it at the start of a task, keep notes of progress and of what you learn \
@@ -153,11 +121,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                     .into(),
             );
         }
-        let file_tools: Vec<&str> = tools
-            .iter()
-            .copied()
-            .filter(|t| super::FILE_TOOLS.contains(t))
-            .collect();
+        let file_tools = with_role(tools, Role::ReadsFiles);
         if !file_tools.is_empty() {
             out.push(format!(
                 "## Memory files\nYour memory files persist between conversations: notes, \
