@@ -273,21 +273,33 @@ static MAX_CATEGORIES: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Time a regular expression (memory_file_grep) may run, in milliseconds.
 static REGEX_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(5_000);
 
+/// Registers every setting, a function per feature below, then reserves the prefix.
 pub fn init() {
+    register_tenancy();
+    register_screening();
+    register_embedding();
+    register_ranking();
+    register_writing();
+    register_consent();
+    register_llm();
+    register_lifecycle();
+    register_worker();
+    register_extraction();
+    register_history();
+    register_limits();
+    // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
+    // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
+    unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
+}
+
+/// Tenancy (docs/api.md "Identity and tenancy"): who the current tenant is and who acts for it.
+fn register_tenancy() {
     GucRegistry::define_string_guc(
         c"memory_ext.user_id",
         c"The current tenant (user_id) for row-level security and API calls.",
         c"Applications set it per session or transaction. Ignored when memory_ext.tenant_source = 'role'.",
         &USER_ID,
         GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_string_guc(
-        c"memory_ext.screen",
-        c"What screening does with secrets and personal data on the way in: name:action, ... (actions allow, flag, redact, block).",
-        c"Names are families (secret, payment_card, iban, national_id, email, phone) or detectors; what is not named keeps its default (secrets, cards, IBANs, national ids redacted).",
-        &SCREEN,
-        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_bool_guc(
@@ -306,6 +318,30 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_string_guc(
+        c"memory_ext.on_behalf_of",
+        c"Whom this session's role acts for, shown after the role in history's actor (\"role (on_behalf_of)\").",
+        c"The role stays first: a session can add to its name, not replace it.",
+        &ON_BEHALF_OF,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}
+
+/// Screening (docs/api.md "Screening (0.11.0)"): what is done with secrets and personal data in stored text.
+fn register_screening() {
+    GucRegistry::define_string_guc(
+        c"memory_ext.screen",
+        c"What screening does with secrets and personal data on the way in: name:action, ... (actions allow, flag, redact, block).",
+        c"Names are families (secret, payment_card, iban, national_id, email, phone) or detectors; what is not named keeps its default (secrets, cards, IBANs, national ids redacted).",
+        &SCREEN,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+}
+
+/// Embeddings (docs/api.md "Embeddings and LLM"): the provider, the built-in models, token counts, the write path and the backfill.
+fn register_embedding() {
     GucRegistry::define_enum_guc(
         c"memory_ext.token_encoding",
         c"tiktoken encoding for stored message token counts: cl100k_base or o200k_base.",
@@ -328,40 +364,6 @@ pub fn init() {
         c"Rows of the other model are re-embedded by the backfill.",
         &BUILTIN_MODEL,
         GucContext::Suset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_bool_guc(
-        c"memory_ext.rerank",
-        c"Rerank memory_query's best memories with the built-in cross-encoder by default.",
-        c"A request's \"rerank\" field overrides it.",
-        &RERANK,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_enum_guc(
-        c"memory_ext.tool_source",
-        c"The source of memories that tool calls write: inferred (the default: sensitive categories wait for consent) or user.",
-        c"",
-        &TOOL_SOURCE,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_string_guc(
-        c"memory_ext.on_behalf_of",
-        c"Whom this session's role acts for, shown after the role in history's actor (\"role (on_behalf_of)\").",
-        c"The role stays first: a session can add to its name, not replace it.",
-        &ON_BEHALF_OF,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_int_guc(
-        c"memory_ext.rerank_depth",
-        c"How many of the best-ranked memories the reranker reads.",
-        c"",
-        &RERANK_DEPTH,
-        1,
-        100,
-        GucContext::Userset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
@@ -450,6 +452,58 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"memory_ext.backfill_batch",
+        c"Rows the background worker embeds per backfill transaction.",
+        c"",
+        &BACKFILL_BATCH,
+        1,
+        1_000,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+}
+
+/// Ranking (crates/memory_core/src/rank.rs): weights and the reranker.
+fn register_ranking() {
+    GucRegistry::define_bool_guc(
+        c"memory_ext.rerank",
+        c"Rerank memory_query's best memories with the built-in cross-encoder by default.",
+        c"A request's \"rerank\" field overrides it.",
+        &RERANK,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.rerank_depth",
+        c"How many of the best-ranked memories the reranker reads.",
+        c"",
+        &RERANK_DEPTH,
+        1,
+        100,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"memory_ext.rank_weights",
+        c"JSON object overriding memory_query's ranking weights (empty: the tuned defaults).",
+        c"",
+        &RANK_WEIGHTS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}
+
+/// Writing memories: when a write merges with or links to what is there, and where a tool call's memories come from.
+fn register_writing() {
+    GucRegistry::define_enum_guc(
+        c"memory_ext.tool_source",
+        c"The source of memories that tool calls write: inferred (the default: sensitive categories wait for consent) or user.",
+        c"",
+        &TOOL_SOURCE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_float_guc(
         c"memory_ext.merge_threshold",
         c"Cosine similarity at which memory_write updates an existing memory instead of adding one.",
@@ -460,6 +514,20 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::default(),
     );
+    GucRegistry::define_float_guc(
+        c"memory_ext.link_threshold",
+        c"Cosine similarity at which memory_write links a new memory to a neighbour.",
+        c"",
+        &LINK_THRESHOLD,
+        0.0,
+        1.0,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}
+
+/// Consent (docs/design.md "Consent"): what waits for approval or a second sign.
+fn register_consent() {
     GucRegistry::define_float_guc(
         c"memory_ext.corroborate_threshold",
         c"Cosine similarity at which an inferred signal corroborates a pending benign-field proposal worded differently.",
@@ -480,24 +548,26 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
-    GucRegistry::define_float_guc(
-        c"memory_ext.link_threshold",
-        c"Cosine similarity at which memory_write links a new memory to a neighbour.",
+    GucRegistry::define_string_guc(
+        c"memory_ext.consent_categories",
+        c"Categories whose inferred changes become consent proposals (comma-separated).",
         c"",
-        &LINK_THRESHOLD,
-        0.0,
-        1.0,
-        GucContext::Userset,
+        &CONSENT_CATEGORIES,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
-        c"memory_ext.rank_weights",
-        c"JSON object overriding memory_query's ranking weights (empty: the tuned defaults).",
+        c"memory_ext.corroborate_categories",
+        c"Categories whose inferred changes are written once a second signal corroborates them (comma-separated).",
         c"",
-        &RANK_WEIGHTS,
-        GucContext::Userset,
+        &CORROBORATE_CATEGORIES,
+        GucContext::Suset,
         GucFlags::default(),
     );
+}
+
+/// The optional LLM (docs/api.md "Embeddings and LLM").
+fn register_llm() {
     GucRegistry::define_string_guc(
         c"memory_ext.llm_url",
         c"Base URL (ending in /v1) of an OpenAI-compatible chat endpoint; empty: deterministic fallbacks.",
@@ -528,16 +598,10 @@ pub fn init() {
             None,
         );
     }
-    GucRegistry::define_int_guc(
-        c"memory_ext.consolidation_max_llm_calls",
-        c"LLM prompts consolidation may send per tenant per day.",
-        c"",
-        &CONSOLIDATION_MAX_LLM_CALLS,
-        0,
-        10_000,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
+}
+
+/// Lifecycle (docs/design.md "TTL and soft delete").
+fn register_lifecycle() {
     GucRegistry::define_int_guc(
         c"memory_ext.ttl_days",
         c"Days without retrieval after which the TTL sweep soft-deletes an unimportant, unpinned memory.",
@@ -565,6 +629,20 @@ pub fn init() {
         &PURGE_AFTER_DAYS,
         0,
         36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+}
+
+/// The background worker (src/worker/): where it runs, which jobs, how often.
+fn register_worker() {
+    GucRegistry::define_int_guc(
+        c"memory_ext.consolidation_max_llm_calls",
+        c"LLM prompts consolidation may send per tenant per day.",
+        c"",
+        &CONSOLIDATION_MAX_LLM_CALLS,
+        0,
+        10_000,
         GucContext::Suset,
         GucFlags::default(),
     );
@@ -634,22 +712,10 @@ pub fn init() {
         GucContext::Sighup,
         GucFlags::default(),
     );
-    GucRegistry::define_string_guc(
-        c"memory_ext.consent_categories",
-        c"Categories whose inferred changes become consent proposals (comma-separated).",
-        c"",
-        &CONSENT_CATEGORIES,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
-    GucRegistry::define_string_guc(
-        c"memory_ext.corroborate_categories",
-        c"Categories whose inferred changes are written once a second signal corroborates them (comma-separated).",
-        c"",
-        &CORROBORATE_CATEGORIES,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
+}
+
+/// Extraction and runs (docs/design.md "Extraction").
+fn register_extraction() {
     GucRegistry::define_int_guc(
         c"memory_ext.extract_batch",
         c"Messages extraction reads per batch (one LLM call).",
@@ -690,16 +756,10 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
-    GucRegistry::define_int_guc(
-        c"memory_ext.backfill_batch",
-        c"Rows the background worker embeds per backfill transaction.",
-        c"",
-        &BACKFILL_BATCH,
-        1,
-        1_000,
-        GucContext::Sighup,
-        GucFlags::default(),
-    );
+}
+
+/// Events, idempotency keys and the change log: what is kept, how long.
+fn register_history() {
     GucRegistry::define_bool_guc(
         c"memory_ext.track_events",
         c"Record operational events (queries, writes, merges, deletes, worker jobs) in memory.events.",
@@ -738,6 +798,10 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
+}
+
+/// Limits on what one call may bring.
+fn register_limits() {
     GucRegistry::define_int_guc(
         c"memory_ext.max_value_bytes",
         c"Largest text one call may store in one value (memory text or content, message, file, detail, checkpoint).",
@@ -788,9 +852,6 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::UNIT_MS,
     );
-    // SAFETY: called from _PG_init in the backend's main thread with a static, NUL-terminated
-    // name; MarkGUCPrefixReserved only records the prefix (and warns about stale placeholders).
-    unsafe { pg_sys::MarkGUCPrefixReserved(c"memory_ext".as_ptr()) };
 }
 
 /// `memory_ext.user_id`, `None` when unset or empty.
