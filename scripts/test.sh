@@ -99,6 +99,8 @@ if want lint; then
   fi
   step "one version in Cargo.toml and the clients' manifests (scripts/version.sh check)"
   scripts/version.sh check
+  step "docs/architecture.md's function index is current (scripts/functions.py --check)"
+  python3 scripts/functions.py --check
   step "released upgrade scripts are never edited (tests/upgrade/check_released.sh)"
   tests/upgrade/check_released.sh
 fi

@@ -3,7 +3,7 @@
 -- conversation_search_date(start_date, end_date, thread_id, agent_id, limit, offset, user_id):
 -- the messages sent between two days (both included, UTC), oldest first, in one thread, in the
 -- threads an agent reads (its own and the user's unassigned ones), or in all of the tenant's
--- threads. MemGPT's time-based retrieval (seed 000 §1.7): "what did we discuss last Tuesday?"
+-- threads. MemGPT's time-based retrieval: "what did we discuss last Tuesday?"
 -- needs neither a thread nor a query. The result names each message's thread (`thread`: a
 -- column cannot share the `thread_id` argument's name). Paged by limit and offset: a listing,
 -- not a ranking. PL/pgSQL: Citus plans no SQL function with parameters (docs/citus.md).

@@ -130,7 +130,7 @@ CREATE TABLE memory.messages (
     item            jsonb,
     -- The caller's own fields (message_append's metadata; imported history keeps its source's).
     metadata        jsonb       CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object'),
-    -- Kept in the context by the application (message_pin, 0.12.0; seed 004 §2.2): compaction
+    -- Kept in the context by the application (message_pin, 0.12.0): compaction
     -- never folds it and context_messages' caps always keep it.
     pinned          boolean     NOT NULL DEFAULT false,
     PRIMARY KEY (user_id, id),
@@ -383,7 +383,7 @@ CREATE TABLE memory.details (
     thread_id   text,
     metadata    jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
     created_at  timestamptz NOT NULL DEFAULT now(),
-    -- The agent it was stored for (0.12.0; seed 002 §4.3), NULL when stored for the user.
+    -- The agent it was stored for (0.12.0), NULL when stored for the user.
     agent_id    text,
     PRIMARY KEY (user_id, key),
     UNIQUE (user_id, item_id),
@@ -444,7 +444,7 @@ CREATE TABLE memory.extractions (
     retry_at      timestamptz,
     last_error    text,
     last_run_at   timestamptz,
-    -- When the theory-of-mind pass last ran on this thread (0.12.0; seed 003 §3: at most one a
+    -- When the theory-of-mind pass last ran on this thread (0.12.0: at most one a
     -- day per tenant, insights or none).
     tom_at        timestamptz,
     PRIMARY KEY (user_id, thread_id),

@@ -147,17 +147,17 @@ static EMBEDDING_MAX_ATTEMPTS: GucSetting<i32> = GucSetting::<i32>::new(5);
 /// (crates/memory_core/src/dedupe.rs has the figures).
 static MERGE_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.95);
 
-/// Consent (docs/design.md "Consent"; seed 003 §10): an inferred signal for a benign field
+/// Consent (docs/design.md "Consent"): an inferred signal for a benign field
 /// corroborates a pending proposal that says the same in other words when their cosine
-/// similarity reaches this — stricter than MERGE_THRESHOLD, as the seed asks of context
-/// updates — and the words they do not share only qualify it
+/// similarity reaches this — stricter than MERGE_THRESHOLD, as context updates must
+/// be — and the words they do not share only qualify it
 /// (memory_core::consent::corroborates). With all-MiniLM-L6-v2 rewordings score 0.95-0.99
 /// ("really wants to run a marathon" 0.963); different values score as high (0.958, 0.962),
 /// which is why the word rule decides those. Superuser-only: a tenant must not loosen its own
 /// consent.
 static CORROBORATE_THRESHOLD: GucSetting<f64> = GucSetting::<f64>::new(0.96);
 /// Consent: an inferred write to a benign field with at least this `confidence` is written
-/// without a second signal (seed 003 §10: "or ToM with high confidence").
+/// without a second signal (an inference with high confidence).
 static CORROBORATE_CONFIDENCE: GucSetting<f64> = GucSetting::<f64>::new(0.9);
 
 /// memory_write: neighbours at least this similar get a `related_to` edge. 0.80 = the top quarter
@@ -189,11 +189,10 @@ static PURGE_AFTER_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
 /// restarts into the new database).
 static DATABASE: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"postgres"));
-/// The jobs the worker schedules itself, comma-separated (ttl_sweep, purge, consolidate,
-/// backfill); empty = none, for when pg_cron or another scheduler calls the SQL functions.
-static WORKER_JOBS: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(
-    c"ttl_sweep,purge,consolidate,backfill,extract,episodes",
-));
+/// The jobs the worker schedules itself, comma-separated (memory_core::schedule::JOBS, all by
+/// default); empty = none, for when pg_cron or another scheduler calls the SQL functions.
+static WORKER_JOBS: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(memory_core::schedule::DEFAULT_JOBS));
 /// How long the worker sleeps between looks for due jobs and rows to embed, in seconds. 10 s:
 /// a row written while the provider was down gets its vector within seconds of it returning,
 /// and an idle worker costs one cheap query per wake.
@@ -656,7 +655,7 @@ fn register_worker() {
     );
     GucRegistry::define_string_guc(
         c"memory_ext.worker_jobs",
-        c"Jobs the background worker schedules: ttl_sweep, purge, consolidate, backfill, extract, episodes (comma-separated; empty = none).",
+        c"Jobs the background worker schedules, comma-separated (empty = none); by default every job (its boot value lists them).",
         c"Leave out the jobs that pg_cron or another scheduler runs through the SQL functions.",
         &WORKER_JOBS,
         GucContext::Sighup,

@@ -1,7 +1,7 @@
 -- compile_core_blocks: the metadata the rendering needs (the blocks themselves come from
 -- blocks_views.sql, shared with compile_blocks).
 -- $1 user_id, $2 agent_id, $3 the "current system date".
--- The conversation summaries in the context of those threads (seed 000 §4.5: the core-memory
+-- The conversation summaries in the context of those threads (the core-memory
 -- view shows them): how many, and the newest one's thread and structure (metadata.summary).
 -- Recall and archival counts cover the agent's own threads/memories and the user's unassigned
 -- ones (threads.agent_id / items.agent_id NULL): an agent serves exactly one user.

@@ -1,4 +1,4 @@
--- The theory-of-mind pass (src/ops/extract.rs; seed 003 §3 "latest activity items"): the
+-- The theory-of-mind pass (src/ops/extract.rs; its "latest activity items"): the
 -- tenant's newest active memories of what was said and done, newest first. $1 user_id,
 -- $2 how many.
 SELECT text FROM memory.items

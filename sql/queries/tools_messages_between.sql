@@ -3,7 +3,7 @@
 -- first: the minute each was sent (UTC), its thread, its role and its text, as arrays in that
 -- order (src/ops/tools.rs writes the lines). The conversations are the call's thread and
 -- every thread the agent reads (its own and the user's unassigned ones), as MemGPT's date
--- search covers all of an agent's messages (seed 000 §1.7): last Tuesday's talk was another
+-- search covers all of an agent's messages: last Tuesday's talk was another
 -- thread. Listing needs no ranking, so it pages here over every message of the days.
 -- One row always (a page past the end has a count and no messages).
 -- $1 user_id, $2 the call's thread_id or NULL, $3 first day (YYYY-MM-DD), $4 last day, $5 rows

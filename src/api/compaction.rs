@@ -12,8 +12,7 @@ use pgrx::JsonB;
 
 /// Folds in-context messages of the thread into one summary message at the head of the context
 /// and takes them out of it: by default all but the newest `keep_last`; with `from_seq` /
-/// `to_seq`, that range of messages; with `before_seq`, every message before it (seed 000
-/// §3.2-3.4). `focus` steers the summary toward what matters for it. Pinned messages are never
+/// `to_seq`, that range of messages; with `before_seq`, every message before it . `focus` steers the summary toward what matters for it. Pinned messages are never
 /// folded. `{summary, summarized, kept, method, from_seq, to_seq, date_from, date_to, archived,
 /// key_facts, evicted, focus}`.
 #[pg_extern(volatile, parallel_unsafe)]
@@ -56,7 +55,7 @@ fn compact_thread(
     JsonB(ops::compact(thread, pick, focus))
 }
 
-/// Sets the thread's context to exactly these messages (seed 004 §2.2; Letta's
+/// Sets the thread's context to exactly these messages (Letta's
 /// `set_message_ids`): the others leave it, nothing is deleted. `{in_context, taken_out,
 /// put_back}`.
 #[pg_extern(volatile, parallel_unsafe)]

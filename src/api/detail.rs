@@ -113,7 +113,7 @@ fn memory_capture(
     ops::capture(user_id, command, output, threshold, thread, agent)
 }
 
-/// Stored details whose description matches `query` (seed 002 §5.2 `search_memory`), best
+/// Stored details whose description matches `query` (the tool `search_memory`), best
 /// first, narrowed to a thread and an agent when given: `(key, description, type, thread,
 /// agent, chars, created_at, score)` (`thread` and `agent`: a result column cannot share an
 /// argument's name). The content itself is not searched; `memory_ref_get` opens it by key.

@@ -103,8 +103,8 @@ fn memory_delta(thread_id: Option<&str>, since_rev: Option<i64>) -> String {
 }
 
 /// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes";
-/// seed 001 §7.1): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of
-/// the best `memories` memories and `files` memory files (seed 001 §9.1: three of each), within
+/// its read-before-think step): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of
+/// the best `memories` memories and `files` memory files (three of each by default), within
 /// `budget_tokens` (src/ops/query.rs).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_context(

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 /// An edit's answer (docs/api.md "Core memory"): the block's label, version and length, and its
 /// new text as stored (after screening), so that the caller — a model using the edit tools —
-/// sees the state it left (seed 000 §4.1: edits return the new state).
+/// sees the state it left (an edit returns the new state).
 fn block_json(label: &str, version: i32, value: &str) -> Value {
     json!({ "label": label, "version": version, "chars": blocks::chars(value), "value": value })
 }

@@ -32,7 +32,7 @@ struct Msg {
     covered: Value,
 }
 
-/// Which messages a compaction folds (seed 000 §3.2-3.4): all but the newest `keep_last` (the
+/// Which messages a compaction folds: all but the newest `keep_last` (the
 /// default), a range of `seq`, or everything before a message.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pick {
@@ -43,7 +43,7 @@ pub enum Pick {
 
 /// The summary text: the LLM's (Letta's summarising prompt, docs/design.md "Compaction") when
 /// configured and answering, else the extractive one; at most 100 words either way. `focus`
-/// steers both (seed 000 §3.2's "focus").
+/// steers both (the tool's `focus`).
 fn summarise(
     previous: Option<&str>,
     turns: &[Turn],
@@ -130,8 +130,8 @@ fn fold_indexes(conv: &[(&str, i64, bool)], pick: Pick) -> Vec<usize> {
 /// Folds in-context messages of the thread into one summary message at the head of the
 /// context and takes them out of it (nothing is deleted): those `pick` selects, never a pinned
 /// one (message_pin), never the system prompt. A previous summary is folded into the new one
-/// and evicted to archival memory (seed 000 §1.11: External → Archival), where archival_search
-/// finds it. The summary says what it covers (seed 000 §4.5): the first and last message
+/// and evicted to archival memory (out of the context into archival memory), where archival_search
+/// finds it. The summary says what it covers: the first and last message
 /// folded, their days, how many messages have left the context under it, and its key facts.
 /// Returns `{summary, summarized, kept, method, from_seq, to_seq, date_from, date_to,
 /// archived, key_facts, evicted, focus}`; `summary` NULL and `summarized` 0 when there was
@@ -389,7 +389,7 @@ pub fn context(
         .collect()
 }
 
-/// set_message_ids (seed 004 §2.2, Letta's name): the thread's context becomes exactly
+/// set_message_ids (Letta's name): the thread's context becomes exactly
 /// `ids`, whatever compaction did; the others leave it, nothing is deleted. A message taken out
 /// is unpinned (the caller said what stays). Every id must be one of the thread's messages
 /// (P0002 names the first that is not). `{in_context, taken_out, put_back}`.

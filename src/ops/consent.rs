@@ -98,7 +98,7 @@ pub fn gate(user: &str, req: &WriteRequest, text: &str) -> Gate {
     check_targets(req, &found);
     let category = category.to_string();
     if policy == Policy::Corroborate {
-        // Seed 003 §10: "or ToM with high confidence": a sure enough source needs no second
+        // A signal whose source is sure (an inference with high confidence): it needs no second
         // signal.
         if req
             .confidence

@@ -142,7 +142,7 @@ fn store(
     }
 }
 
-/// The agent a detail is stored for (seed 002 §4.3 keeps the agent with each result): one of
+/// The agent a detail is stored for (each result names its agent): one of
 /// the tenant's agents (P0002 when unknown; 42501 when another tenant's).
 fn check_agent(user: &str, agent: Option<&str>) {
     if let Some(a) = agent {
@@ -343,7 +343,7 @@ pub type Found = (
     f64,
 );
 
-/// memory_ref_search (seed 002 §5.2 `search_memory`): the tenant's stored details whose
+/// memory_ref_search (the tool `search_memory`): the tenant's stored details whose
 /// description matches `query`, ranked by memory_query's engine over their Layer-1 lines
 /// (src/ops/search/), narrowed to a thread and an agent when given. The content is never
 /// searched: it is what the key opens.

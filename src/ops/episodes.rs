@@ -1,5 +1,5 @@
 //! Write-after-run episodes (docs/design.md "Episodes"): `episode_write` summarises a run's messages into a
-//! memory file under `episodes/YYYY-MM-DD/` in the seed's markdown template, and indexes it as an
+//! memory file under `episodes/YYYY-MM-DD/` in the markdown template of crates/memory_core/src/episodes.rs, and indexes it as an
 //! episodic memory so memory_query recalls it ("remember when we worked on X?").
 //!
 //! A run is the thread's messages since its previous episode (or, for a `run_id` that already

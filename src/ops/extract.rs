@@ -235,7 +235,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
             }
         }
     }
-    // The theory-of-mind pass (seed 003 §3): a call of its own after the facts, at most one a
+    // The theory-of-mind pass: a call of its own after the facts, at most one a
     // day per tenant, never failing the batch.
     let mut tom_ran = false;
     if method == "llm" && !insight_recent {
@@ -277,12 +277,12 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
     Batch::Done(counts)
 }
 
-/// The theory-of-mind pass (seed 003 §3) over a batch: the tenant's latest memories, the facts
-/// just learned and the end of the conversation go to the model with the seed's prompt
+/// The theory-of-mind pass over a batch: the tenant's latest memories, the facts
+/// just learned and the end of the conversation go to the model with the prompt of crates/memory_core/prompts/tom.txt
 /// constraints and a 220-token answer; 1-3 insights come back and are written as memories of
 /// kind `insight`, category `relationship_dynamic`. An insight the model ties to a benign field
 /// (`tone`, `goals`) is filed under that field instead, with its confidence: a corroborating
-/// signal, written at once when the model is sure enough (seed 003 §10, src/ops/consent.rs).
+/// signal, written at once when the model is sure enough (src/ops/consent.rs).
 /// A failed call or a bad answer is counted and dropped: insights are never worth a retry.
 fn theory_of_mind(
     cfg: &memory_providers::llm::LlmConfig,

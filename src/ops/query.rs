@@ -138,7 +138,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
     let reference = q.reference_time.unwrap_or_else(when::now);
     let window = when::window(&q.query, reference);
-    // Context modes (seed 003 §5): `rag` categories within their rag_length, so the ranking is
+    // Context modes: `rag` categories within their rag_length, so the ranking is
     // asked for more to fill what the caps leave out; `all` categories first.
     let caps = if q.context_modes {
         rag_caps(&user)
@@ -270,7 +270,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     out
 }
 
-/// A memory file as recall shows it (seed 001 §7.1: path and summary): `(YYYY-MM-DD) [file]
+/// A memory file as recall shows it (its path and summary): `(YYYY-MM-DD) [file]
 /// path "title": the best passage`, the day it last changed first like a memory's, the path
 /// for memory_file_read. One line, every field rendered (memory_core::render).
 fn file_bullet(h: &search::FileHit) -> String {
@@ -537,9 +537,9 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
 }
 
 /// memory_context: the memory section of a prompt, in one call (read-before-think,
-/// docs/design.md "Episodes"; seed 001 §7.1): compiled core blocks, the delta header, and a
+/// docs/design.md "Episodes"): compiled core blocks, the delta header, and a
 /// `[MEMORY CONTEXT]` block: the memories of categories in context `all` (0.5.0), then the
-/// best `memories` memories and `files` memory files, taken in turn (seed 001 §9.1 combines
+/// best `memories` memories and `files` memory files, taken in turn (recall combines
 /// both searches into one message). The result never exceeds `budget` tokens: the blocks go in
 /// whole (a budget smaller than them is 22023), then the header and as many lines as fit, the
 /// lowest-ranked leaving first.

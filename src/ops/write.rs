@@ -405,7 +405,7 @@ fn write_one(p: Prepared) -> Value {
     };
     events::record(Event {
         thread: thread.as_deref(),
-        // A near-duplicate folded into an existing memory is the seed's "merge".
+        // A near-duplicate folded into an existing memory is a "merge".
         op: if event == "updated" {
             "merge"
         } else {

@@ -8,7 +8,7 @@
 
 use crate::gucs;
 
-/// Where in the seed's flow an event happened.
+/// Where in a call's flow (read, write, context) an event happened.
 #[derive(Clone, Copy)]
 pub enum Node {
     /// Writes on the request path (memory_write, forget, ref store, files).
@@ -32,7 +32,7 @@ impl Node {
     }
 }
 
-/// One event; the optional fields are the seed's.
+/// One event; the optional fields say what only some events have.
 pub struct Event<'a> {
     pub user: &'a str,
     pub thread: Option<&'a str>,

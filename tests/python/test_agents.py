@@ -186,7 +186,7 @@ def test_parallel_compactions_of_one_thread_lose_no_message():
 
 
 def test_an_acknowledged_pin_is_kept_through_parallel_compactions():
-    """Issue 45 §2: 12 workers interleaving message_pin and compact_thread on one thread (as the
+    """0.13.0: 12 workers interleaving message_pin and compact_thread on one thread (as the
     worker compacts on run_end while an agent pins): on 0.12.0, in every round 9-10 pins
     answered {"pinned": true, "in_context": true} ended folded out of the context. Every pin
     acknowledged must be in context_messages at the end."""
@@ -229,7 +229,7 @@ def test_an_acknowledged_pin_is_kept_through_parallel_compactions():
 def test_parallel_writes_naming_a_new_entity_make_one_entity():
     """Models write memories in parallel (archival_insert): 32 naming a person the tenant never
     met, in both orders with a second new name, give one entity each, every memory linked, and
-    no deadlock between them (issue 38's entities)."""
+    no deadlock between them (0.12.0's entities)."""
     user, agent = tenant("entity")
     calls = [(lambda i: lambda conn: tool(conn, agent, {"content": (
                  f"Zoltan Kovacs met Quillon Brant on day {i}." if i % 2 else

@@ -133,7 +133,7 @@ def test_every_api_function_answers_through_the_coordinator():
         proposed = write(c, text="Carol is called Caz.", category="preferred_name", source="inferred")
         assert proposed["event"] == "proposed", proposed
         assert one(c, "SELECT memory_reject(%s)", (proposed["proposal_id"],))["status"] == "rejected"
-        # Issue 45 §7: each answer checked for what it says, not only that there is one.
+        # 0.13.0: each answer checked for what it says, not only that there is one.
         assert one(c, "SELECT run_end('c1')")["thread_id"] == "c1"
         episode = one(c, "SELECT episode_write(NULL, 'c1')")
         assert episode["path"].startswith("episodes/") and episode["event"] == "created", episode
@@ -157,7 +157,7 @@ def test_every_api_function_answers_through_the_coordinator():
         overview = one(c, "SELECT memory_overview()")
         assert overview["memories"]["total"] >= 3 and len(overview["memories"]["per_day"]) == 30, overview["memories"]
         assert [t["thread_id"] for t in overview["threads"]] == ["c1"], overview["threads"]
-        # Issue 38's functions through the coordinator: entities, dates across threads, detail
+        # 0.12.0's functions through the coordinator: entities, dates across threads, detail
         # search, the in-context set, memory files in recall.
         names = [r[0] for r in c.execute("SELECT name FROM memory_entities()").fetchall()]
         assert "Carol" in names and "Oslo" in names, names

@@ -353,7 +353,7 @@ def login(g, token):
 
 
 def test_half_sent_bodies_on_any_route_cannot_lock_the_gateway_out():
-    """Issue 45 §1: connections that send a route's headers and then a body a byte at a time
+    """0.13.0: connections that send a route's headers and then a body a byte at a time
     held the unauthenticated slots for good when the route was not /mcp (/inspect/login,
     /metrics), locking every new client out of the whole gateway. Every route has the body's
     time now, and an unauthenticated connection is closed past header + body timeouts."""
@@ -402,7 +402,7 @@ def test_half_sent_bodies_on_any_route_cannot_lock_the_gateway_out():
 
 
 def test_every_route_but_healthz_needs_a_host_of_the_allow_list():
-    """DNS rebinding (issue 45 §1): the Host allow-list guards /inspect/* and /metrics as /mcp;
+    """DNS rebinding (0.13.0): the Host allow-list guards /inspect/* and /metrics as /mcp;
     the inspector's Origin check compares with configured names, never with the Host sent."""
     with inspect_gateway(allowed_hosts=["memory.example.com"]) as g:
         evil = {"Host": "evil.example.net"}
@@ -461,7 +461,7 @@ def test_bearer_tokens_are_taken_exactly():
 
 
 def test_hostile_requests_on_every_route_get_no_internal_error():
-    """The gateway's doors under a fixed-seed stream of hostile requests (issue 45's red team,
+    """The gateway's doors under a fixed-seed stream of hostile requests (0.13.0's red team,
     as a test): every route, every method, Host, Origin, token, cookie and CSRF variants, bodies
     of garbage, JSON-RPC and forms. No answer is a 500, the process stays up, and a real call
     works afterwards. Prints the count of each status."""

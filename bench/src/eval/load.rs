@@ -8,7 +8,7 @@
 //!   per session, the person the fact is about as `actor_id`, the session date as `happened_at`;
 //!   a fact covers the turns it cites.
 //!
-//! - `files`: each session one memory file (memory_file_write; seed 001's memory files), its
+//! - `files`: each session one memory file (memory_file_write), its
 //!   transcript as the content (`Speaker: what they said` per line) and the session's date in
 //!   its title, as a person keeping a note per conversation would; a file covers every turn of
 //!   its session. Asked through memory_file_search, the ranking memory_context recalls files by.

@@ -1,4 +1,4 @@
-// Which tenant each MemoryExtSaver call acts for (issue 45 §5): the same rule for every method.
+// Which tenant each MemoryExtSaver call acts for (0.13.0): the same rule for every method.
 // A saver of one tenant refuses a config naming another; a saver of many refuses a call that
 // names none, deleteThread included (it deleted nothing, silently, in the saver's own tenant).
 import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";

@@ -191,7 +191,7 @@ def test_a_graph_carries_its_state_from_call_to_call_and_tenants_stay_apart():
 
 
 def test_every_saver_method_resolves_the_tenant_the_same_way():
-    """Issue 45 §5: with configurable.user_id (LangGraph's usual way to name the user),
+    """0.13.0: with configurable.user_id (LangGraph's usual way to name the user),
     delete_thread acted on the saver's own tenant and silently deleted nothing. Now a saver of
     one tenant refuses a call naming another, and a saver of many refuses a call naming none."""
     user, other = tenant("saver"), tenant("saver")

@@ -249,7 +249,7 @@ pub struct Metadata {
     pub blocks_modified: Option<String>,
     pub recall_messages: i64,
     pub archival_memories: i64,
-    /// Conversation summaries in the context of the agent's threads (seed 000 §4.5).
+    /// Conversation summaries in the context of the agent's threads.
     pub summaries: i64,
     /// What the newest of them covers.
     pub latest_summary: Option<SummaryLine>,

@@ -118,7 +118,7 @@ const FILLER: [&str; 16] = [
     "quite",
 ];
 
-/// Whether `signal` says the same as a pending proposal's `text` in other words (seed 003 §10,
+/// Whether `signal` says the same as a pending proposal's `text` in other words (
 /// corroboration by meaning): their cosine `similarity` reaches `threshold`, they agree on
 /// names and numbers (crate::dedupe::same_fact), neither negates what the other states, and
 /// the content words they do not share are only qualifiers ([`FILLER`]). The last rule is what

@@ -1,4 +1,4 @@
-//! Entities (docs/design.md "Entities"; seeds 000 §7.2, 001 §1, 002 §7.3): the people, places,
+//! Entities (docs/design.md "Entities"): the people, places,
 //! projects and things memories are about, each found again by any of its names. This is the
 //! resolver, without an LLM and without Postgres: which names a text mentions, which known
 //! entity a name is, and which entities a query names. src/ops/entities.rs keeps the rows.

@@ -21,14 +21,14 @@ use serde_json::{json, Map, Value};
 /// The system prompt of the extraction call.
 pub const PROMPT: &str = include_str!("../prompts/extract.txt");
 
-/// The theory-of-mind pass's instructions (seed 003 §3; crates/memory_core/prompts/tom.txt).
+/// The theory-of-mind pass's instructions (crates/memory_core/prompts/tom.txt).
 pub const TOM_PROMPT: &str = include_str!("../prompts/tom.txt");
-/// Seed 003 §3's inputs: the latest activity items (N ≤ 5), the new semantic items (K ≤ 3) and
+/// The pass's inputs: the latest activity items (N ≤ 5), the new semantic items (K ≤ 3) and
 /// a recent conversation snippet (≤ 1k characters).
 pub const TOM_ACTIVITY: usize = 5;
 pub const TOM_NEW: usize = 3;
 pub const TOM_SNIPPET_CHARS: usize = 1000;
-/// Seed 003 §3's budget: "maxTokens ≤ 220".
+/// The pass's budget: at most 220 tokens of answer.
 pub const TOM_MAX_TOKENS: u32 = 220;
 
 /// docs/design.md "Procedures and extraction": at most 3 final writes per turn.
@@ -233,8 +233,8 @@ pub fn parse_answer(
     Ok(out)
 }
 
-/// The user message of the theory-of-mind call (seed 003 §3): the latest activity items, the
-/// new facts, and the end of the conversation, each within the seed's caps.
+/// The user message of the theory-of-mind call: the latest activity items, the
+/// new facts, and the end of the conversation, each within its cap.
 pub fn tom_input(activity: &[String], new: &[String], turns: &[Turn]) -> String {
     let said: Vec<String> = turns
         .iter()
@@ -258,7 +258,7 @@ pub fn tom_input(activity: &[String], new: &[String], turns: &[Turn]) -> String 
 }
 
 /// An insight of the theory-of-mind pass: the memory to write, and the benign field it speaks
-/// to with the model's confidence, when it said (seed 003 §10: "ToM with high confidence").
+/// to with the model's confidence, when it said (an inference with high confidence is written at once).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Insight {
     pub memory: Candidate,

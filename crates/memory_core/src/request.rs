@@ -278,7 +278,7 @@ pub struct WriteRequest {
     /// `user` (stated by the user: written) or `inferred` (concluded by an agent or by
     /// extraction: a sensitive field becomes a consent proposal, docs/api.md "Consent").
     pub source: Option<String>,
-    /// How sure an inferring source is, 0 to 1 (seed 003 §10: "ToM with high confidence"): an
+    /// How sure an inferring source is, 0 to 1 (an inference with high confidence needs no second sign): an
     /// inferred write to a benign field at `memory_ext.corroborate_confidence` or above needs
     /// no second signal. Not stored with the memory.
     pub confidence: Option<f64>,
@@ -451,7 +451,7 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
 pub struct Filters {
     pub user_id: Option<String>,
     pub agent_id: Option<String>,
-    /// Memories written in this thread (0.12.0; seed 002 §5.2: a detail search by thread).
+    /// Memories written in this thread (0.12.0: as a detail search by thread).
     pub thread_id: Option<String>,
     /// Memories linked to one of these entities (memory_query's `"entity"`, resolved to ids
     /// by the store; not a key of `filters`).
@@ -544,7 +544,7 @@ pub struct QueryRequest {
     pub rerank: Option<bool>,
     /// Only memories about this entity, by name or id (docs/design.md "Entities").
     pub entity: Option<String>,
-    /// Apply the categories' context modes (seed 003 §5): categories in context `all` first,
+    /// Apply the categories' context modes: categories in context `all` first,
     /// `rag` categories within their `rag_length`. On unless the request says false.
     pub context_modes: bool,
 }

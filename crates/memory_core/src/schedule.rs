@@ -21,6 +21,10 @@ pub const JOBS: [&str; 6] = [
     "episodes",
 ];
 
+/// `memory_ext.worker_jobs`'s default: every job, in `JOBS`' order (a C string, as a setting's
+/// default must be; a test keeps it equal to `JOBS`).
+pub const DEFAULT_JOBS: &std::ffi::CStr = c"ttl_sweep,purge,consolidate,backfill,extract,episodes";
+
 /// Parses `memory_ext.worker_jobs` (comma-separated job names; empty = none). Returns the
 /// enabled jobs and the names that are not jobs (for the worker to log).
 pub fn parse_jobs(setting: &str) -> (Vec<&'static str>, Vec<String>) {
@@ -87,6 +91,11 @@ pub fn interval_due(now: i64, last_finished: Option<i64>, interval: i64) -> bool
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_default_jobs_are_every_job() {
+        assert_eq!(super::DEFAULT_JOBS.to_str().unwrap(), super::JOBS.join(","));
+    }
+
     use super::*;
 
     // 2026-11-22 00:00:00 UTC.

@@ -111,7 +111,7 @@ pub fn extract(turns: &[Turn], max_words: usize, keep_first: usize) -> Vec<Strin
 }
 
 /// [`extract`], steered by `focus`'s content words (compaction's "keep what matters for X",
-/// seed 000 §3.2): a sentence's score is multiplied by one plus twice the share of the focus
+/// the tool's `focus`): a sentence's score is multiplied by one plus twice the share of the focus
 /// words it carries, so the sentences about the focus are picked first while the rest still
 /// fill what budget is left.
 pub fn extract_focused(
@@ -234,7 +234,7 @@ pub const MAX_KEY_FACTS: usize = 8;
 /// Longest key fact, in words.
 const KEY_FACT_WORDS: usize = 30;
 
-/// A summary's key facts (seed 000 §4.5 `key_facts`): the previous summary's, then the best
+/// A summary's key facts (`key_facts`): the previous summary's, then the best
 /// sentences of the folded turns (by [`extract_focused`]'s score, the focus first), each a
 /// sentence as it was said with its speaker, at most [`MAX_KEY_FACTS`]. A fact saying again
 /// what an earlier one said is left out. The newest facts win when there are too many: the
@@ -283,7 +283,7 @@ pub fn key_facts(
     out.split_off(n.saturating_sub(MAX_KEY_FACTS))
 }
 
-/// What a compaction summary covers (seed 000 §4.5): the first and last message folded (`seq`;
+/// What a compaction summary covers: the first and last message folded (`seq`;
 /// the last is the "last summarised message"), the days they were sent, and how many messages
 /// have left the context under it, counting those earlier summaries had folded.
 #[derive(Debug, Clone, PartialEq)]
@@ -624,7 +624,7 @@ pub fn parse_episode_answer(answer: &str, date: &str, refs: &str) -> Option<Epis
 }
 
 /// The Layer-1 line an episode is indexed under as an episodic memory: the episodic writing
-/// guard of seed 003 §9, as every episodic memory follows it — one or two sentences in the
+/// guard, as every episodic memory follows it — one or two sentences in the
 /// past tense on what was discussed and what came of it, at most 280 characters. What the user
 /// asked and what the assistant concluded are quoted as they were said (reported in the past
 /// tense, never rewritten), so recall still matches their words.
@@ -912,7 +912,7 @@ mod tests {
         assert!(focused.contains("Docker compose"), "{focused}");
     }
 
-    /// Issue 45 §7: the focus tests fit under the 100-word limit, so they passed with the focus
+    /// 0.13.0: the focus tests fit under the 100-word limit, so they passed with the focus
     /// ignored. Here twenty topics, each said once, are three times the limit: a summary keeps
     /// some of them; for every topic it leaves out, focusing on that topic brings it in.
     #[test]
@@ -1026,7 +1026,7 @@ mod tests {
 }
 
 /// Which rows of a context are kept within caps: `rows` are (role, tokens, head, pinned) in
-/// prompt order. The head (the system prompt and the summary) and pinned messages (004 §2.2:
+/// prompt order. The head (the system prompt and the summary) and pinned messages (
 /// the application keeps them in context) are always kept and count first; then the newest
 /// while both caps hold. A kept part never starts with a `tool` message whose call is cut off,
 /// and a pinned tool result keeps the assistant message that called it (a chat API refuses a

@@ -47,7 +47,7 @@ pub enum Pool {
     /// An episode neighbour (one or two `follows` edges) of those.
     #[default]
     Neighbour,
-    /// Not ranked: its category is in context `all` (seed 003 §5), in recall every time.
+    /// Not ranked: its category is in context `all`, in recall every time.
     ContextAll,
 }
 

@@ -150,7 +150,7 @@ fn summaries_and_episodes_come_from_the_llm_when_configured() {
     assert_eq!(summary.split_whitespace().count(), 100, "cut to 100 words");
     assert!(standin.hits("summariser") >= 1);
 
-    // An episode: the LLM's JSON rendered into the seed's template.
+    // An episode: the LLM's JSON rendered into its template.
     c.execute(
         "SELECT message_append('ep', 'user', $1)",
         &[&r#"Plan the migration. REPLY: {"title": "Orders migration plan", "topic": "database migration", "outcome": "Migration set for Friday.", "tags": ["orders", "migration"], "summary": ["Migrate on Friday", "Script to be prepared"]}"#],

@@ -125,7 +125,7 @@ SELECT jsonb_array_length(memory_rollup('Porto trip') -> 'projects') AS rolled_u
 SELECT regexp_replace(content, '[0-9]{4}-[0-9]{2}-[0-9]{2}', '<date>', 'g') AS content FROM memory.files WHERE path LIKE 'projects/%';
 SELECT count(*) AS summaries FROM memory.files WHERE path LIKE 'projects/%';
 
--- Compaction the agent steers (0.12.0; seed 000 §3.2-3.4, §4.5, §1.11; seed 004 §2.2): a range,
+-- Compaction the agent steers (0.12.0): a range,
 -- everything before a message, a focus; pinned messages stay; summaries say what they cover
 -- and an older one is evicted to archival memory; the context can be set exactly.
 SELECT memory_agent('cole-agent', 'cole') ->> 'created' AS agent;

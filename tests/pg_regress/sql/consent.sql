@@ -116,7 +116,7 @@ SET memory_ext.tool_source = 'user';
 SELECT memory_tool_call('dee-agent', NULL, 'archival_insert', '{"content": "Dee moved to Tromsø.", "category": "city"}') ->> 'content' AS tool_as_user;
 RESET memory_ext.tool_source;
 
--- Corroboration by meaning (0.12.0; seed 003 §10): a second inferred signal in other words
+-- Corroboration by meaning (0.12.0): a second inferred signal in other words
 -- corroborates when it is close enough (memory_ext.corroborate_threshold), names the same
 -- names and numbers, and does not negate the first; a different value does not.
 SET memory_ext.user_id = 'con-mia';
@@ -126,7 +126,7 @@ SELECT memory_write('{"text": "Mia does not want to run a marathon.", "category"
 SELECT memory_write('{"text": "Mia really wants to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS in_other_words;
 SELECT text, signals, status, memory_id IS NOT NULL AS written FROM memory_proposals() WHERE category = 'goals' ORDER BY created_at;
 SELECT text, category FROM memory.items WHERE user_id = 'con-mia' AND category = 'goals';
--- The same words in another order corroborate too (issue 45 §7: a qualifier alone was tested;
+-- The same words in another order corroborate too (0.13.0: a qualifier alone was tested;
 -- with the texts compared as written this second signal would stay a proposal).
 SET memory_ext.user_id = 'con-kai';
 SELECT memory_write('{"text": "Kai likes tea and coffee.", "category": "goals", "source": "inferred"}') ->> 'event' AS first_signal;

@@ -34,7 +34,7 @@ SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in Ma
 SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 20) FROM '\[MEMORY CONTEXT\].*') AS twenty_less;
 SELECT substring(memory_context('cm-agent', 'cm-thread', 'What did Cleo do in March?', :full_tokens - 40) FROM '\[MEMORY CONTEXT\].*') AS forty_less;
 
--- memory_query honours the context modes too (0.12.0; seed 003 §5): the profile (context all)
+-- memory_query honours the context modes too (0.12.0): the profile (context all)
 -- first, within its rag_length, whatever the query; a rag category within its rag_length.
 SELECT memory_configure('{"categories": {"system": [{"name": "profile", "context": "all", "rag_length": 2},
                                                     {"name": "travel", "context": "rag", "rag_length": 1}], "custom": []}}') IS NOT NULL AS configured;
@@ -55,7 +55,7 @@ SELECT pg_temp_days.t AS tool FROM (SELECT regexp_replace(memory_tool_call('cm-a
 SELECT memory_query('{"query": "x", "context_modes": "yes"}');
 \echo :LAST_ERROR_SQLSTATE
 
--- Memory files in recall (0.12.0; seed 001 §7.1, §9.1): memory_context recalls the best three
+-- Memory files in recall (0.12.0): memory_context recalls the best three
 -- memories and the best three memory files, in turn, in one budget; a file shows its day, its
 -- path (memory_file_read opens it), its title and its best passage. How many of each is
 -- configurable.

@@ -82,7 +82,7 @@ SELECT memory_ref_get('npm_install_log_2');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
--- Detail memory by agent and thread (0.12.0, seed 002 §4.3 and §5.2): a detail keeps the agent
+-- Detail memory by agent and thread (0.12.0): a detail keeps the agent
 -- it was stored for; memory_ref_search finds details by their descriptions, within a thread or
 -- for an agent when asked.
 SET ROLE regress_memory_user;

@@ -1,4 +1,4 @@
--- Entities (0.12.0; docs/api.md "Entities"; seeds 000 §7.2, 001 §1, 002 §7.3): memories about
+-- Entities (0.12.0; docs/api.md "Entities"): memories about
 -- the same person, place, project or thing are linked to one entity, found again by any of its
 -- names; the resolver runs in Postgres without an LLM; merge, split and aliases by SQL;
 -- memory_query takes "entity" and ranks memories of an entity the query names higher.

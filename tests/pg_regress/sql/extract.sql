@@ -78,10 +78,10 @@ DELETE FROM memory.run_ends;
 SELECT run_end('ext-t', 'run-3') ->> 'run_id' AS through_the_api;
 SELECT thread_id, run_id FROM memory.run_ends;
 
--- The theory-of-mind pass (0.12.0; seed 003 §3), with an LLM (the HTTP stand-in's scripted
+-- The theory-of-mind pass (0.12.0), with an LLM (the HTTP stand-in's scripted
 -- model, tests/standin/src/lib.rs): a call of its own after the facts, 1-3 insights of kind
 -- insight in relationship_dynamic; an insight about a benign field is filed under it, written
--- at once when the model is sure (seed 003 §10). At most one pass a day per tenant.
+-- at once when the model is sure. At most one pass a day per tenant.
 RESET ROLE;
 SET memory_ext.llm_url = 'http://127.0.0.1:61480/v1';
 SET memory_ext.llm_model = 'extract-script';
@@ -101,7 +101,7 @@ SET memory_ext.user_id = 'tom-ana';
 SELECT message_append('tom-a', 'user', 'INSIGHT: Ana prefers formal answers. FIELD: tone CONFIDENCE: 0.4', name => 'Ana') ->> 'seq' AS seq;
 SELECT r ->> 'proposed' AS proposed FROM memory_extract('tom-a') r;
 SELECT category, text, policy, status FROM memory_proposals();
--- The pass asks for at most 220 tokens (seed 003 §3; issue 45 §7: nothing checked it): the
+-- The pass asks for at most 220 tokens (0.13.0: nothing checked it before): the
 -- stand-in writes the cap the request carried into the insight.
 SET memory_ext.user_id = 'tom-cap';
 SELECT message_append('tom-c', 'user', 'FACT: Cy paints.; INSIGHT: Cy was asked with a cap of {max_tokens} tokens.', name => 'Cy') ->> 'seq' AS seq;

@@ -65,7 +65,7 @@ SELECT context_usage('trip', 100, 'ghost');
 UPDATE memory.messages SET in_context = false WHERE thread_id = 'trip' AND seq <= 2;
 SELECT context_usage('trip', 1000) ->> 'messages_tokens' AS after_compaction;
 
--- conversation_search_date (0.12.0, seed 000 §1.7): what was said between two days, with no
+-- conversation_search_date (0.12.0): what was said between two days, with no
 -- thread or query needed; in one thread, an agent's threads, or all of them; paged.
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'rita';

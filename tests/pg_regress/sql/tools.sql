@@ -184,8 +184,8 @@ SELECT memory_tool_call('vic-agent', NULL, 'archival_insert', '{"content": "Vic 
 SELECT split_part(memory_tool_call('vic-agent', NULL, 'archival_search', '{"query": "bees"}') ->> 'content', E'\n', 1) AS page_line;
 RESET ROLE;
 
--- Tools that reach all of memory (0.12.0; seeds 001 §6 and 002 §5.2), offered by name only:
--- the whole file tree (episodes and roll-ups beyond /memories), detail memory by seed 002's
+-- Tools that reach all of memory (0.12.0), offered by name only:
+-- the whole file tree (episodes and roll-ups beyond /memories), detail memory by the names agents know
 -- names, and dates across every conversation the agent reads.
 SET ROLE regress_memory_user;
 SET memory_ext.user_id = 'wes';
@@ -214,7 +214,7 @@ SELECT memory_file_write('episodes/long.md', repeat('abcdefghij', 2000)) ->> 'ev
 SELECT length(c) < 16500 AS one_page, substring(c FROM '\[characters [^]]*\]') AS next
 FROM (SELECT memory_tool_call('wes-agent', NULL, 'memory_file_read', '{"path": "episodes/long.md"}') ->> 'content' AS c) x;
 SELECT right(memory_tool_call('wes-agent', NULL, 'memory_file_read', '{"path": "episodes/long.md", "offset": 19990}') ->> 'content', 10) AS last_page;
--- Detail memory by seed 002's names.
+-- Detail memory by the names agents know.
 SELECT message_append('wes-t1', 'user', 'Build the image.', 'wes') ->> 'seq' AS seq;
 SELECT memory_tool_call('wes-agent', 'wes-t1', 'store_memory', '{"content": "Step 1/9 FROM rust", "description": "docker build log", "type": "command_output"}') ->> 'content' AS stored;
 SELECT agent_id, thread_id FROM memory.details WHERE key = 'docker_build_log';

@@ -685,7 +685,7 @@ fn rows_left(c: &mut Client, user: &str) -> i64 {
     .get(0)
 }
 
-/// Issue 45 §2: `memory_erase_tenant` of a tenant whose run ends the worker is processing failed
+/// 0.13.0: `memory_erase_tenant` of a tenant whose run ends the worker is processing failed
 /// 3 of 3 times on 0.12.0 (a deadlock with the worker, or "thread still has messages" from rows
 /// the worker committed after the erasure deleted them), and each time the whole erasure rolled
 /// back. Now the erasure waits for the worker's work on the tenant and the worker leaves a

@@ -978,7 +978,7 @@ mod tests {
                 limit: 3
             }
         );
-        // Seed 002's names and arguments.
+        // The detail-memory tools' names and arguments (store_memory, retrieve_memory, search_memory).
         assert_eq!(
             parse(
                 "retrieve_memory",
