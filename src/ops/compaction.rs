@@ -401,8 +401,7 @@ pub fn set_ids(thread: &str, ids: &[String]) -> Value {
         "locking the thread",
     );
     if let Some(missing) = spi::one_opt::<String>(
-        "SELECT x FROM unnest($3::text[]) x WHERE NOT EXISTS (SELECT 1 FROM memory.messages m \
-         WHERE m.user_id = $1 AND m.thread_id = $2 AND m.id::text = x) LIMIT 1",
+        include_str!("../../sql/queries/compaction_missing_message.sql"),
         &[user.as_str().into(), thread.into(), ids.to_vec().into()],
         "checking message ids",
     ) {
@@ -449,9 +448,7 @@ pub fn pin(thread: &str, id: &str, pinned: bool) -> Value {
         "locking the thread",
     );
     let row = spi::row(
-        "UPDATE memory.messages SET pinned = $4, in_context = in_context OR $4 \
-         WHERE user_id = $1 AND thread_id = $2 AND id::text = $3 \
-         RETURNING id::text, seq, pinned, in_context",
+        include_str!("../../sql/queries/compaction_pin.sql"),
         &[
             user.as_str().into(),
             thread.into(),

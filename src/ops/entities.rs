@@ -120,15 +120,13 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         }
     }
     let dropped: Vec<String> = spi::rows(
-        "DELETE FROM memory.entity_links WHERE user_id = $1 AND item_id = $2::uuid \
-         AND NOT (entity_id::text = ANY($3)) RETURNING entity_id::text",
+        include_str!("../../sql/queries/entities_unlink_item.sql"),
         &[user.into(), item.into(), ids.clone().into()],
         "unlinking a memory",
         |r| r.get::<String>(1).map(Option::unwrap_or_default),
     );
     spi::run(
-        "INSERT INTO memory.entity_links (user_id, entity_id, item_id) \
-         SELECT $1, e::uuid, $2::uuid FROM unnest($3::text[]) e ON CONFLICT DO NOTHING",
+        include_str!("../../sql/queries/entities_link_item.sql"),
         &[user.into(), item.into(), ids.into()],
         "linking a memory to its entities",
     );
@@ -148,9 +146,7 @@ pub fn drop_orphans(user: &str, ids: Option<&[String]>) {
 /// (src/ops/lifecycle.rs), whose cascades delete the purged memories' links.
 pub fn orphans(user: Option<&str>, ids: Option<&[String]>) {
     spi::run(
-        "DELETE FROM memory.entities e WHERE ($1::text IS NULL OR e.user_id = $1) \
-         AND ($2::text[] IS NULL OR e.id::text = ANY($2)) \
-         AND NOT EXISTS (SELECT 1 FROM memory.entity_links l WHERE l.user_id = e.user_id AND l.entity_id = e.id)",
+        include_str!("../../sql/queries/entities_drop_orphans.sql"),
         &[user.into(), ids.map(<[String]>::to_vec).into()],
         "deleting entities no memory mentions",
     );
@@ -168,8 +164,7 @@ fn add_alias(user: &str, e: &mut Entity, alias: &str) {
     }
     e.aliases.push(alias.to_string());
     spi::run(
-        "UPDATE memory.entities SET aliases = array_append(aliases, $3), updated_at = now() \
-         WHERE user_id = $1 AND id = $2::uuid AND NOT ($3 = ANY(aliases))",
+        include_str!("../../sql/queries/entities_add_alias.sql"),
         &[user.into(), e.id.as_str().into(), alias.into()],
         "adding an alias",
     );
@@ -233,8 +228,7 @@ pub fn linked(user: &str, entities: &[String], items: &[String]) -> Vec<String> 
         return vec![];
     }
     spi::rows(
-        "SELECT DISTINCT item_id::text FROM memory.entity_links \
-         WHERE user_id = $1 AND entity_id = ANY($2::uuid[]) AND item_id = ANY($3::uuid[])",
+        include_str!("../../sql/queries/entities_linked_items.sql"),
         &[user.into(), entities.to_vec().into(), items.to_vec().into()],
         "reading entity links",
         |r| r.get::<String>(1).map(Option::unwrap_or_default),
@@ -304,9 +298,7 @@ pub fn merge(user_id: Option<&str>, into: &str, from: &str) -> Value {
     }
     refine(&user, &mut keep, Some(gone.kind.as_str()));
     spi::run(
-        "INSERT INTO memory.entity_links (user_id, entity_id, item_id) \
-         SELECT user_id, $2::uuid, item_id FROM memory.entity_links \
-         WHERE user_id = $1 AND entity_id = $3::uuid ON CONFLICT DO NOTHING",
+        include_str!("../../sql/queries/entities_merge_links.sql"),
         &[user.as_str().into(), into.into(), from.into()],
         "moving an entity's links",
     );
@@ -346,9 +338,7 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
     };
     // The memories that name it, by the resolver's own reading of their text.
     let linked: Vec<(String, String)> = spi::rows(
-        "SELECT i.id::text, i.text FROM memory.entity_links l \
-         JOIN memory.items i ON i.user_id = l.user_id AND i.id = l.item_id \
-         WHERE l.user_id = $1 AND l.entity_id = $2::uuid",
+        include_str!("../../sql/queries/entities_items.sql"),
         &[user.as_str().into(), id.into()],
         "reading an entity's memories",
         |r| {
@@ -385,14 +375,12 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
     }
     let new = create(&user, &alias, &e.kind);
     spi::run(
-        "UPDATE memory.entities SET aliases = array_remove(aliases, $3), updated_at = now() \
-         WHERE user_id = $1 AND id = $2::uuid",
+        include_str!("../../sql/queries/entities_remove_alias.sql"),
         &[user.as_str().into(), id.into(), alias.as_str().into()],
         "removing an alias",
     );
     spi::run(
-        "INSERT INTO memory.entity_links (user_id, entity_id, item_id) \
-         SELECT $1, $2::uuid, i::uuid FROM unnest($3::text[]) i ON CONFLICT DO NOTHING",
+        include_str!("../../sql/queries/entities_link_items.sql"),
         &[
             user.as_str().into(),
             new.id.as_str().into(),
@@ -401,8 +389,7 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
         "linking a split entity",
     );
     spi::run(
-        "DELETE FROM memory.entity_links WHERE user_id = $1 AND entity_id = $2::uuid \
-         AND item_id::text = ANY($3)",
+        include_str!("../../sql/queries/entities_unlink_items.sql"),
         &[user.as_str().into(), id.into(), moving.clone().into()],
         "unlinking a split entity",
     );

@@ -193,11 +193,7 @@ fn embed_imported(user: &str) -> Option<String> {
         }
     }
     let waiting = spi::one_opt::<JsonB>(
-        "SELECT jsonb_build_object(
-             'memories', (SELECT count(*) FROM memory.items WHERE user_id = $1 AND embedding IS NULL),
-             'messages', (SELECT count(*) FROM memory.messages WHERE user_id = $1 AND embedding IS NULL),
-             'files', (SELECT count(*) FROM memory.files WHERE user_id = $1 AND embedding IS NULL),
-             'store texts', (SELECT count(*) FROM memory.store_vectors WHERE user_id = $1 AND embedding IS NULL))",
+        include_str!("../../sql/queries/import_waiting.sql"),
         &[user.into()],
         "counting rows without vectors",
     )

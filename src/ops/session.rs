@@ -82,12 +82,7 @@ fn add_for(user: &str, session_id: &str, items: &[Value]) -> Value {
 /// message's tool_calls).
 fn earlier_tool_name(user: &str, session_id: &str, call_id: &str) -> Option<String> {
     spi::one_opt::<String>(
-        "SELECT coalesce(item ->> 'name', (SELECT c -> 'function' ->> 'name' FROM jsonb_array_elements(tool_calls) c WHERE c ->> 'id' = $3 LIMIT 1))
-         FROM memory.messages
-         WHERE user_id = $1 AND thread_id = $2
-           AND (item ->> 'call_id' = $3 AND item ->> 'type' = 'function_call'
-                OR tool_calls @> jsonb_build_array(jsonb_build_object('id', $3)))
-         ORDER BY seq DESC LIMIT 1",
+        include_str!("../../sql/queries/session_tool_name.sql"),
         &[user.into(), session_id.into(), call_id.into()],
         "finding the tool a call named",
     )

@@ -30,8 +30,7 @@ pub(super) const MAX_RESULTS: usize = 50;
 fn agent(agent_id: &str) -> (String, Agent) {
     let user = lookup::owner(Owned::Agent, agent_id);
     let writable_blocks = spi::one_opt::<Vec<String>>(
-        "SELECT coalesce(array_agg(label ORDER BY label), '{}') FROM memory.blocks \
-         WHERE user_id = $1 AND agent_id = $2 AND NOT read_only",
+        include_str!("../../../sql/queries/tools_writable_blocks.sql"),
         &[user.as_str().into(), agent_id.into()],
         "reading an agent's blocks",
     )
@@ -84,8 +83,7 @@ fn start_thread(user: &str, agent_id: &str, thread_id: &str) -> String {
     let thread_id = memory_core::validate::id("thread_id", Some(thread_id)).or_raise();
     crate::ops::screen::identifier("thread_id", thread_id);
     spi::run(
-        "INSERT INTO memory.threads (user_id, thread_id, agent_id) VALUES ($1, $2, $3) \
-         ON CONFLICT (user_id, thread_id) DO NOTHING",
+        include_str!("../../../sql/queries/tools_start_thread.sql"),
         &[user.into(), thread_id.into(), agent_id.into()],
         "starting a thread",
     );
