@@ -143,26 +143,7 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
         &[user.as_str().into(), thread.into()],
         "locking the thread",
     );
-    let msgs: Vec<Msg> = spi::rows(
-        include_str!("../../sql/queries/compaction_context.sql"),
-        &[user.as_str().into(), thread.into()],
-        "reading the context",
-        |r| {
-            Ok(Msg {
-                id: r.get::<String>(1)?.unwrap_or_default(),
-                seq: r.get::<i64>(2)?.unwrap_or(0),
-                role: r.get::<String>(3)?.unwrap_or_default(),
-                content: r.get::<String>(4)?.unwrap_or_default(),
-                is_summary: r.get::<bool>(5)?.unwrap_or(false),
-                pinned: r.get::<bool>(6)?.unwrap_or(false),
-                day: r.get::<String>(7)?.unwrap_or_default(),
-                covered: r
-                    .get::<crate::pg::json::JsonText>(8)?
-                    .map(|j| j.value())
-                    .unwrap_or(Value::Null),
-            })
-        },
-    );
+    let msgs = in_context(&user, thread);
     let previous: Vec<&Msg> = msgs.iter().filter(|m| m.is_summary).collect();
     let system_kept = msgs
         .iter()
@@ -203,41 +184,7 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
         .collect();
     let text = summary::keep_placeholders(&text, &memory_core::detail::placeholders(&sources));
     // What it covers: the folded messages and what the previous summaries covered.
-    let mut covered = Covered {
-        from_seq: folded[0].seq,
-        to_seq: folded[folded.len() - 1].seq,
-        date_from: folded[0].day.clone(),
-        date_to: folded[folded.len() - 1].day.clone(),
-        archived: folded.len() as i64,
-    };
-    let mut facts: Vec<String> = vec![];
-    for p in &previous {
-        let c = &p.covered;
-        if let (Some(f), Some(t)) = (c["from_seq"].as_i64(), c["to_seq"].as_i64()) {
-            covered.from_seq = covered.from_seq.min(f);
-            covered.to_seq = covered.to_seq.max(t);
-        }
-        if let Some(d) = c["date_from"]
-            .as_str()
-            .filter(|d| *d < covered.date_from.as_str())
-        {
-            covered.date_from = d.to_string();
-        }
-        if let Some(d) = c["date_to"]
-            .as_str()
-            .filter(|d| *d > covered.date_to.as_str())
-        {
-            covered.date_to = d.to_string();
-        }
-        covered.archived += c["archived"].as_i64().unwrap_or(0);
-        facts.extend(
-            c["key_facts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|f| f.as_str().map(str::to_string)),
-        );
-    }
+    let (covered, facts) = coverage(&folded, &previous);
     let facts = summary::key_facts(&facts, &turns, focus, &text);
     let content = summary::summary_message(&covered, &text, &facts);
     let structure = json!({
@@ -297,6 +244,72 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
         "evicted": evicted,
         "focus": focus,
     })
+}
+
+/// The thread's messages in the context, in order, with what each summary covers.
+fn in_context(user: &str, thread: &str) -> Vec<Msg> {
+    spi::rows(
+        include_str!("../../sql/queries/compaction_context.sql"),
+        &[user.into(), thread.into()],
+        "reading the context",
+        |r| {
+            Ok(Msg {
+                id: r.get::<String>(1)?.unwrap_or_default(),
+                seq: r.get::<i64>(2)?.unwrap_or(0),
+                role: r.get::<String>(3)?.unwrap_or_default(),
+                content: r.get::<String>(4)?.unwrap_or_default(),
+                is_summary: r.get::<bool>(5)?.unwrap_or(false),
+                pinned: r.get::<bool>(6)?.unwrap_or(false),
+                day: r.get::<String>(7)?.unwrap_or_default(),
+                covered: r
+                    .get::<crate::pg::json::JsonText>(8)?
+                    .map(|j| j.value())
+                    .unwrap_or(Value::Null),
+            })
+        },
+    )
+}
+
+/// What a new summary covers: the folded messages (in order) and everything the previous
+/// summaries covered (seq range, days, how many messages left the context), and the key facts
+/// the previous summaries kept.
+fn coverage(folded: &[&Msg], previous: &[&Msg]) -> (Covered, Vec<String>) {
+    let mut covered = Covered {
+        from_seq: folded[0].seq,
+        to_seq: folded[folded.len() - 1].seq,
+        date_from: folded[0].day.clone(),
+        date_to: folded[folded.len() - 1].day.clone(),
+        archived: folded.len() as i64,
+    };
+    let mut facts: Vec<String> = vec![];
+    for p in previous {
+        let c = &p.covered;
+        if let (Some(f), Some(t)) = (c["from_seq"].as_i64(), c["to_seq"].as_i64()) {
+            covered.from_seq = covered.from_seq.min(f);
+            covered.to_seq = covered.to_seq.max(t);
+        }
+        if let Some(d) = c["date_from"]
+            .as_str()
+            .filter(|d| *d < covered.date_from.as_str())
+        {
+            covered.date_from = d.to_string();
+        }
+        if let Some(d) = c["date_to"]
+            .as_str()
+            .filter(|d| *d > covered.date_to.as_str())
+        {
+            covered.date_to = d.to_string();
+        }
+        covered.archived += c["archived"].as_i64().unwrap_or(0);
+        facts.extend(
+            c["key_facts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string)),
+        );
+    }
+    (covered, facts)
 }
 
 /// An older summary, folded into a newer one, as an archival memory of the thread (tag

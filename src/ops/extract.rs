@@ -109,45 +109,11 @@ struct Msg {
 /// One batch of `thread`, in the caller's transaction. `skip_locked`: the worker passes over a
 /// thread another extraction holds; memory_extract waits for it.
 pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
-    let (u, t) = (user.to_string(), thread.to_string());
-    let lock = as_owner(|| {
-        spi::run(
-            include_str!("../../sql/queries/extract_start.sql"),
-            &[u.as_str().into(), t.as_str().into()],
-            "starting a thread's extraction",
-        );
-        spi::row(
-            &include_str!("../../sql/queries/extract_lock.sql")
-                .replace("{skip}", if skip_locked { "SKIP LOCKED" } else { "" }),
-            &[u.as_str().into(), t.as_str().into()],
-            "locking a thread's extraction",
-            |r| Ok((r.get::<i64>(1)?.unwrap_or(0), r.get::<i32>(2)?.unwrap_or(0))),
-        )
-    });
+    let lock = lock_thread(user, thread, skip_locked);
     let Some((watermark, attempts)) = lock else {
         return Batch::Idle;
     };
-    let msgs: Vec<Msg> = spi::rows(
-        include_str!("../../sql/queries/extract_messages.sql"),
-        &[
-            user.into(),
-            thread.into(),
-            watermark.into(),
-            i64::from(gucs::extract_batch()).into(),
-        ],
-        "reading a thread's new messages",
-        |r| {
-            Ok(Msg {
-                turn: Turn {
-                    seq: r.get::<i64>(1)?.unwrap_or(0),
-                    role: r.get::<String>(2)?.unwrap_or_default(),
-                    name: r.get::<String>(3)?,
-                    text: r.get::<String>(4)?.unwrap_or_default(),
-                },
-                at: r.get::<String>(5)?.unwrap_or_default(),
-            })
-        },
-    );
+    let msgs = new_messages(user, thread, watermark);
     let Some(upto) = msgs.last().map(|m| m.turn.seq) else {
         return Batch::Idle;
     };
@@ -203,38 +169,7 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
     let (kept, capped) = extract::cap(candidates, remaining);
     counts.capped = capped as i64;
     let method = counts.method.unwrap_or("rules");
-    for c in &kept {
-        let old = match c.supersedes {
-            Some(i) => known.get(i).cloned(),
-            None if method == "rules" && c.kind == Kind::Fact => rule_supersedes(user, c),
-            None => None,
-        };
-        let at = msgs
-            .iter()
-            .find(|m| m.turn.seq == c.seq)
-            .map(|m| m.at.clone());
-        let req = request(user, thread, c, at, old.as_deref(), method);
-        // Each memory in a subtransaction: one the write path refuses (say, the memory it
-        // supersedes was deleted meanwhile) is counted and left out; the rest of the batch
-        // stands.
-        match subxact::catching(|| crate::ops::write::write_json(&req)) {
-            Ok(out) => {
-                match out["event"].as_str() {
-                    Some("created") => counts.created += 1,
-                    Some("updated") => counts.updated += 1,
-                    Some("proposed") => counts.proposed += 1,
-                    _ => counts.unchanged += 1,
-                }
-                if out.get("superseded").is_some() {
-                    counts.superseded += 1;
-                }
-            }
-            Err(e) => {
-                counts.rejected += 1;
-                pgrx::debug1!("extraction left out a memory of thread {thread}: {e}");
-            }
-        }
-    }
+    write_kept(user, thread, &kept, &known, &msgs, method, &mut counts);
     // The theory-of-mind pass: a call of its own after the facts, at most one a
     // day per tenant, never failing the batch.
     let mut tom_ran = false;
@@ -275,6 +210,97 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
     });
     counts.error = recovered;
     Batch::Done(counts)
+}
+
+/// Starts and locks `thread`'s extraction: its watermark and failed attempts, or `None` when
+/// `skip_locked` and another extraction holds it.
+fn lock_thread(user: &str, thread: &str, skip_locked: bool) -> Option<(i64, i32)> {
+    let (u, t) = (user.to_string(), thread.to_string());
+    as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/extract_start.sql"),
+            &[u.as_str().into(), t.as_str().into()],
+            "starting a thread's extraction",
+        );
+        spi::row(
+            &include_str!("../../sql/queries/extract_lock.sql")
+                .replace("{skip}", if skip_locked { "SKIP LOCKED" } else { "" }),
+            &[u.as_str().into(), t.as_str().into()],
+            "locking a thread's extraction",
+            |r| Ok((r.get::<i64>(1)?.unwrap_or(0), r.get::<i32>(2)?.unwrap_or(0))),
+        )
+    })
+}
+
+/// The thread's messages after `watermark`, at most `memory_ext.extract_batch`.
+fn new_messages(user: &str, thread: &str, watermark: i64) -> Vec<Msg> {
+    spi::rows(
+        include_str!("../../sql/queries/extract_messages.sql"),
+        &[
+            user.into(),
+            thread.into(),
+            watermark.into(),
+            i64::from(gucs::extract_batch()).into(),
+        ],
+        "reading a thread's new messages",
+        |r| {
+            Ok(Msg {
+                turn: Turn {
+                    seq: r.get::<i64>(1)?.unwrap_or(0),
+                    role: r.get::<String>(2)?.unwrap_or_default(),
+                    name: r.get::<String>(3)?,
+                    text: r.get::<String>(4)?.unwrap_or_default(),
+                },
+                at: r.get::<String>(5)?.unwrap_or_default(),
+            })
+        },
+    )
+}
+
+/// Writes the kept candidates through memory_write's path, each in a subtransaction: one the
+/// write path refuses (say, the memory it supersedes was deleted meanwhile) is counted and left
+/// out; the rest of the batch stands.
+fn write_kept(
+    user: &str,
+    thread: &str,
+    kept: &[Candidate],
+    known: &[String],
+    msgs: &[Msg],
+    method: &str,
+    counts: &mut Counts,
+) {
+    for c in kept {
+        let old = match c.supersedes {
+            Some(i) => known.get(i).cloned(),
+            None if method == "rules" && c.kind == Kind::Fact => rule_supersedes(user, c),
+            None => None,
+        };
+        let at = msgs
+            .iter()
+            .find(|m| m.turn.seq == c.seq)
+            .map(|m| m.at.clone());
+        let req = request(user, thread, c, at, old.as_deref(), method);
+        // Each memory in a subtransaction: one the write path refuses (say, the memory it
+        // supersedes was deleted meanwhile) is counted and left out; the rest of the batch
+        // stands.
+        match subxact::catching(|| crate::ops::write::write_json(&req)) {
+            Ok(out) => {
+                match out["event"].as_str() {
+                    Some("created") => counts.created += 1,
+                    Some("updated") => counts.updated += 1,
+                    Some("proposed") => counts.proposed += 1,
+                    _ => counts.unchanged += 1,
+                }
+                if out.get("superseded").is_some() {
+                    counts.superseded += 1;
+                }
+            }
+            Err(e) => {
+                counts.rejected += 1;
+                pgrx::debug1!("extraction left out a memory of thread {thread}: {e}");
+            }
+        }
+    }
 }
 
 /// The theory-of-mind pass over a batch: the tenant's latest memories, the facts

@@ -111,27 +111,8 @@ pub fn touch(user: &str, ids: &[String]) {
 /// The whole of memory_query once the request is parsed.
 pub fn run_query(q: &QueryRequest) -> Value {
     let user = tenant::resolve(q.filters.user_id.as_deref());
-    // `"entity"`: only the memories linked to the entity it names (docs/design.md "Entities").
-    let resolved;
-    let q = match &q.entity {
-        Some(e) => {
-            if e.chars().count() > memory_core::entities::MAX_NAME_CHARS {
-                raise(
-                    SqlState::InvalidParameterValue,
-                    format!(
-                        "invalid \"entity\": longer than {} characters",
-                        memory_core::entities::MAX_NAME_CHARS
-                    ),
-                    None,
-                );
-            }
-            let mut r = q.clone();
-            r.filters.entity_ids = Some(crate::ops::entities::lookup(&user, e));
-            resolved = r;
-            &resolved
-        }
-        None => q,
-    };
+    let resolved = with_entity(&user, q);
+    let q = resolved.as_ref().unwrap_or(q);
     if let Some(agent) = &q.agent {
         validate::id("agent", Some(agent)).or_raise();
     }
@@ -160,19 +141,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         window,
         q.rerank.unwrap_or_else(gucs::rerank),
     );
-    if !caps.is_empty() {
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        hits.retain(|h| match h.category.as_ref().and_then(|c| caps.get(c)) {
-            Some(cap) => {
-                let n = seen
-                    .entry(h.category.clone().unwrap_or_default())
-                    .or_insert(0);
-                *n += 1;
-                *n <= *cap
-            }
-            None => true,
-        });
-    }
+    within_caps(&mut hits, &caps);
     let found = hits.len();
     if let Some(t) = q.threshold {
         hits.retain(|h| h.similarity.is_none_or(|s| s >= t));
@@ -208,24 +177,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     let items: Vec<Value> = hits
         .iter()
         .zip(&lines)
-        .map(|(h, line)| {
-            let mut item = match q.mode {
-                ReturnMode::Bullets => json!({ "id": h.id, "category": h.category, "text": line }),
-                ReturnMode::Full => json!({
-                    "id": h.id, "category": h.category, "text": line, "content": h.content,
-                    "score": round4(h.score), "importance": h.importance, "tags": h.tags,
-                    "metadata": h.metadata, "updated_at": h.updated_at, "happened_at": h.happened,
-                    "related": related(&user, &h.id, categories.as_deref()),
-                }),
-            };
-            if let Some(by) = &h.superseded_by {
-                item["superseded_by"] = json!(by);
-            }
-            if q.explain {
-                item["explain"] = explain(h);
-            }
-            item
-        })
+        .map(|(h, line)| item(q, &user, categories.as_deref(), h, line))
         .collect();
     touch(
         &user,
@@ -245,20 +197,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         "used_tokens": fit.used_tokens,
     });
     if items_empty(&out) {
-        // Why nothing came back (docs/api.md "Empty results"): an empty memory and a query
-        // that matched nothing look alike otherwise.
-        let reason = if q.filters.entity_ids.as_ref().is_some_and(Vec::is_empty) {
-            "unknown_entity"
-        } else if found > 0 && above_threshold == 0 {
-            "below_threshold"
-        } else if above_threshold > 0 {
-            "over_budget"
-        } else if has_memories(&user) {
-            "no_match"
-        } else {
-            "no_memories"
-        };
-        out["empty_reason"] = json!(reason);
+        out["empty_reason"] = json!(empty_reason(q, &user, found, above_threshold));
     }
     if q.explain {
         out["explain"] = json!({
@@ -268,6 +207,84 @@ pub fn run_query(q: &QueryRequest) -> Value {
         });
     }
     out
+}
+
+/// With `"entity"`, the request narrowed to the memories linked to the entity it names
+/// (docs/design.md "Entities"); `None` without one.
+fn with_entity(user: &str, q: &QueryRequest) -> Option<QueryRequest> {
+    let e = q.entity.as_ref()?;
+    if e.chars().count() > memory_core::entities::MAX_NAME_CHARS {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!(
+                "invalid \"entity\": longer than {} characters",
+                memory_core::entities::MAX_NAME_CHARS
+            ),
+            None,
+        );
+    }
+    let mut r = q.clone();
+    r.filters.entity_ids = Some(crate::ops::entities::lookup(user, e));
+    Some(r)
+}
+
+/// At most `rag_length` memories of each category in context `rag` (`caps`), best first.
+fn within_caps(hits: &mut Vec<Hit>, caps: &HashMap<String, usize>) {
+    if caps.is_empty() {
+        return;
+    }
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    hits.retain(|h| match h.category.as_ref().and_then(|c| caps.get(c)) {
+        Some(cap) => {
+            let n = seen
+                .entry(h.category.clone().unwrap_or_default())
+                .or_insert(0);
+            *n += 1;
+            *n <= *cap
+        }
+        None => true,
+    });
+}
+
+/// One result as the request's `return` mode shows it.
+fn item(q: &QueryRequest, user: &str, categories: Option<&[String]>, h: &Hit, line: &str) -> Value {
+    let mut item = match q.mode {
+        ReturnMode::Bullets => json!({ "id": h.id, "category": h.category, "text": line }),
+        ReturnMode::Full => json!({
+            "id": h.id, "category": h.category, "text": line, "content": h.content,
+            "score": round4(h.score), "importance": h.importance, "tags": h.tags,
+            "metadata": h.metadata, "updated_at": h.updated_at, "happened_at": h.happened,
+            "related": related(user, &h.id, categories),
+        }),
+    };
+    if let Some(by) = &h.superseded_by {
+        item["superseded_by"] = json!(by);
+    }
+    if q.explain {
+        item["explain"] = explain(h);
+    }
+    item
+}
+
+/// Why nothing came back (docs/api.md "Empty results"): an empty memory and a query that
+/// matched nothing look alike otherwise.
+fn empty_reason(
+    q: &QueryRequest,
+    user: &str,
+    found: usize,
+    above_threshold: usize,
+) -> &'static str {
+    if q.filters.entity_ids.as_ref().is_some_and(Vec::is_empty) {
+        "unknown_entity"
+    } else if found > 0 && above_threshold == 0 {
+        "below_threshold"
+    } else if above_threshold > 0 {
+        "over_budget"
+    } else if has_memories(user) {
+        "no_match"
+    } else {
+        "no_memories"
+    }
 }
 
 /// A memory file as recall shows it (its path and summary): `(YYYY-MM-DD) [file]

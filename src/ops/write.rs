@@ -205,7 +205,21 @@ fn link(user: &str, from: &str, to: &str, kind: &str, strength: f32) {
     );
 }
 
-/// Writes one prepared request; the response of docs/api.md.
+/// A write's columns as its statements take them.
+struct Columns<'a> {
+    req: &'a WriteRequest,
+    user: &'a str,
+    text: &'a str,
+    tags: Option<Vec<String>>,
+    happened: Option<String>,
+    metadata: Option<JsonB>,
+    vec_text: Option<String>,
+    model_id: Option<String>,
+}
+
+/// Writes one prepared request; the response of docs/api.md. Four paths: an update of the
+/// memory the request names, an exact duplicate refreshed, a near duplicate merged, a new
+/// memory inserted; the last two end alike (`finish`).
 fn write_one(p: Prepared) -> Value {
     let Prepared {
         req,
@@ -217,85 +231,22 @@ fn write_one(p: Prepared) -> Value {
     // A provider outage or a full model registry stores the memory without a vector (found by
     // keyword meanwhile) and leaves it to the backfill: the write is never lost.
     let (vec_text, model_id) = embedding.columns();
-    let model_id = model_id.map(str::to_string);
-    let tags: Option<Vec<String>> = req.tags.clone();
-    let happened = req.happened_at.map(|t| t.to_rfc3339());
-    let metadata = req.metadata.clone().map(JsonB);
-
-    // Update of a named memory.
+    let c = Columns {
+        req: &req,
+        user: &user,
+        text: &text,
+        tags: req.tags.clone(),
+        happened: req.happened_at.map(|t| t.to_rfc3339()),
+        metadata: req.metadata.clone().map(JsonB),
+        vec_text,
+        model_id: model_id.map(str::to_string),
+    };
     if let Some(id) = &req.id {
-        let done = spi::one_opt::<String>(
-            &sql(include_str!("../../sql/queries/write_update.sql")),
-            &[
-                user.as_str().into(),
-                id.as_str().into(),
-                text.as_str().into(),
-                req.category.clone().into(),
-                req.importance.into(),
-                req.pinned.into(),
-                tags.clone().into(),
-                metadata.into(),
-                req.content.clone().into(),
-                vec_text.clone().into(),
-                model_id.clone().into(),
-                happened.clone().into(),
-                req.kind.clone().into(),
-            ],
-            "updating a memory",
-        );
-        let Some(id) = done else {
-            raise(
-                SqlState::NoDataFound,
-                format!("memory {id} not found"),
-                None,
-            )
-        };
-        embedding.record(&user, "item", &id);
-        let thread = spi::one_opt::<String>(
-            "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
-            &[user.as_str().into(), id.as_str().into()],
-            "reading a thread",
-        );
-        let actor = spi::one_opt::<String>(
-            "SELECT actor_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
-            &[user.as_str().into(), id.as_str().into()],
-            "reading an actor",
-        );
-        // The entities its new text names (src/ops/entities.rs).
-        crate::ops::entities::link(&user, &id, &text, actor.as_deref());
-        events::record(Event {
-            thread: thread.as_deref(),
-            memory_id: Some(&id),
-            category: req.category.as_deref(),
-            ..Event::new(&user, Node::Hotpath, "update")
-        });
-        return json!({ "id": id, "event": "updated", "revision": thread_revision(&user, thread.as_deref()), "related": [] });
+        return update_named(c, id, &embedding);
     }
-
-    // Exact duplicate: refresh it, change nothing else.
-    if let Some(id) = spi::with_custom_plan(|| {
-        spi::one_kept::<String>(
-            include_str!("../../sql/queries/write_exact.sql"),
-            &[user.as_str().into(), text.as_str().into()],
-            "checking for an exact duplicate",
-        )
-    }) {
-        events::record(Event {
-            thread: req.thread_id.as_deref(),
-            status: "skipped",
-            memory_id: Some(&id),
-            category: req.category.as_deref(),
-            ..Event::new(&user, Node::Hotpath, "create")
-        });
-        let mut out = json!({ "id": id, "event": "noop", "related": [] });
-        if let Some(old) = req.supersedes.as_ref().filter(|o| **o != id) {
-            supersede(&user, old, &id);
-            out["superseded"] = json!(old);
-        }
-        out["revision"] = json!(thread_revision(&user, req.thread_id.as_deref()));
+    if let Some(out) = refresh_exact(&c) {
         return out;
     }
-
     let near = match embedding.vector() {
         Some((model, v)) => neighbours(&user, model, v),
         None => vec![],
@@ -311,93 +262,193 @@ fn write_one(p: Prepared) -> Value {
             gucs::link_threshold() as f32,
         )
     };
-
-    let (id, event) = if let Some(target) = &decision.merge_into {
-        // Near duplicate: the newer wording replaces the older; tags, importance and pinning
-        // keep the stronger of both.
-        let id = spi::one_opt::<String>(
-            &sql(include_str!("../../sql/queries/write_merge.sql")),
-            &[
-                user.as_str().into(),
-                target.as_str().into(),
-                text.as_str().into(),
-                req.category.clone().into(),
-                req.importance.into(),
-                req.pinned.into(),
-                tags.clone().into(),
-                metadata.into(),
-                req.content.clone().into(),
-                vec_text.clone().into(),
-                model_id.clone().into(),
-            ],
-            "updating a near duplicate",
-        )
-        .unwrap_or_else(|| {
-            raise(
-                SqlState::NoDataFound,
-                format!("memory {target} vanished"),
-                None,
-            )
-        });
-        (id, "updated")
-    } else {
-        let previous = match req.thread_id.as_deref() {
-            Some(t) => spi::one_kept::<String>(
-                include_str!("../../sql/queries/write_previous.sql"),
-                &[user.as_str().into(), t.into()],
-                "finding the thread's last memory",
-            ),
-            None => spi::one_kept::<String>(
-                include_str!("../../sql/queries/write_previous_unthreaded.sql"),
-                &[user.as_str().into(), happened.clone().into()],
-                "finding the last memory written without a thread",
-            ),
-        };
-        let id = spi::one_kept::<String>(
-            &sql(include_str!("../../sql/queries/write_insert.sql")),
-            &[
-                user.as_str().into(),
-                req.kind.as_deref().unwrap_or("semantic").into(),
-                req.category.clone().into(),
-                text.as_str().into(),
-                req.content.clone().into(),
-                tags.clone().into(),
-                req.importance.unwrap_or(2).into(),
-                req.pinned.unwrap_or(false).into(),
-                metadata.into(),
-                req.agent_id.clone().into(),
-                req.run_id.clone().into(),
-                req.actor_id.clone().into(),
-                req.role.clone().into(),
-                req.thread_id.clone().into(),
-                happened.clone().into(),
-                vec_text.clone().into(),
-                model_id.clone().into(),
-            ],
-            "inserting a memory",
-        )
-        .unwrap_or_default();
-        // Consecutive memories of a thread form an episode, and so do thread-less memories of
-        // one sitting (rank.rs uses these edges).
-        if let Some(prev) = previous {
-            link(&user, &id, &prev, "follows", 1.0);
-        }
-        (id, "created")
+    let (id, event) = match &decision.merge_into {
+        Some(target) => (merge_into(c, target), "updated"),
+        None => (insert_new(c), "created"),
     };
     embedding.record(&user, "item", &id);
+    finish(&req, &user, &text, &id, event, &decision.links, best_sim)
+}
+
+/// An update of the memory the request names (`id`).
+fn update_named(c: Columns, id: &str, embedding: &WriteEmbedding) -> Value {
+    let (req, user) = (c.req, c.user);
+    let done = spi::one_opt::<String>(
+        &sql(include_str!("../../sql/queries/write_update.sql")),
+        &[
+            user.into(),
+            id.into(),
+            c.text.into(),
+            req.category.clone().into(),
+            req.importance.into(),
+            req.pinned.into(),
+            c.tags.into(),
+            c.metadata.into(),
+            req.content.clone().into(),
+            c.vec_text.into(),
+            c.model_id.into(),
+            c.happened.into(),
+            req.kind.clone().into(),
+        ],
+        "updating a memory",
+    );
+    let Some(id) = done else {
+        raise(
+            SqlState::NoDataFound,
+            format!("memory {id} not found"),
+            None,
+        )
+    };
+    embedding.record(user, "item", &id);
+    let thread = spi::one_opt::<String>(
+        "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+        &[user.into(), id.as_str().into()],
+        "reading a thread",
+    );
+    let actor = spi::one_opt::<String>(
+        "SELECT actor_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+        &[user.into(), id.as_str().into()],
+        "reading an actor",
+    );
+    // The entities its new text names (src/ops/entities.rs).
+    crate::ops::entities::link(user, &id, c.text, actor.as_deref());
+    events::record(Event {
+        thread: thread.as_deref(),
+        memory_id: Some(&id),
+        category: req.category.as_deref(),
+        ..Event::new(user, Node::Hotpath, "update")
+    });
+    json!({ "id": id, "event": "updated", "revision": thread_revision(user, thread.as_deref()), "related": [] })
+}
+
+/// An exact duplicate: refreshed, nothing else changed; `None` when there is none.
+fn refresh_exact(c: &Columns) -> Option<Value> {
+    let (req, user) = (c.req, c.user);
+    let id = spi::with_custom_plan(|| {
+        spi::one_kept::<String>(
+            include_str!("../../sql/queries/write_exact.sql"),
+            &[user.into(), c.text.into()],
+            "checking for an exact duplicate",
+        )
+    })?;
+    events::record(Event {
+        thread: req.thread_id.as_deref(),
+        status: "skipped",
+        memory_id: Some(&id),
+        category: req.category.as_deref(),
+        ..Event::new(user, Node::Hotpath, "create")
+    });
+    let mut out = json!({ "id": id, "event": "noop", "related": [] });
+    if let Some(old) = req.supersedes.as_ref().filter(|o| **o != id) {
+        supersede(user, old, &id);
+        out["superseded"] = json!(old);
+    }
+    out["revision"] = json!(thread_revision(user, req.thread_id.as_deref()));
+    Some(out)
+}
+
+/// A near duplicate: the newer wording replaces the older; tags, importance and pinning keep
+/// the stronger of both. Returns the memory's id.
+fn merge_into(c: Columns, target: &str) -> String {
+    let req = c.req;
+    spi::one_opt::<String>(
+        &sql(include_str!("../../sql/queries/write_merge.sql")),
+        &[
+            c.user.into(),
+            target.into(),
+            c.text.into(),
+            req.category.clone().into(),
+            req.importance.into(),
+            req.pinned.into(),
+            c.tags.into(),
+            c.metadata.into(),
+            req.content.clone().into(),
+            c.vec_text.into(),
+            c.model_id.into(),
+        ],
+        "updating a near duplicate",
+    )
+    .unwrap_or_else(|| {
+        raise(
+            SqlState::NoDataFound,
+            format!("memory {target} vanished"),
+            None,
+        )
+    })
+}
+
+/// A new memory, after the last one of its thread (or of its sitting) in an episode edge.
+/// Returns its id.
+fn insert_new(c: Columns) -> String {
+    let (req, user) = (c.req, c.user);
+    let previous = match req.thread_id.as_deref() {
+        Some(t) => spi::one_kept::<String>(
+            include_str!("../../sql/queries/write_previous.sql"),
+            &[user.into(), t.into()],
+            "finding the thread's last memory",
+        ),
+        None => spi::one_kept::<String>(
+            include_str!("../../sql/queries/write_previous_unthreaded.sql"),
+            &[user.into(), c.happened.clone().into()],
+            "finding the last memory written without a thread",
+        ),
+    };
+    let id = spi::one_kept::<String>(
+        &sql(include_str!("../../sql/queries/write_insert.sql")),
+        &[
+            user.into(),
+            req.kind.as_deref().unwrap_or("semantic").into(),
+            req.category.clone().into(),
+            c.text.into(),
+            req.content.clone().into(),
+            c.tags.into(),
+            req.importance.unwrap_or(2).into(),
+            req.pinned.unwrap_or(false).into(),
+            c.metadata.into(),
+            req.agent_id.clone().into(),
+            req.run_id.clone().into(),
+            req.actor_id.clone().into(),
+            req.role.clone().into(),
+            req.thread_id.clone().into(),
+            c.happened.into(),
+            c.vec_text.into(),
+            c.model_id.into(),
+        ],
+        "inserting a memory",
+    )
+    .unwrap_or_default();
+    // Consecutive memories of a thread form an episode, and so do thread-less memories of
+    // one sitting (rank.rs uses these edges).
+    if let Some(prev) = previous {
+        link(user, &id, &prev, "follows", 1.0);
+    }
+    id
+}
+
+/// What a merged or inserted memory gets next: its entities, its related links, its event,
+/// what it supersedes, and the answer.
+fn finish(
+    req: &WriteRequest,
+    user: &str,
+    text: &str,
+    id: &str,
+    event: &str,
+    links: &[(String, f32)],
+    best_sim: Option<f32>,
+) -> Value {
     // The entities it names (src/ops/entities.rs): the same transaction as the memory.
-    crate::ops::entities::link(&user, &id, &text, req.actor_id.as_deref());
+    crate::ops::entities::link(user, id, text, req.actor_id.as_deref());
     let mut related = vec![];
-    for (to, strength) in &decision.links {
-        if *to != id {
-            link(&user, &id, to, "related_to", *strength);
+    for (to, strength) in links {
+        if to != id {
+            link(user, id, to, "related_to", *strength);
             related.push(json!({ "id": to, "strength": strength }));
         }
     }
     let thread = if event == "updated" {
         spi::one_opt::<String>(
             "SELECT thread_id FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
-            &[user.as_str().into(), id.as_str().into()],
+            &[user.into(), id.into()],
             "reading a thread",
         )
     } else {
@@ -411,18 +462,18 @@ fn write_one(p: Prepared) -> Value {
         } else {
             "create"
         },
-        memory_id: Some(&id),
+        memory_id: Some(id),
         category: req.category.as_deref(),
         sim: best_sim,
-        ..Event::new(&user, Node::Hotpath, "create")
+        ..Event::new(user, Node::Hotpath, "create")
     });
     let mut out = json!({ "id": id, "event": event, "related": related });
     // A near duplicate folded into the memory it supersedes has already replaced its wording.
-    if let Some(old) = req.supersedes.as_ref().filter(|o| **o != id) {
-        supersede(&user, old, &id);
+    if let Some(old) = req.supersedes.as_ref().filter(|o| o.as_str() != id) {
+        supersede(user, old, id);
         out["superseded"] = json!(old);
     }
-    out["revision"] = json!(thread_revision(&user, thread.as_deref()));
+    out["revision"] = json!(thread_revision(user, thread.as_deref()));
     out
 }
 

@@ -32,180 +32,192 @@ pub fn check_rows(doc: &Value) -> Result<(), String> {
     let Some(doc) = doc.as_object() else {
         return Ok(());
     };
-    let id = |r: &Value, f: &'static str, required: bool| -> Result<(), String> {
-        match r.get(f) {
-            None | Some(Value::Null) if !required => Ok(()),
-            Some(Value::String(s)) => crate::validate::id(f, Some(s))
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-            _ => Err(format!("{f} must be a string")),
-        }
-    };
-    let string = |r: &Value, f: &'static str| -> Option<String> {
-        r.get(f).and_then(Value::as_str).map(str::to_string)
-    };
-    let key = |r: &Value, f: &'static str, may_be_empty: bool| -> Result<(), String> {
-        match r.get(f) {
-            None | Some(Value::Null) => Ok(()),
-            Some(Value::String(s)) if s.is_empty() && may_be_empty => Ok(()),
-            Some(Value::String(s)) if s.is_empty() => Err(format!("{f} must not be empty")),
-            Some(Value::String(s)) if s.chars().count() > 200 => {
-                Err(format!("{f} is longer than 200 characters"))
-            }
-            Some(Value::String(s)) => crate::names::legible(s).map_err(|why| format!("{f} {why}")),
-            _ => Err(format!("{f} must be a string")),
-        }
-    };
     for (section, rows) in doc {
         let Some(rows) = rows.as_array() else {
             continue;
         };
         for (i, r) in rows.iter().enumerate() {
-            let checked: Result<(), String> = (|| {
-                match section.as_str() {
-                    "agents" => id(r, "agent_id", true)?,
-                    "threads" => {
-                        id(r, "thread_id", true)?;
-                        id(r, "agent_id", false)?;
-                    }
-                    "blocks" => {
-                        id(r, "agent_id", true)?;
-                        let label = string(r, "label").ok_or("label must be a string")?;
-                        crate::blocks::check_label(&label).map_err(|e| e.to_string())?;
-                        let value = string(r, "value").unwrap_or_default();
-                        if let Some(limit) = r.get("char_limit").and_then(Value::as_i64) {
-                            let limit = crate::blocks::check_char_limit(limit)
-                                .map_err(|e| e.to_string())?;
-                            crate::blocks::fits(&label, value, limit).map_err(|e| e.to_string())?;
-                        }
-                    }
-                    "memories" | "proposals" => {
-                        let kind = string(r, "kind").unwrap_or_else(|| "semantic".into());
-                        let text = string(r, "text").ok_or("text must be a string")?;
-                        crate::text::check(&kind, &text).map_err(|e| e.to_string())?;
-                        if let Some(c) = string(r, "category") {
-                            let n = crate::names::category(&c).map_err(|e| e.to_string())?;
-                            if n != c {
-                                return Err(format!(
-                                    "category \"{}\" is not written as stored (\"{n}\")",
-                                    crate::names::shown(&c)
-                                ));
-                            }
-                        }
-                        for f in ["thread_id", "agent_id", "run_id", "actor_id"] {
-                            id(r, f, false)?;
-                        }
-                    }
-                    "messages" => {
-                        id(r, "thread_id", true)?;
-                        crate::validate::role(r.get("role").and_then(Value::as_str))
-                            .map_err(|e| e.to_string())?;
-                        id(r, "tool_call_id", false)?;
-                        id(r, "name", false)?;
-                    }
-                    "files" => {
-                        let path = string(r, "path").ok_or("path must be a string")?;
-                        let clean = crate::files::path(Some(&path)).map_err(|e| e.to_string())?;
-                        if clean != path {
-                            return Err("path is not written as stored (in NFC)".into());
-                        }
-                    }
-                    "details" | "checkpoints" => id(r, "thread_id", section == "checkpoints")?,
-                    "categories" | "allowlists" => {
-                        if section == "categories" {
-                            match r.get("context") {
-                                None | Some(Value::Null) => {}
-                                Some(Value::String(c)) if c == "all" || c == "rag" => {}
-                                _ => return Err("context must be \"all\" or \"rag\"".into()),
-                            }
-                            match r.get("rag_length") {
-                                None | Some(Value::Null) => {}
-                                Some(v)
-                                    if v.as_i64().is_some_and(|n| {
-                                        (1..=i64::from(i32::MAX)).contains(&n)
-                                    }) => {}
-                                _ => {
-                                    return Err(
-                                        "rag_length must be a whole number of 1 or more".into()
-                                    )
-                                }
-                            }
-                            if r.get("screen")
-                                .is_some_and(|v| !v.is_null() && !v.is_object())
-                            {
-                                return Err("screen must be a JSON object".into());
-                            }
-                        }
-                        let f = if section == "categories" {
-                            "name"
-                        } else {
-                            "category"
-                        };
-                        if let Some(c) = string(r, f) {
-                            let n = crate::names::category(&c).map_err(|e| e.to_string())?;
-                            if n != c {
-                                return Err(format!(
-                                    "{f} \"{}\" is not written as stored (\"{n}\")",
-                                    crate::names::shown(&c)
-                                ));
-                            }
-                        }
-                    }
-                    "store_items" | "store_vectors" => {
-                        let ns: Vec<Option<String>> = match r.get("namespace") {
-                            Some(Value::Array(a)) => {
-                                a.iter().map(|x| x.as_str().map(str::to_string)).collect()
-                            }
-                            _ => return Err("namespace must be an array of labels".into()),
-                        };
-                        crate::store::namespace(&ns).map_err(|e| e.to_string())?;
-                        crate::store::key(&string(r, "key").unwrap_or_default())
-                            .map_err(|e| e.to_string())?;
-                        if section == "store_items" {
-                            crate::store::value(r.get("value").unwrap_or(&Value::Null))
-                                .map_err(|e| e.to_string())?;
-                        }
-                    }
-                    "checkpoint_steps" | "checkpoint_blobs" | "checkpoint_writes" => {
-                        id(r, "thread_id", true)?;
-                        key(r, "checkpoint_ns", true)?;
-                        key(r, "checkpoint_id", false)?;
-                        key(r, "parent_checkpoint_id", true)?;
-                        key(r, "task_id", true)?;
-                        key(r, "task_path", true)?;
-                    }
-                    "entities" => {
-                        let name = string(r, "name").ok_or("name must be a string")?;
-                        let mut names = vec![name];
-                        if let Some(Value::Array(a)) = r.get("aliases") {
-                            names.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
-                        }
-                        for n in names {
-                            if n.chars().count() > crate::entities::MAX_NAME_CHARS
-                                || crate::entities::norm(&n).is_empty()
-                            {
-                                return Err(format!(
-                                    "name \"{}\" is not a name of 1 to {} characters",
-                                    crate::names::shown(&n),
-                                    crate::entities::MAX_NAME_CHARS
-                                ));
-                            }
-                            crate::names::legible(&n).map_err(|why| {
-                                format!("name \"{}\" {why}", crate::names::shown(&n))
-                            })?;
-                            if n.contains(['<', '>']) {
-                                return Err(format!(
-                                    "name \"{}\" contains < or >",
-                                    crate::names::shown(&n)
-                                ));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                Ok(())
-            })();
-            checked.map_err(|why| format!("{section}[{i}]: {why}"))?;
+            check_row(section, r).map_err(|why| format!("{section}[{i}]: {why}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// One row of `section`, by the rules of the write path that section's rows come from.
+fn check_row(section: &str, r: &Value) -> Result<(), String> {
+    match section {
+        "agents" => id(r, "agent_id", true),
+        "threads" => {
+            id(r, "thread_id", true)?;
+            id(r, "agent_id", false)
+        }
+        "blocks" => check_block(r),
+        "memories" | "proposals" => check_memory(r),
+        "messages" => {
+            id(r, "thread_id", true)?;
+            crate::validate::role(r.get("role").and_then(Value::as_str))
+                .map_err(|e| e.to_string())?;
+            id(r, "tool_call_id", false)?;
+            id(r, "name", false)
+        }
+        "files" => {
+            let path = string(r, "path").ok_or("path must be a string")?;
+            let clean = crate::files::path(Some(&path)).map_err(|e| e.to_string())?;
+            if clean != path {
+                return Err("path is not written as stored (in NFC)".into());
+            }
+            Ok(())
+        }
+        "details" | "checkpoints" => id(r, "thread_id", section == "checkpoints"),
+        "categories" | "allowlists" => check_category(section, r),
+        "store_items" | "store_vectors" => check_store(section, r),
+        "checkpoint_steps" | "checkpoint_blobs" | "checkpoint_writes" => {
+            id(r, "thread_id", true)?;
+            key(r, "checkpoint_ns", true)?;
+            key(r, "checkpoint_id", false)?;
+            key(r, "parent_checkpoint_id", true)?;
+            key(r, "task_id", true)?;
+            key(r, "task_path", true)
+        }
+        "entities" => check_entity(r),
+        _ => Ok(()),
+    }
+}
+
+/// Field `f` of `r` as an id (validate::id); absent is fine unless `required`.
+fn id(r: &Value, f: &'static str, required: bool) -> Result<(), String> {
+    match r.get(f) {
+        None | Some(Value::Null) if !required => Ok(()),
+        Some(Value::String(s)) => crate::validate::id(f, Some(s))
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        _ => Err(format!("{f} must be a string")),
+    }
+}
+
+fn string(r: &Value, f: &'static str) -> Option<String> {
+    r.get(f).and_then(Value::as_str).map(str::to_string)
+}
+
+/// Field `f` of `r` as a checkpoint key: legible, at most 200 characters, empty only when
+/// `may_be_empty`.
+fn key(r: &Value, f: &'static str, may_be_empty: bool) -> Result<(), String> {
+    match r.get(f) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(s)) if s.is_empty() && may_be_empty => Ok(()),
+        Some(Value::String(s)) if s.is_empty() => Err(format!("{f} must not be empty")),
+        Some(Value::String(s)) if s.chars().count() > 200 => {
+            Err(format!("{f} is longer than 200 characters"))
+        }
+        Some(Value::String(s)) => crate::names::legible(s).map_err(|why| format!("{f} {why}")),
+        _ => Err(format!("{f} must be a string")),
+    }
+}
+
+/// Category `c` (of field `f`) as it is stored, or why not.
+fn stored_category(f: &str, c: &str) -> Result<(), String> {
+    let n = crate::names::category(c).map_err(|e| e.to_string())?;
+    if n != c {
+        return Err(format!(
+            "{f} \"{}\" is not written as stored (\"{n}\")",
+            crate::names::shown(c)
+        ));
+    }
+    Ok(())
+}
+
+fn check_block(r: &Value) -> Result<(), String> {
+    id(r, "agent_id", true)?;
+    let label = string(r, "label").ok_or("label must be a string")?;
+    crate::blocks::check_label(&label).map_err(|e| e.to_string())?;
+    let value = string(r, "value").unwrap_or_default();
+    if let Some(limit) = r.get("char_limit").and_then(Value::as_i64) {
+        let limit = crate::blocks::check_char_limit(limit).map_err(|e| e.to_string())?;
+        crate::blocks::fits(&label, value, limit).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn check_memory(r: &Value) -> Result<(), String> {
+    let kind = string(r, "kind").unwrap_or_else(|| "semantic".into());
+    let text = string(r, "text").ok_or("text must be a string")?;
+    crate::text::check(&kind, &text).map_err(|e| e.to_string())?;
+    if let Some(c) = string(r, "category") {
+        stored_category("category", &c)?;
+    }
+    for f in ["thread_id", "agent_id", "run_id", "actor_id"] {
+        id(r, f, false)?;
+    }
+    Ok(())
+}
+
+fn check_category(section: &str, r: &Value) -> Result<(), String> {
+    if section == "categories" {
+        match r.get("context") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(c)) if c == "all" || c == "rag" => {}
+            _ => return Err("context must be \"all\" or \"rag\"".into()),
+        }
+        match r.get("rag_length") {
+            None | Some(Value::Null) => {}
+            Some(v)
+                if v.as_i64()
+                    .is_some_and(|n| (1..=i64::from(i32::MAX)).contains(&n)) => {}
+            _ => return Err("rag_length must be a whole number of 1 or more".into()),
+        }
+        if r.get("screen")
+            .is_some_and(|v| !v.is_null() && !v.is_object())
+        {
+            return Err("screen must be a JSON object".into());
+        }
+    }
+    let f = if section == "categories" {
+        "name"
+    } else {
+        "category"
+    };
+    match string(r, f) {
+        Some(c) => stored_category(f, &c),
+        None => Ok(()),
+    }
+}
+
+fn check_store(section: &str, r: &Value) -> Result<(), String> {
+    let ns: Vec<Option<String>> = match r.get("namespace") {
+        Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string)).collect(),
+        _ => return Err("namespace must be an array of labels".into()),
+    };
+    crate::store::namespace(&ns).map_err(|e| e.to_string())?;
+    crate::store::key(&string(r, "key").unwrap_or_default()).map_err(|e| e.to_string())?;
+    if section == "store_items" {
+        crate::store::value(r.get("value").unwrap_or(&Value::Null)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn check_entity(r: &Value) -> Result<(), String> {
+    let name = string(r, "name").ok_or("name must be a string")?;
+    let mut names = vec![name];
+    if let Some(Value::Array(a)) = r.get("aliases") {
+        names.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    for n in names {
+        if n.chars().count() > crate::entities::MAX_NAME_CHARS
+            || crate::entities::norm(&n).is_empty()
+        {
+            return Err(format!(
+                "name \"{}\" is not a name of 1 to {} characters",
+                crate::names::shown(&n),
+                crate::entities::MAX_NAME_CHARS
+            ));
+        }
+        crate::names::legible(&n)
+            .map_err(|why| format!("name \"{}\" {why}", crate::names::shown(&n)))?;
+        if n.contains(['<', '>']) {
+            return Err(format!(
+                "name \"{}\" contains < or >",
+                crate::names::shown(&n)
+            ));
         }
     }
     Ok(())
@@ -489,140 +501,14 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
             name = format!("{name}-{ai}");
             names.insert(name.clone());
         }
-        let mut meta = Map::new();
-        for k in [
-            "description",
-            "system",
-            "agent_type",
-            "tags",
-            "model",
-            "timezone",
-        ] {
-            if let Some(v) = a.get(k).filter(|v| !v.is_null()) {
-                meta.insert(k.to_string(), v.clone());
-            }
-        }
-        if let Some(l) = a.get("llm_config").and_then(|l| l.get("model")) {
-            meta.insert("model".into(), l.clone());
-        }
-        meta.insert("source".into(), json!("letta_af"));
+        let meta = letta_agent_metadata(a);
         out_agents.push(json!({ "agent_id": name, "metadata": meta }));
-        // Core memory: the agent's blocks (shared blocks are copied to each agent that has them).
-        let mut labels = std::collections::BTreeSet::new();
-        let block_ids: Vec<&str> = a
-            .get("block_ids")
-            .and_then(Value::as_array)
-            .map(|ids| ids.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let inline: Vec<&Value> = a
-            .get("memory_blocks")
-            .and_then(Value::as_array)
-            .map(|b| b.iter().collect())
-            .unwrap_or_default();
-        for b in block_ids
-            .iter()
-            .filter_map(|id| blocks_by_id.get(id).copied())
-            .chain(inline)
-        {
-            let Some(label) = text_of(b.get("label")) else {
-                continue;
-            };
-            if !labels.insert(label.clone()) {
-                continue;
-            }
-            let value = b.get("value").and_then(Value::as_str).unwrap_or("");
-            let limit = b
-                .get("limit")
-                .and_then(Value::as_i64)
-                .unwrap_or(20_000)
-                .clamp(1, 1_000_000)
-                .max(value.chars().count() as i64);
-            out_blocks.push(json!({
-                "id": format!("letta:{seed}:{file_id}:{}", b.get("id").and_then(Value::as_str).unwrap_or(&label)),
-                "agent_id": name,
-                "label": label,
-                "value": value,
-                "char_limit": limit,
-                "read_only": b.get("read_only").and_then(Value::as_bool).unwrap_or(false),
-                "description": b.get("description").and_then(Value::as_str),
-            }));
-        }
-        // Recall: the agent's one conversation, in order.
-        let in_context: std::collections::BTreeSet<&str> = a
-            .get("in_context_message_ids")
-            .and_then(Value::as_array)
-            .map(|ids| ids.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let messages = a
-            .get("messages")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut seq = 0i64;
-        for m in &messages {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-            if !crate::validate::ROLES.contains(&role) {
-                notes.push(format!(
-                    "agent {name}: a message with role \"{role}\" skipped"
-                ));
-                continue;
-            }
-            seq += 1;
-            let content = letta_text(m);
-            let tool_calls = m.get("tool_calls").filter(|t| t.is_array()).cloned();
-            let tool_calls_text = tool_calls.as_ref().map(Value::to_string);
-            let name_field = m.get("name").and_then(Value::as_str);
-            let tokens =
-                tokens::message_tokens(enc, role, &content, name_field, tool_calls_text.as_deref());
-            let mid = m.get("id").and_then(Value::as_str).unwrap_or("");
-            out_messages.push(json!({
-                "id": format!("letta:{seed}:{file_id}:{mid}:{seq}"),
-                "thread_id": name,
-                "seq": seq,
-                "role": role,
-                "content": content,
-                "tool_calls": tool_calls,
-                "tool_call_id": m.get("tool_call_id").and_then(Value::as_str),
-                "name": name_field,
-                "token_count": tokens,
-                "in_context": in_context.is_empty() || in_context.contains(mid),
-                "is_summary": false,
-                "created_at": m.get("created_at").filter(|t| t.is_string()),
-                "metadata": { "letta_id": mid },
-            }));
-        }
+        out_blocks.extend(letta_blocks(a, &blocks_by_id, &seed, file_id, &name));
+        let (messages, seq) = letta_messages(a, enc, &seed, file_id, &name, &mut notes);
+        out_messages.extend(messages);
         out_threads
             .push(json!({ "thread_id": name, "agent_id": name, "last_seq": seq, "revision": 0 }));
-        // Archival memory, when the file carries it.
-        for (pi, p) in a
-            .get("passages")
-            .or_else(|| a.get("archival_memory"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let Some(text) = text_of(p.get("text")).or_else(|| text_of(Some(p))) else {
-                continue;
-            };
-            let mut row = json!({
-                "id": format!("letta:{seed}:{file_id}:passage:{}", p.get("id").and_then(Value::as_str).map_or(pi.to_string(), str::to_string)),
-                "kind": "archival",
-                "text": text,
-                "agent_id": name,
-                "state": "active",
-                "tags": p.get("tags").filter(|t| t.is_array()).cloned().unwrap_or(json!([])),
-                "metadata": { "source": "letta_af" },
-                "created_at": p.get("created_at").filter(|t| t.is_string()),
-                "happened_at": p.get("created_at").filter(|t| t.is_string()),
-            });
-            if row["created_at"].is_null() {
-                let o = row.as_object_mut().expect("an object");
-                o.remove("created_at");
-                o.remove("happened_at");
-            }
-            out_memories.push(row);
-        }
+        out_memories.extend(letta_passages(a, &seed, file_id, &name));
     }
     let tools = doc
         .get("tools")
@@ -646,6 +532,174 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
         }),
         notes,
     })
+}
+
+/// An agent's metadata row from a Letta agent file: its description, system prompt, type,
+/// tags, model and timezone, and where it came from.
+fn letta_agent_metadata(a: &Value) -> Map<String, Value> {
+    let mut meta = Map::new();
+    for k in [
+        "description",
+        "system",
+        "agent_type",
+        "tags",
+        "model",
+        "timezone",
+    ] {
+        if let Some(v) = a.get(k).filter(|v| !v.is_null()) {
+            meta.insert(k.to_string(), v.clone());
+        }
+    }
+    if let Some(l) = a.get("llm_config").and_then(|l| l.get("model")) {
+        meta.insert("model".into(), l.clone());
+    }
+    meta.insert("source".into(), json!("letta_af"));
+    meta
+}
+
+/// Core memory: the agent's blocks, by id from the file's shared blocks and inline (a shared
+/// block is copied to each agent that has it), each label once.
+fn letta_blocks(
+    a: &Value,
+    blocks_by_id: &BTreeMap<&str, &Value>,
+    seed: &str,
+    file_id: &str,
+    name: &str,
+) -> Vec<Value> {
+    let mut out_blocks = vec![];
+    let mut labels = std::collections::BTreeSet::new();
+    let block_ids: Vec<&str> = a
+        .get("block_ids")
+        .and_then(Value::as_array)
+        .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let inline: Vec<&Value> = a
+        .get("memory_blocks")
+        .and_then(Value::as_array)
+        .map(|b| b.iter().collect())
+        .unwrap_or_default();
+    for b in block_ids
+        .iter()
+        .filter_map(|id| blocks_by_id.get(id).copied())
+        .chain(inline)
+    {
+        let Some(label) = text_of(b.get("label")) else {
+            continue;
+        };
+        if !labels.insert(label.clone()) {
+            continue;
+        }
+        let value = b.get("value").and_then(Value::as_str).unwrap_or("");
+        let limit = b
+            .get("limit")
+            .and_then(Value::as_i64)
+            .unwrap_or(20_000)
+            .clamp(1, 1_000_000)
+            .max(value.chars().count() as i64);
+        out_blocks.push(json!({
+            "id": format!("letta:{seed}:{file_id}:{}", b.get("id").and_then(Value::as_str).unwrap_or(&label)),
+            "agent_id": name,
+            "label": label,
+            "value": value,
+            "char_limit": limit,
+            "read_only": b.get("read_only").and_then(Value::as_bool).unwrap_or(false),
+            "description": b.get("description").and_then(Value::as_str),
+        }));
+    }
+    out_blocks
+}
+
+/// Recall: the agent's one conversation, in order, as the thread named after the agent; a
+/// message of a role memory_ext has not is left out with a note. Returns the rows and the last
+/// seq.
+fn letta_messages(
+    a: &Value,
+    enc: Encoding,
+    seed: &str,
+    file_id: &str,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> (Vec<Value>, i64) {
+    let mut out_messages = vec![];
+    let in_context: std::collections::BTreeSet<&str> = a
+        .get("in_context_message_ids")
+        .and_then(Value::as_array)
+        .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let messages = a
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut seq = 0i64;
+    for m in &messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if !crate::validate::ROLES.contains(&role) {
+            notes.push(format!(
+                "agent {name}: a message with role \"{role}\" skipped"
+            ));
+            continue;
+        }
+        seq += 1;
+        let content = letta_text(m);
+        let tool_calls = m.get("tool_calls").filter(|t| t.is_array()).cloned();
+        let tool_calls_text = tool_calls.as_ref().map(Value::to_string);
+        let name_field = m.get("name").and_then(Value::as_str);
+        let tokens =
+            tokens::message_tokens(enc, role, &content, name_field, tool_calls_text.as_deref());
+        let mid = m.get("id").and_then(Value::as_str).unwrap_or("");
+        out_messages.push(json!({
+            "id": format!("letta:{seed}:{file_id}:{mid}:{seq}"),
+            "thread_id": name,
+            "seq": seq,
+            "role": role,
+            "content": content,
+            "tool_calls": tool_calls,
+            "tool_call_id": m.get("tool_call_id").and_then(Value::as_str),
+            "name": name_field,
+            "token_count": tokens,
+            "in_context": in_context.is_empty() || in_context.contains(mid),
+            "is_summary": false,
+            "created_at": m.get("created_at").filter(|t| t.is_string()),
+            "metadata": { "letta_id": mid },
+        }));
+    }
+    (out_messages, seq)
+}
+
+/// Archival memory, when the file carries it (`passages`, or `archival_memory`).
+fn letta_passages(a: &Value, seed: &str, file_id: &str, name: &str) -> Vec<Value> {
+    let mut out_memories = vec![];
+    for (pi, p) in a
+        .get("passages")
+        .or_else(|| a.get("archival_memory"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(text) = text_of(p.get("text")).or_else(|| text_of(Some(p))) else {
+            continue;
+        };
+        let mut row = json!({
+            "id": format!("letta:{seed}:{file_id}:passage:{}", p.get("id").and_then(Value::as_str).map_or(pi.to_string(), str::to_string)),
+            "kind": "archival",
+            "text": text,
+            "agent_id": name,
+            "state": "active",
+            "tags": p.get("tags").filter(|t| t.is_array()).cloned().unwrap_or(json!([])),
+            "metadata": { "source": "letta_af" },
+            "created_at": p.get("created_at").filter(|t| t.is_string()),
+            "happened_at": p.get("created_at").filter(|t| t.is_string()),
+        });
+        if row["created_at"].is_null() {
+            let o = row.as_object_mut().expect("an object");
+            o.remove("created_at");
+            o.remove("happened_at");
+        }
+        out_memories.push(row);
+    }
+    out_memories
 }
 
 #[cfg(test)]
