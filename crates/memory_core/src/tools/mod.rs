@@ -1052,6 +1052,65 @@ mod tests {
         assert!(DEFAULT_TOOLS.iter().all(|d| tool(d).unwrap().default));
     }
 
+    /// The table of every tool in docs/api.md "Agent tools", from `TOOLS`: a tool added to the
+    /// table and not to the docs fails here. `MEMORY_EXT_WRITE_DOCS=1 cargo test -p memory_core
+    /// every_tool_is_in_the_docs` writes it.
+    #[test]
+    fn every_tool_is_in_the_docs() {
+        let a = agent();
+        let mut t = String::from(
+            "| tool | family | offered | arguments (required in bold) |\n|---|---|---|---|\n",
+        );
+        for tool in TOOLS {
+            let (_, params) = (tool.spec)(&a);
+            let req = required(&params);
+            let args: Vec<String> = params["properties"]
+                .as_object()
+                .map(|p| {
+                    p.keys()
+                        .map(|k| {
+                            if req.contains(&k.as_str()) {
+                                format!("**{k}**")
+                            } else {
+                                k.clone()
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            t.push_str(&format!(
+                "| `{}` | {:?} | {} | {} |\n",
+                tool.name,
+                tool.family,
+                if tool.default {
+                    "by default"
+                } else {
+                    "by name"
+                },
+                args.join(", ")
+            ));
+        }
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = (
+            "<!-- tools: generated from memory_core::tools::TOOLS -->\n",
+            "<!-- end of tools -->",
+        );
+        let (a0, b0) = (
+            doc.find(begin).expect("the begin marker") + begin.len(),
+            doc.find(end).expect("the end marker"),
+        );
+        if std::env::var("MEMORY_EXT_WRITE_DOCS").is_ok() {
+            std::fs::write(path, format!("{}{t}{}", &doc[..a0], &doc[b0..])).unwrap();
+            return;
+        }
+        assert_eq!(
+            &doc[a0..b0],
+            t,
+            "docs/api.md's tool table is out of date: MEMORY_EXT_WRITE_DOCS=1 cargo test -p memory_core every_tool_is_in_the_docs"
+        );
+    }
+
     #[test]
     fn paging_reads_like_memgpt() {
         assert_eq!(page_line(0, 0), "No results found.");
