@@ -129,7 +129,7 @@ BEGIN
             END IF;
         END IF;
         IF s.section = 'details' AND n > 0 THEN
-            -- A detail's content is exported whole; stored in 64 KiB chunks (src/ops/detail.rs).
+            -- A detail's content is exported whole; stored in 64 KiB chunks (src/store/detail.rs).
             FOR det IN SELECT r ->> 'key' AS key, coalesce(r ->> 'content', '') AS content FROM jsonb_array_elements(v_rows) r LOOP
                 IF NOT EXISTS (SELECT 1 FROM memory.detail_chunks c WHERE c.user_id = p_user AND c.key = det.key) THEN
                     FOR i IN 0 .. greatest(ceil(length(det.content) / 65536.0)::integer - 1, 0) LOOP

@@ -5,7 +5,7 @@
 // index fields; then hostile text, parallel puts of one key, tenants apart.
 import { Embeddings } from "@langchain/core/embeddings";
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryExtStore, SERVER_EMBEDDINGS } from "../src/ops.js";
+import { MemoryExtStore, SERVER_EMBEDDINGS } from "../src/store.js";
 import { HOSTILE, newPool, tenant } from "./helpers.js";
 
 const pool = newPool();
