@@ -119,10 +119,9 @@ pub fn call(agent_id: &str, thread_id: Option<&str>, name: &str, args: &Value) -
     let outcome: Result<String, (String, Option<String>)> = match tools::parse(name, args, &a) {
         Err(e) => Err((e, None)),
         Ok(c) => match subxact::catching(|| {
-            let family = tools::tool(name)
-                .map(|t| t.family)
-                .unwrap_or(Family::Blocks);
-            run(&cx, family, c)
+            // tools::parse accepts only the table's names, so the lookup finds the tool.
+            let tool = tools::tool(name).expect("a parsed call names a tool of the table");
+            run(&cx, tool.family, c)
         }) {
             Ok(Ok(content)) => Ok(content),
             Ok(Err(refused)) => Err((refused, None)),
