@@ -14,7 +14,20 @@
 --
 -- memory_export_rows (and so memory_export) keeps a store text's vector when the caller made
 -- it (model 'client'), so an import brings it back.
+-- Agent tools (docs/api.md "Agent tools"): an agent's file tools may write the directories the
+-- application allows it: memory.agents.file_paths, set by memory_file_allowlist (new).
+--
 -- Everything else of 0.13.0 is in the library (CHANGELOG.md).
+
+ALTER TABLE memory.agents ADD COLUMN file_paths text[];
+
+CREATE  FUNCTION "memory_file_allowlist"(
+	"agent_id" TEXT, /* Option < & str > */
+	"paths" TEXT[] /* :: std :: option :: Option < Vec < Option < String > > > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_file_allowlist_wrapper';
 
 CREATE OR REPLACE FUNCTION memory._store_match(v jsonb, conds jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$

@@ -65,6 +65,9 @@ CREATE TABLE memory.agents (
     updated_at  timestamptz NOT NULL DEFAULT now(),
     -- The tools it may use at all (memory_tool_allowlist); NULL: every tool.
     tools       text[],
+    -- The directories its file tools may write (memory_file_allowlist), each ending in '/';
+    -- NULL: none.
+    file_paths  text[],
     PRIMARY KEY (user_id, agent_id)
 );
 

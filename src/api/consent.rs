@@ -14,7 +14,7 @@ use pgrx::JsonB;
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_approve(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(crate::ops::write::approve(&id))
+    JsonB(crate::ops::write::approve(&id, None))
 }
 
 /// Rejects a pending proposal: nothing is written; the decision is recorded.
@@ -22,5 +22,5 @@ fn memory_approve(id: Option<pgrx::Uuid>) -> JsonB {
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_reject(id: Option<pgrx::Uuid>) -> JsonB {
     let id = validate::required("id", id.as_ref()).or_raise().to_string();
-    JsonB(ops::reject(&id))
+    JsonB(ops::reject(&id, None))
 }

@@ -203,3 +203,24 @@ fn memory_file_delete(path: Option<&str>, user_id: default!(Option<&str>, "NULL"
     let path = &path_arg(path);
     ops::delete(user_id, path)
 }
+
+/// Sets the directories an agent may write with the file tools (`memory_file_write`,
+/// `memory_file_edit` through memory_tool_call and the gateway), e.g. `{episodes, projects/x}`;
+/// NULL or an empty array: none (Anthropic's memory tool keeps its own `/memories`).
+/// `{agent_id, paths}` with each path as stored (ending in `/`); 22023 for a path that is not a
+/// clean relative directory, P0002 for an unknown agent.
+#[pg_extern(volatile, parallel_unsafe)]
+fn memory_file_allowlist(agent_id: Option<&str>, paths: Option<Vec<Option<String>>>) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let paths = super::no_nulls("paths", paths).map(|p| {
+        let mut out: Vec<String> = vec![];
+        for d in p {
+            let d = rules::prefix(Some(d.trim().trim_start_matches('/'))).or_raise();
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out
+    });
+    JsonB(ops::set_allowlist(agent_id, paths))
+}

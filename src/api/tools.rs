@@ -1,5 +1,5 @@
 //! Agent tools served from SQL (docs/api.md "Agent tools"): `memory_tools`, `memory_tool_call`,
-//! `memory_prompt` and the agent-level tool allowlist. The work is in src/ops/tools.rs, the
+//! `memory_prompt` and the agent-level tool allowlist. The work is in src/ops/tools/, the
 //! rules in crates/memory_core/src/tools/.
 
 use super::no_nulls;

@@ -362,7 +362,7 @@ pub struct Taken {
 /// supersede that is no longer active (forgotten, superseded meanwhile) is left alone: the
 /// approved fact is still written. The write path (src/ops/write.rs `approve`) writes it and
 /// reports back with [`decided`].
-pub fn take(id: &str) -> Taken {
+pub fn take(id: &str, by: Option<String>) -> Taken {
     let (user, status, expired, mut request, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
     if let Some(o) = request.as_object_mut() {
@@ -389,7 +389,7 @@ pub fn take(id: &str) -> Taken {
     Taken {
         user,
         req,
-        by: who(),
+        by: by.unwrap_or_else(who),
     }
 }
 
@@ -404,11 +404,12 @@ pub fn decided(taken: &Taken, id: &str, memory_id: Option<&str>) {
     });
 }
 
-/// memory_reject: records the decision; nothing is written. `{proposal_id, status}`.
-pub fn reject(id: &str) -> Value {
+/// memory_reject: records the decision; nothing is written. `{proposal_id, status}`. `by`
+/// says who decided when it is not the role (the user in a chat, src/ops/tools/consent.rs).
+pub fn reject(id: &str, by: Option<String>) -> Value {
     let (user, status, expired, _, expires) = find(id);
     pending_or_raise(id, &status, expired, &expires);
-    let by = who();
+    let by = by.unwrap_or_else(who);
     as_owner(|| {
         decide(&user, id, "rejected", None, &by);
         events::record(Event::new(&user, Node::Hotpath, "reject"));

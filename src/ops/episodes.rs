@@ -199,12 +199,18 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
     let written = crate::ops::write::write_json(&req);
     let memory_id = written["id"].as_str().unwrap_or_default().to_string();
     // A thread labelled with a project (metadata "project") files its episodes under it: the
-    // weekly roll-up gathers them into projects/<project>/summary.md.
+    // weekly roll-up gathers them into projects/<project>/summary.md. Without one, the run's
+    // own label does ("project: hdrpop" in the user's words).
     let project = spi::one_opt::<String>(
         "SELECT metadata->>'project' FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
         &[user.as_str().into(), thread.into()],
         "reading the thread's project",
-    );
+    )
+    .filter(|p| !p.trim().is_empty())
+    .or_else(|| {
+        let said: Vec<(&str, &str)> = rows.iter().map(|r| (r.1.as_str(), r.2.as_str())).collect();
+        summary::project_label(&said)
+    });
     let mut metadata: Value = json!({
         "kind": "episode", "thread_id": thread, "run_id": run, "from_seq": first_seq,
         "to_seq": last_seq, "memory_id": memory_id, "method": method,

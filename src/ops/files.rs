@@ -386,3 +386,16 @@ pub fn search(
 pub fn delete(user_id: Option<&str>, path: &str) -> bool {
     delete_tree(&tenant::resolve(user_id), path, false) > 0
 }
+
+/// memory_file_allowlist: the directories `agent_id` may write with the file tools (`None` or
+/// empty: none). `{agent_id, paths}`.
+pub fn set_allowlist(agent_id: &str, paths: Option<Vec<String>>) -> Value {
+    let user = crate::pg::lookup::owner(crate::pg::lookup::Owned::Agent, agent_id);
+    let paths = paths.filter(|p| !p.is_empty());
+    spi::run(
+        "UPDATE memory.agents SET file_paths = $3, updated_at = now() WHERE user_id = $1 AND agent_id = $2",
+        &[user.as_str().into(), agent_id.into(), paths.clone().into()],
+        "setting an agent's file directories",
+    );
+    serde_json::json!({"agent_id": agent_id, "paths": paths})
+}

@@ -576,9 +576,10 @@ fn write_gated(p: Prepared) -> Value {
 
 /// memory_approve: writes the caller's pending proposal `id` through this write path and
 /// records the decision (consent decides, src/ops/consent.rs; the write path applies).
-/// `{proposal_id, status, memory_id, event, superseded}`.
-pub fn approve(id: &str) -> Value {
-    let taken = consent::take(id);
+/// `{proposal_id, status, memory_id, event, superseded}`. `by` says who decided when it is not
+/// the role (the user in a chat, src/ops/tools/consent.rs).
+pub fn approve(id: &str, by: Option<String>) -> Value {
+    let taken = consent::take(id, by);
     // The write, the decision and the event as the owner, in that order: the decision is the
     // owner's to write, and Citus refuses a transaction in which two users write to one
     // tenant's shards (docs/citus.md). The proposal was found as the caller, so it is theirs.

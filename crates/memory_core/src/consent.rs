@@ -118,25 +118,168 @@ const FILLER: [&str; 16] = [
     "quite",
 ];
 
+/// Words that frame a statement as a wish, a goal, a plan or a liking without being its value:
+/// "Mia's goal is to run a marathon" and "Mia wants to run a marathon" state one value (a
+/// marathon) in two frames. A word that is neither a frame nor a qualifier ("half", "informal")
+/// is a value, and a value that differs is a different statement.
+const FRAMES: [&str; 33] = [
+    "want",
+    "wants",
+    "wanted",
+    "wanting",
+    "goal",
+    "goals",
+    "aim",
+    "aims",
+    "aiming",
+    "plan",
+    "plans",
+    "planning",
+    "hope",
+    "hopes",
+    "hoping",
+    "wish",
+    "wishes",
+    "like",
+    "likes",
+    "love",
+    "loves",
+    "prefer",
+    "prefers",
+    "preference",
+    "favorite",
+    "favourite",
+    "dream",
+    "dreams",
+    "intend",
+    "intends",
+    "would",
+    "is",
+    "be",
+];
+
+/// Whether the words two statements do not share only frame or qualify them ([`FRAMES`],
+/// [`FILLER`]); a possessive (`Mia's`) counts as its name.
+fn same_value_words(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> std::collections::BTreeSet<String> {
+        crate::consolidate::content_words(t)
+            .into_iter()
+            .map(|w| {
+                let w = w.replace('’', "'");
+                w.strip_suffix("'s").map(str::to_string).unwrap_or(w)
+            })
+            .collect()
+    };
+    let (a, b) = (words(a), words(b));
+    a.symmetric_difference(&b)
+        .all(|w| FILLER.contains(&w.as_str()) || FRAMES.contains(&w.as_str()))
+}
+
 /// Whether `signal` says the same as a pending proposal's `text` in other words (
 /// corroboration by meaning): their cosine `similarity` reaches `threshold`, they agree on
 /// names and numbers (crate::dedupe::same_fact), neither negates what the other states, and
-/// the content words they do not share are only qualifiers ([`FILLER`]). The last rule is what
+/// the content words they do not share only qualify ([`FILLER`]) or frame ([`FRAMES`]) the
+/// statement. The last rule is what
 /// the embedding cannot give: with all-MiniLM-L6-v2 a different value scores as high as a
 /// rewording ("a marathon" / "a half marathon" 0.962, "a formal tone" / "an informal tone"
 /// 0.958, "really wants to run a marathon" 0.963; docs/design.md "Consent").
 pub fn corroborates(signal: &str, text: &str, similarity: f64, threshold: f64) -> bool {
-    let words = |t: &str| -> std::collections::BTreeSet<String> {
-        crate::consolidate::content_words(t).into_iter().collect()
-    };
-    let (a, b) = (words(signal), words(text));
-    let only_qualifiers = a
-        .symmetric_difference(&b)
-        .all(|w| FILLER.contains(&w.as_str()));
     similarity >= threshold
         && crate::dedupe::same_fact(signal, text)
         && negated(signal) == negated(text)
-        && only_qualifiers
+        && same_value_words(signal, text)
+}
+
+/// The user's answer to a proposed change, read from their own words: `Some(true)` yes,
+/// `Some(false)` no, `None` unclear (both, or neither). Consent by chat (memory_consent) acts
+/// only on a clear answer; anything else is asked again.
+pub fn answer(text: &str) -> Option<bool> {
+    let t = format!(" {} ", text.to_lowercase().replace('’', "'"));
+    let words: Vec<&str> = t
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |list: &[&str]| {
+        list.iter().any(|cue| {
+            if cue.contains(' ') {
+                t.contains(&format!(" {cue}"))
+            } else {
+                words.contains(cue)
+            }
+        })
+    };
+    const YES: [&str; 24] = [
+        "yes",
+        "yeah",
+        "yep",
+        "yup",
+        "sure",
+        "ok",
+        "okay",
+        "approve",
+        "approved",
+        "agree",
+        "confirm",
+        "confirmed",
+        "correct",
+        "absolutely",
+        "definitely",
+        "go ahead",
+        "do it",
+        "please do",
+        "sounds good",
+        "that's right",
+        "sí",
+        "oui",
+        "ja",
+        "da",
+    ];
+    const NO: [&str; 17] = [
+        "no",
+        "nope",
+        "nah",
+        "not",
+        "don't",
+        "dont",
+        "never",
+        "reject",
+        "decline",
+        "cancel",
+        "wrong",
+        "do not",
+        "stop",
+        "nein",
+        "non",
+        "leave it",
+        "keep it as",
+    ];
+    match (has(&YES), has(&NO)) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
+/// The user's message a reported answer points to, of `said` (turn, text; newest first): the
+/// newest that quotes it (case, spacing and the quote marks aside), else the newest of all.
+/// `None` when the user said nothing.
+pub fn quoted_message<'a>(reported: &str, said: &'a [(i64, String)]) -> Option<(i64, &'a str)> {
+    let norm = |s: &str| {
+        s.to_lowercase()
+            .replace(['’', '‘'], "'")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let quote = norm(
+        reported
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'' || c == '“' || c == '”'),
+    );
+    said.iter()
+        .find(|(_, m)| !quote.is_empty() && norm(m).contains(&quote))
+        .or_else(|| said.first())
+        .map(|(t, m)| (*t, m.as_str()))
 }
 
 #[cfg(test)]
@@ -191,6 +334,87 @@ mod tests {
             0.97,
             0.96
         ));
+    }
+
+    #[test]
+    fn a_paraphrase_in_another_frame_corroborates_a_different_value_does_not() {
+        let m = "Mia wants to run a marathon.";
+        assert!(corroborates(
+            "Mia's goal is to run a marathon.",
+            m,
+            0.9,
+            0.85
+        ));
+        assert!(corroborates("Mia hopes to run a marathon.", m, 0.9, 0.85));
+        assert!(!corroborates(
+            "Mia's goal is to run a half marathon.",
+            m,
+            0.9,
+            0.85
+        ));
+        assert!(!corroborates(
+            "Mia's goal is to swim a marathon.",
+            m,
+            0.9,
+            0.85
+        ));
+        assert!(!corroborates(
+            "Mia's goal is not to run a marathon.",
+            m,
+            0.9,
+            0.85
+        ));
+        assert!(!corroborates(
+            "Ana's goal is to run a marathon.",
+            m,
+            0.9,
+            0.85
+        ));
+    }
+
+    #[test]
+    fn the_answer_is_the_message_quoted_else_the_newest() {
+        let said = vec![
+            (9, "Yes please".to_string()),
+            (7, "No, not that one".to_string()),
+        ];
+        assert_eq!(
+            quoted_message("\"no, NOT that one\"", &said),
+            Some((7, "No, not that one"))
+        );
+        assert_eq!(quoted_message("approve", &said), Some((9, "Yes please")));
+        assert_eq!(quoted_message("yes", &[]), None);
+    }
+
+    #[test]
+    fn the_users_answer_is_read_from_their_words() {
+        for yes in [
+            "yes",
+            "Yes, update it.",
+            "ok go ahead",
+            "sure",
+            "That's right",
+            "Oui",
+        ] {
+            assert_eq!(answer(yes), Some(true), "{yes}");
+        }
+        for no in [
+            "no",
+            "No, keep it as it was",
+            "don't",
+            "please cancel that",
+            "wrong",
+        ] {
+            assert_eq!(answer(no), Some(false), "{no}");
+        }
+        for unclear in [
+            "maybe",
+            "what did you propose?",
+            "yes... no, wait",
+            "yesterday",
+        ] {
+            assert_eq!(answer(unclear), None, "{unclear}");
+        }
     }
 
     #[test]

@@ -467,6 +467,9 @@ pub struct Filters {
     pub importance_max: Option<i16>,
     pub updated_after: Option<DateTime<Utc>>,
     pub updated_before: Option<DateTime<Utc>>,
+    /// When it happened (`happened_at`): from this time on, and before that one.
+    pub happened_after: Option<DateTime<Utc>>,
+    pub happened_before: Option<DateTime<Utc>>,
     /// What was true then: memories that had happened by this time and were not yet
     /// superseded (superseded ones included). From the request's top level, not `filters`.
     pub as_of: Option<DateTime<Utc>>,
@@ -496,7 +499,7 @@ impl Filters {
     }
 }
 
-pub const FILTER_KEYS: [&str; 14] = [
+pub const FILTER_KEYS: [&str; 16] = [
     "user_id",
     "agent_id",
     "thread_id",
@@ -511,6 +514,8 @@ pub const FILTER_KEYS: [&str; 14] = [
     "importance_max",
     "updated_after",
     "updated_before",
+    "happened_after",
+    "happened_before",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -597,6 +602,8 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
                 importance_max: g.int("importance_max", 1, 5)?.map(|i| i as i16),
                 updated_after: g.time("updated_after")?,
                 updated_before: g.time("updated_before")?,
+                happened_after: g.time("happened_after")?,
+                happened_before: g.time("happened_before")?,
                 ..Filters::default()
             };
             if let (Some(a), Some(b)) = (fl.importance_min, fl.importance_max) {

@@ -408,6 +408,43 @@ pub fn role_label(role: &str) -> &'static str {
     }
 }
 
+/// Longest project label, in characters (a directory name under projects/).
+pub const PROJECT_CHARS: usize = 64;
+
+/// The project a run names with the explicit label `project: <name>` (docs/design.md
+/// "Episodes"): the last label in the user's and system's messages, lower-cased, as a
+/// directory name (letters, digits, `-`, `_`, `.`). Only those roles: a tool's output or the
+/// model's reply quoting "project: x" does not move the user's episode.
+pub fn project_label(turns: &[(&str, &str)]) -> Option<String> {
+    let mut found = None;
+    for (role, text) in turns {
+        if *role != "user" && *role != "system" {
+            continue;
+        }
+        let lower = text.to_lowercase();
+        let mut from = 0;
+        while let Some(i) = lower[from..].find("project:") {
+            let at = from + i;
+            from = at + "project:".len();
+            let before = lower[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+                continue;
+            }
+            let name: String = lower[from..]
+                .trim_start_matches([' ', '\t'])
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .take(PROJECT_CHARS)
+                .collect();
+            let name = name.trim_end_matches('.').trim_start_matches('.');
+            if !name.is_empty() {
+                found = Some(name.to_string());
+            }
+        }
+    }
+    found
+}
+
 /// An episode (docs/design.md "Episodes") before rendering.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
@@ -649,6 +686,41 @@ pub fn episode_memory_text(e: &Episode) -> String {
         return t;
     }
     s
+}
+
+#[cfg(test)]
+mod project_tests {
+    use super::project_label;
+
+    #[test]
+    fn an_explicit_label_in_the_users_words_names_the_project() {
+        assert_eq!(
+            project_label(&[("user", "Pause the ads. project: hdrpop")]),
+            Some("hdrpop".into())
+        );
+        assert_eq!(
+            project_label(&[("user", "Project: HDRPop-2, then"), ("user", "ok")]),
+            Some("hdrpop-2".into())
+        );
+        // The last label wins; a tool's or the assistant's text does not count.
+        assert_eq!(
+            project_label(&[
+                ("user", "project: a"),
+                ("user", "actually project: b."),
+                ("tool", "project: evil"),
+                ("assistant", "project: c"),
+            ]),
+            Some("b".into())
+        );
+        for none in [
+            "no label here",
+            "subproject: x",
+            "project: ../..",
+            "project:",
+        ] {
+            assert_eq!(project_label(&[("user", none)]), None, "{none}");
+        }
+    }
 }
 
 #[cfg(test)]

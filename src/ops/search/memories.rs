@@ -170,6 +170,20 @@ fn filter_sql(
             args,
         );
     }
+    if let Some(v) = f.happened_after {
+        add(
+            " AND i.happened_at >= $::timestamptz",
+            v.to_rfc3339().into(),
+            args,
+        );
+    }
+    if let Some(v) = f.happened_before {
+        add(
+            " AND i.happened_at < $::timestamptz",
+            v.to_rfc3339().into(),
+            args,
+        );
+    }
     if let Some(c) = categories {
         add(" AND i.category = ANY($::text[])", c.to_vec().into(), args);
     }

@@ -4,8 +4,9 @@
 
 use super::Cx;
 use crate::ops::compaction;
-use crate::pg::limits;
+use crate::pg::{limits, spi};
 use memory_core::render;
+use memory_core::tools::compaction::Before;
 use memory_core::tools::Call;
 use serde_json::Value;
 
@@ -33,6 +34,26 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         Call::Archive { before } => {
             let t = thread
                 .ok_or("archive_old_messages needs a conversation: call it within a thread")?;
+            let before = match before {
+                Before::Turn(n) => n,
+                Before::Quote(q) => {
+                    limits::query("before_message", &q);
+                    // The newest message quoting those words: the one the model has in view.
+                    spi::one_opt::<i64>(
+                        "SELECT seq FROM memory.messages WHERE user_id = $1 AND thread_id = $2 \
+                         AND strpos(lower(content), lower($3)) > 0 ORDER BY seq DESC LIMIT 1",
+                        &[cx.user.into(), t.into(), q.as_str().into()],
+                        "finding a quoted message",
+                    )
+                    .ok_or_else(|| {
+                        format!(
+                            "No message of this conversation contains \"{}\": quote its words \
+                             exactly, or give before_turn.",
+                            render::inline(&q)
+                        )
+                    })?
+                }
+            };
             compacted(&compaction::compact(
                 t,
                 compaction::Pick::Before(before),

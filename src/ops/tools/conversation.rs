@@ -4,7 +4,8 @@
 use super::{message_line, minute, page_text, paged, Cx, MAX_RESULTS};
 use crate::ops::recall;
 use crate::pg::{limits, spi};
-use memory_core::tools::{Call, PAGE_SIZE};
+use memory_core::tools::Call;
+use memory_core::tools::PAGE_SIZE;
 
 pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
     let Cx {
@@ -14,7 +15,7 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         ..
     } = *cx;
     Ok(match c {
-        Call::ConversationSearch { query, page } => {
+        Call::ConversationSearch { query, page, size } => {
             limits::query("query", &query);
             // Within the call's thread; without one, across the agent's conversations, each line
             // naming its thread (the model may want to say where something was said).
@@ -26,22 +27,30 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                 .iter()
                 .map(|h| {
                     let across = thread.is_none().then_some(h.thread_id.as_str());
-                    message_line(&minute(&h.created_at), across, &h.role, &h.content)
+                    message_line(&minute(&h.created_at), across, h.seq, &h.role, &h.content)
                 })
                 .collect();
-            paged(&lines, page)
+            paged(&lines, page, size)
         }
         Call::ConversationSearchDate { start, end, page } => {
-            type Page = (i64, Vec<String>, Vec<String>, Vec<String>, Vec<String>);
-            let (total, at, threads, role, content): Page = spi::rows(
+            type Page = (
+                i64,
+                Vec<String>,
+                Vec<String>,
+                Vec<String>,
+                Vec<String>,
+                Vec<i64>,
+            );
+            let size = PAGE_SIZE;
+            let (total, at, threads, role, content, seq): Page = spi::rows(
                 include_str!("../../../sql/queries/tools_messages_between.sql"),
                 &[
                     user.into(),
                     thread.into(),
                     start.to_string().into(),
                     end.to_string().into(),
-                    ((page * PAGE_SIZE) as i64).into(),
-                    (PAGE_SIZE as i64).into(),
+                    ((page * size) as i64).into(),
+                    (size as i64).into(),
                     agent_id.into(),
                 ],
                 "listing messages by date",
@@ -52,6 +61,7 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                         r.get::<Vec<String>>(3)?.unwrap_or_default(),
                         r.get::<Vec<String>>(4)?.unwrap_or_default(),
                         r.get::<Vec<String>>(5)?.unwrap_or_default(),
+                        r.get::<Vec<i64>>(6)?.unwrap_or_default(),
                     ))
                 },
             )
@@ -62,11 +72,11 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                 .map(|i| {
                     let other =
                         (thread != Some(threads[i].as_str())).then_some(threads[i].as_str());
-                    message_line(&at[i], other, &role[i], &content[i])
+                    message_line(&at[i], other, seq[i], &role[i], &content[i])
                 })
                 .collect();
             let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
-            page_text(page, total as usize, &lines)
+            page_text(page, total as usize, size, &lines)
         }
         _ => unreachable!("the table sends only this family's calls here"),
     })

@@ -1,5 +1,5 @@
 //! The memory-file tools (memory_core::tools::files): ls, read, grep and search over the whole
-//! file tree (src/ops/files.rs).
+//! file tree, write and edit under the directories the agent may write (src/ops/files.rs).
 
 use super::{day, Cx};
 use crate::ops::{files, search};
@@ -69,6 +69,24 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             } else {
                 hits.iter().map(file_line).collect::<Vec<_>>().join("\n")
             }
+        }
+        // Within the directories the application allows (checked with the arguments); through
+        // the SQL functions' own paths, so a file written here is one memory_file_write wrote.
+        Call::FileWrite { path, content } => {
+            limits::value_bytes("content", content.len());
+            let title = memory_core::files::default_title(&content);
+            let r = files::write_checked(Some(user), &path, title, &content, None, None);
+            let done = match r["event"].as_str() {
+                Some("created") => "Created",
+                Some("noop") => "Unchanged (it already reads so):",
+                _ => "Rewrote",
+            };
+            format!("{done} {}.", render::inline(&path))
+        }
+        Call::FileEdit { path, old, new } => {
+            limits::value_bytes("new_str", new.len());
+            files::edit(Some(user), &path, &old, &new);
+            format!("Edited {}.", render::inline(&path))
         }
         _ => unreachable!("the table sends only this family's calls here"),
     })

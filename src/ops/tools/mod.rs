@@ -8,6 +8,7 @@
 mod archival;
 mod blocks;
 mod compaction;
+mod consent;
 mod conversation;
 mod detail;
 mod files;
@@ -19,7 +20,7 @@ use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, subxact};
 use memory_core::render;
-use memory_core::tools::{self, Agent, Call, Family, Format, PAGE_SIZE};
+use memory_core::tools::{self, Agent, Call, Family, Format};
 use pgrx::prelude::*;
 use serde_json::{json, Value};
 
@@ -36,17 +37,20 @@ fn agent(agent_id: &str) -> (String, Agent) {
     )
     .unwrap_or_default();
     let categories = query::allowed_categories(&user, Some(agent_id), None);
-    let tools = spi::one_opt::<Vec<String>>(
-        "SELECT tools FROM memory.agents WHERE user_id = $1 AND agent_id = $2",
+    let (tools, file_paths) = spi::row(
+        "SELECT tools, file_paths FROM memory.agents WHERE user_id = $1 AND agent_id = $2",
         &[user.as_str().into(), agent_id.into()],
-        "reading an agent's tool allowlist",
-    );
+        "reading an agent's allowlists",
+        |r| Ok((r.get::<Vec<String>>(1)?, r.get::<Vec<String>>(2)?)),
+    )
+    .unwrap_or_default();
     (
         user,
         Agent {
             writable_blocks,
             categories,
             tools,
+            file_paths,
         },
     )
 }
@@ -155,31 +159,42 @@ pub(super) fn minute(at: &TimestampWithTimeZone) -> String {
     at.get(..16).unwrap_or(&at).replace('T', " ")
 }
 
-/// A message as the tools show it: `- [2024-05-08 10:30] user: ...`, with `(thread t1)` after
-/// the time when a search spans threads. Every field is rendered on the line (memory_core's
-/// render rule): a message cannot add lines to the answer.
-pub(super) fn message_line(at: &str, thread: Option<&str>, role: &str, content: &str) -> String {
+/// A message as the tools show it: `- [2024-05-08 10:30] (turn 12) user: ...`, with the
+/// thread before the turn when a search spans threads (`(thread t1, turn 12)`). The turn is
+/// the message's number in its thread (seq), what summarize_conversation and
+/// archive_old_messages take. Every field is rendered on the line (memory_core's render rule):
+/// a message cannot add lines to the answer.
+pub(super) fn message_line(
+    at: &str,
+    thread: Option<&str>,
+    seq: i64,
+    role: &str,
+    content: &str,
+) -> String {
     let (role, content) = (render::inline(role), render::inline(content));
     match thread {
-        Some(t) => format!("- [{at}] (thread {}) {role}: {content}", render::inline(t)),
-        None => format!("- [{at}] {role}: {content}"),
+        Some(t) => format!(
+            "- [{at}] (thread {}, turn {seq}) {role}: {content}",
+            render::inline(t)
+        ),
+        None => format!("- [{at}] (turn {seq}) {role}: {content}"),
     }
 }
 
-/// Page `page` of `lines` with MemGPT's paging line first.
-pub(super) fn paged(lines: &[String], page: usize) -> String {
+/// Page `page` of `lines`, `size` to a page, with MemGPT's paging line first.
+pub(super) fn paged(lines: &[String], page: usize, size: usize) -> String {
     let body: Vec<&str> = lines
         .iter()
-        .skip(page * PAGE_SIZE)
-        .take(PAGE_SIZE)
+        .skip(page * size)
+        .take(size)
         .map(String::as_str)
         .collect();
-    page_text(page, lines.len(), &body)
+    page_text(page, lines.len(), size, &body)
 }
 
 /// MemGPT's paging line for page `page` of `total` results, then the page's lines.
-pub(super) fn page_text(page: usize, total: usize, body: &[&str]) -> String {
-    let head = tools::page_line(page, total);
+pub(super) fn page_text(page: usize, total: usize, size: usize, body: &[&str]) -> String {
+    let head = tools::page_line(page, total, size);
     if body.is_empty() {
         head
     } else {
@@ -209,5 +224,6 @@ fn run(cx: &Cx, family: Family, c: Call) -> Result<String, String> {
         Family::Files => files::run(cx, c),
         Family::Compaction => compaction::run(cx, c),
         Family::Memory => memory::run(cx, c),
+        Family::Consent => consent::run(cx, c),
     }
 }

@@ -4,6 +4,13 @@
 
 use super::{int, object, string, Call, Family, Parse, Role, Tool};
 
+/// Where archive_old_messages stops: a turn number, or the first message quoting these words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Before {
+    Turn(i64),
+    Quote(String),
+}
+
 pub const SUMMARIZE: Tool = Tool {
     name: "summarize_conversation",
     family: Family::Compaction,
@@ -13,7 +20,7 @@ pub const SUMMARIZE: Tool = Tool {
         (
             "Summarise older messages of this conversation into the summary at the top of your \
              context, to free room; they stay searchable with conversation_search. Turns are \
-             the conversation's message numbers (seq)."
+             the message numbers conversation_search shows (\"turn 12\")."
                 .into(),
             object(
                 vec![
@@ -54,29 +61,46 @@ pub const SUMMARIZE: Tool = Tool {
     }),
 };
 
-pub const ARCHIVE: Tool =
-    Tool {
-        name: "archive_old_messages",
-        family: Family::Compaction,
-        default: false,
-        roles: &[Role::Compacts],
-        spec: |_| {
-            (
+pub const ARCHIVE: Tool = Tool {
+    name: "archive_old_messages",
+    family: Family::Compaction,
+    default: false,
+    roles: &[Role::Compacts],
+    spec: |_| {
+        (
             "Take every message before a turn out of your context, summarised first; they stay \
-             searchable with conversation_search."
+             searchable with conversation_search. Name the first message to keep by its turn \
+             number (as conversation_search shows it) or by quoting its words."
                 .into(),
             object(
-                vec![(
-                    "before_turn",
-                    int("Archive the messages before this one (seq).", 1, i64::MAX, 1),
-                )],
-                &["before_turn"],
+                vec![
+                    (
+                        "before_turn",
+                        int("Archive the messages before this turn.", 1, i64::MAX, 1),
+                    ),
+                    (
+                        "before_message",
+                        string("Or: words quoted from the first message to keep."),
+                    ),
+                ],
+                &[],
             ),
         )
-        },
-        parse: Parse::Args(|a| {
-            Ok(Call::Archive {
-                before: a.int("before_turn")?,
-            })
-        }),
-    };
+    },
+    parse: Parse::Args(|a| {
+        let quote = a
+            .opt_text("before_message")?
+            .map(|q| q.trim().to_string())
+            .filter(|q| !q.is_empty());
+        let turn = a.opt_int("before_turn")?;
+        match (turn, quote) {
+            (Some(before), None) => Ok(Call::Archive {
+                before: Before::Turn(before),
+            }),
+            (None, Some(q)) => Ok(Call::Archive {
+                before: Before::Quote(q),
+            }),
+            _ => Err("one of \"before_turn\" or \"before_message\" is required (not both)".into()),
+        }
+    }),
+};

@@ -1,7 +1,7 @@
 //! The recall tools: search past messages (`conversation_search`) and list them between two
 //! days (`conversation_search_date`). They run in src/ops/tools/conversation.rs.
 
-use super::{object, page, string, Call, Family, Parse, Role, Tool};
+use super::{object, page, page_size, string, Call, Family, Parse, Role, Tool};
 use serde_json::json;
 
 pub const SEARCH: Tool = Tool {
@@ -12,12 +12,14 @@ pub const SEARCH: Tool = Tool {
     spec: |_| {
         (
             "Search past messages of your conversations with the user, including those no longer \
-             in your context. Results show when each message was sent and by whom."
+             in your context. Results show when each message was sent, its turn number and who \
+             sent it."
                 .into(),
             object(
                 vec![
                     ("query", string("What to look for, in plain words.")),
                     ("page", page()),
+                    ("limit", page_size()),
                 ],
                 &["query"],
             ),
@@ -27,6 +29,7 @@ pub const SEARCH: Tool = Tool {
         Ok(Call::ConversationSearch {
             query: a.nonempty("query")?,
             page: a.int("page")? as usize,
+            size: a.int("limit")? as usize,
         })
     }),
 };

@@ -142,3 +142,89 @@ pub const SEARCH: Tool = Tool {
         })
     }),
 };
+
+/// A path the agent may write: under one of the directories the application allows it
+/// (`Agent::file_paths`, memory_file_allowlist). The message names them.
+fn writable(a: &super::Args, path: &str) -> Result<String, String> {
+    let p = file_arg(path)?;
+    let dirs = a.agent().file_paths.clone().unwrap_or_default();
+    if dirs.iter().any(|d| p.starts_with(d.as_str())) {
+        Ok(p)
+    } else {
+        Err(format!(
+            "you may not write \"{}\"; you may write files under: {}",
+            crate::render::inline(&p),
+            dirs.join(", ")
+        ))
+    }
+}
+
+fn allowed_dirs(agent: &super::Agent) -> String {
+    agent.file_paths.clone().unwrap_or_default().join(", ")
+}
+
+pub const WRITE: Tool = Tool {
+    name: "memory_file_write",
+    family: Family::Files,
+    default: false,
+    roles: &[Role::WritesFiles],
+    spec: |agent| {
+        (
+            format!(
+                "Write a memory file whole (create it, or replace its content), e.g. to fix an \
+                 episode that is wrong. You may write under: {}.",
+                allowed_dirs(agent)
+            ),
+            object(
+                vec![
+                    (
+                        "path",
+                        string("The file's path, e.g. episodes/2024-05-08/deploy.md."),
+                    ),
+                    ("content", string("The whole new content (markdown).")),
+                ],
+                &["path", "content"],
+            ),
+        )
+    },
+    parse: Parse::Args(|a| {
+        Ok(Call::FileWrite {
+            path: writable(a, &a.nonempty("path")?)?,
+            content: a.text("content")?,
+        })
+    }),
+};
+
+pub const EDIT: Tool = Tool {
+    name: "memory_file_edit",
+    family: Family::Files,
+    default: false,
+    roles: &[Role::WritesFiles],
+    spec: |agent| {
+        (
+            format!(
+                "Replace one passage of a memory file: old_str must occur in it exactly once. \
+                 You may edit files under: {}.",
+                allowed_dirs(agent)
+            ),
+            object(
+                vec![
+                    ("path", string("The file's path.")),
+                    (
+                        "old_str",
+                        string("The exact text to replace, once in the file."),
+                    ),
+                    ("new_str", string("The text to put there.")),
+                ],
+                &["path", "old_str", "new_str"],
+            ),
+        )
+    },
+    parse: Parse::Args(|a| {
+        Ok(Call::FileEdit {
+            path: writable(a, &a.nonempty("path")?)?,
+            old: a.nonempty("old_str")?,
+            new: a.text("new_str")?,
+        })
+    }),
+};

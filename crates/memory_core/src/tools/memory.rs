@@ -8,7 +8,7 @@
 //! it (`..` and `.` segments are refused, not resolved). Directories are implied by the files'
 //! paths, as in memory files.
 //!
-//! Everything here is pure: the caller (src/ops/tools.rs) reads the files a command needs,
+//! Everything here is pure: the caller (src/ops/tools/memory.rs) reads the files a command needs,
 //! calls these functions and writes what they return.
 
 use super::{enum_of, int, object, string, Call, Family, Parse, Role, Tool};

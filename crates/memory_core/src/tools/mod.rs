@@ -22,6 +22,7 @@
 pub mod archival;
 pub mod blocks;
 pub mod compaction;
+pub mod consent;
 pub mod conversation;
 pub mod detail;
 pub mod files;
@@ -79,6 +80,9 @@ pub struct Agent {
     pub categories: Option<Vec<String>>,
     /// The tools it may use at all (an agent-level allowlist); `None`: any.
     pub tools: Option<Vec<String>>,
+    /// The file directories it may write with the file tools (memory_file_allowlist), each
+    /// ending in `/`; `None`: none (Anthropic's memory tool keeps its own `/memories`).
+    pub file_paths: Option<Vec<String>>,
 }
 
 /// The families of tools: the tools of one family are declared in one file here (their
@@ -93,6 +97,8 @@ pub enum Family {
     Compaction,
     /// Anthropic's memory tool (memory.rs).
     Memory,
+    /// Consent by chat: the proposals waiting for the user, and the user's answer.
+    Consent,
 }
 
 /// What a tool does, as the prompt (prompt.rs) speaks of it: a part of the prompt names the
@@ -111,6 +117,12 @@ pub enum Role {
     WritesMemory,
     MemoryDirectory,
     ReadsFiles,
+    /// Writes memory files under the directories the application allows.
+    WritesFiles,
+    /// Corrects or forgets a long-term memory.
+    FixesMemory,
+    /// Lists proposals and records the user's answer.
+    Consents,
 }
 
 /// How a tool's arguments are checked: against its definition's parameters (`Args`), or, for
@@ -145,7 +157,7 @@ impl Tool {
 /// offered; then the tools offered only by name. MemGPT's names (`core_memory_*`,
 /// `archival_memory_*`) are the same tools under the names its prompts use. Adding a tool:
 /// docs/architecture.md "Recipes".
-pub const TOOLS: [Tool; 23] = [
+pub const TOOLS: [Tool; 29] = [
     blocks::REPLACE,
     blocks::APPEND,
     archival::INSERT,
@@ -169,6 +181,12 @@ pub const TOOLS: [Tool; 23] = [
     detail::SEARCH,
     compaction::SUMMARIZE,
     compaction::ARCHIVE,
+    archival::FORGET,
+    archival::CORRECT,
+    files::WRITE,
+    files::EDIT,
+    consent::PROPOSALS,
+    consent::CONSENT,
 ];
 
 /// Every tool's name, in the table's order.
@@ -224,8 +242,12 @@ pub fn with_role<'a>(tools: &[&'a str], role: Role) -> Vec<&'a str> {
 /// Characters one `memory_file_read` call returns (as a `memory` view's page).
 pub const READ_PAGE_CHARS: usize = 16_000;
 
-/// Results per page of the paged searches (MemGPT's page size).
+/// Results per page of the paged searches when the call names no size (MemGPT's page size).
 pub const PAGE_SIZE: usize = 5;
+
+/// Most results one page may hold (`limit`, `top_k`): Letta's callers ask for 10 or 20; more
+/// than this fills the model's context with weak matches.
+pub const MAX_PAGE_SIZE: i64 = 50;
 
 /// The tools to offer: `requested` (or the defaults), in that order, less what `agent` may not
 /// use. An unknown name is an error naming it (a caller's mistake, not the model's).
@@ -246,7 +268,9 @@ pub fn select(agent: &Agent, requested: Option<&[String]>) -> Result<Vec<&'stati
             .tools
             .as_ref()
             .is_none_or(|a| a.iter().any(|x| x == t.name));
-        let can = !t.has(Role::EditsBlocks) || !agent.writable_blocks.is_empty();
+        let can = (!t.has(Role::EditsBlocks) || !agent.writable_blocks.is_empty())
+            && (!t.has(Role::WritesFiles)
+                || agent.file_paths.as_ref().is_some_and(|p| !p.is_empty()));
         if allowed && can && !out.contains(&t.name) {
             out.push(t.name);
         }
@@ -281,6 +305,12 @@ fn tags() -> Value {
 
 fn page() -> Value {
     int("Page of results, from 0.", 0, 1000, 0)
+}
+
+/// Results per page under `name` (`limit` for conversation_search, `top_k` for archival_search:
+/// Letta's names for it).
+fn page_size() -> Value {
+    int("Results per page.", 1, MAX_PAGE_SIZE, PAGE_SIZE as i64)
 }
 
 /// The definitions of `tools` for `agent` in `format`, as a JSON array.
@@ -336,11 +366,13 @@ pub enum Call {
     ArchivalSearch {
         query: String,
         page: usize,
+        size: usize,
         tags: Vec<String>,
     },
     ConversationSearch {
         query: String,
         page: usize,
+        size: usize,
     },
     ConversationSearchDate {
         start: chrono::NaiveDate,
@@ -351,10 +383,35 @@ pub enum Call {
         key: String,
         offset: i64,
     },
+    /// memory_query: the request's fields the tool took (`query`, `top_k`, `categories`,
+    /// `kinds`, `entity`, `as_of`, `filters`), checked again by memory_query's own parser; the
+    /// tenant, agent and thread are added where it runs.
     Query {
-        query: String,
-        top_k: i64,
-        category: Option<String>,
+        request: Value,
+    },
+    /// memory_forget: the memory named by id or quoted as the model read it.
+    Forget {
+        memory: String,
+    },
+    /// memory_correct: the memory replaced by `text` (a supersede, as the model's inference).
+    Correct {
+        memory: String,
+        text: String,
+    },
+    FileWrite {
+        path: String,
+        content: String,
+    },
+    FileEdit {
+        path: String,
+        old: String,
+        new: String,
+    },
+    Proposals,
+    /// memory_consent: `answer` as the model reports it; what counts is the user's message.
+    Consent {
+        proposal: String,
+        answer: String,
     },
     /// Anthropic's memory tool (memory.rs).
     Memory(memory::Command),
@@ -393,7 +450,7 @@ pub enum Call {
         focus: Option<String>,
     },
     Archive {
-        before: i64,
+        before: compaction::Before,
     },
 }
 
@@ -438,6 +495,11 @@ impl<'a> Args<'a> {
             ));
         }
         Ok(Args { obj, schema, agent })
+    }
+
+    /// What the agent may do (its writable blocks, categories, file directories).
+    pub fn agent(&self) -> &Agent {
+        self.agent
     }
 
     pub fn text(&self, k: &str) -> Result<String, String> {
@@ -552,6 +614,31 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// A day as `day` reads it, or `None` when absent.
+    pub fn opt_day(&self, k: &str) -> Result<Option<chrono::NaiveDate>, String> {
+        match self.obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            _ => self.day(k).map(Some),
+        }
+    }
+
+    /// A list of strings each one of the definition's `items.enum`.
+    pub fn list_of(&self, k: &str) -> Result<Vec<String>, String> {
+        let given = self.list(k)?;
+        let allowed: Vec<&str> = self.schema["properties"][k]["items"]["enum"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        match given.iter().find(|g| !allowed.contains(&g.as_str())) {
+            Some(bad) => Err(format!(
+                "\"{}\" is not one of {k}: {}",
+                crate::render::inline(bad),
+                allowed.join(", ")
+            )),
+            None => Ok(given),
+        }
+    }
+
     pub fn day(&self, k: &str) -> Result<chrono::NaiveDate, String> {
         let s = self.text(k)?;
         chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
@@ -627,8 +714,9 @@ pub fn error_text(sqlstate: &str, message: &str) -> String {
 
 /// MemGPT's paging line over `total` results: "Showing 6-10 of 23 results (page 1; pages 0 to
 /// 4)."; for a page past the end, where the last page is.
-pub fn page_line(page: usize, total: usize) -> String {
-    let pages = total.div_ceil(PAGE_SIZE).max(1);
+pub fn page_line(page: usize, total: usize, size: usize) -> String {
+    let size = size.max(1);
+    let pages = total.div_ceil(size).max(1);
     if total == 0 {
         return "No results found.".into();
     }
@@ -638,8 +726,8 @@ pub fn page_line(page: usize, total: usize) -> String {
             pages - 1
         );
     }
-    let from = page * PAGE_SIZE + 1;
-    let to = (from + PAGE_SIZE - 1).min(total);
+    let from = page * size + 1;
+    let to = (from + size - 1).min(total);
     // Pages count from 0, as the `page` argument does; "page 0 of 0" read as no pages at all.
     if pages == 1 {
         return format!("Showing {from}-{to} of {total} results (all on this page).");
@@ -660,6 +748,7 @@ mod tests {
             writable_blocks: vec!["human".into(), "persona".into()],
             categories: None,
             tools: None,
+            file_paths: Some(vec!["episodes/".into()]),
         }
     }
 
@@ -826,6 +915,7 @@ mod tests {
             Call::ArchivalSearch {
                 query: "tea".into(),
                 page: 0,
+                size: PAGE_SIZE,
                 tags: vec![]
             }
         );
@@ -886,7 +976,8 @@ mod tests {
             .unwrap(),
             Call::ConversationSearch {
                 query: "tea".into(),
-                page: 2
+                page: 2,
+                size: PAGE_SIZE
             }
         );
     }
@@ -1113,19 +1204,19 @@ mod tests {
 
     #[test]
     fn paging_reads_like_memgpt() {
-        assert_eq!(page_line(0, 0), "No results found.");
+        assert_eq!(page_line(0, 0, PAGE_SIZE), "No results found.");
         assert_eq!(
-            page_line(0, 3),
+            page_line(0, 3, PAGE_SIZE),
             "Showing 1-3 of 3 results (all on this page)."
         );
         assert_eq!(
-            page_line(1, 23),
+            page_line(1, 23, PAGE_SIZE),
             "Showing 6-10 of 23 results (page 1; pages 0 to 4)."
         );
         assert_eq!(
-            page_line(4, 23),
+            page_line(4, 23, PAGE_SIZE),
             "Showing 21-23 of 23 results (page 4; pages 0 to 4)."
         );
-        assert!(page_line(5, 23).contains("pages 0 to 4"));
+        assert!(page_line(5, 23, PAGE_SIZE).contains("pages 0 to 4"));
     }
 }

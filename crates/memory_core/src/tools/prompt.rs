@@ -111,6 +111,26 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                  they changed. Store one fact per call, not a transcript."
             ));
         }
+        let fix = with_role(tools, Role::FixesMemory);
+        if !fix.is_empty() {
+            out.push(format!(
+                "## Fixing memories\nWhen a memory turns out to be wrong, or the user asks you to \
+                 forget something, use {}: quote the memory as a search showed it. Do not store \
+                 a contradiction next to it.",
+                fix.join(" or ")
+            ));
+        }
+        let consent = with_role(tools, Role::Consents);
+        if !consent.is_empty() {
+            out.push(format!(
+                "## Consent\nSome changes to memory wait for the user's consent (your memory \
+                 header says \"awaiting consent\"); {} handle them. Ask the \
+                 user in plain words; when they answer in this conversation, record their answer \
+                 quoting it. Never approve or reject on your own judgement: only the user's own \
+                 words count.",
+                consent.join(" and ")
+            ));
+        }
     }
     if wanted("files") {
         if has(tools, Role::MemoryDirectory).is_some() {
@@ -129,6 +149,14 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
                  episodes). The memory context names the most relevant files with their paths \
                  and a snippet; for more, use {}. Read a file before relying on a snippet.",
                 file_tools.join(", ")
+            ));
+        }
+        let writers = with_role(tools, Role::WritesFiles);
+        if !writers.is_empty() {
+            out.push(format!(
+                "## Fixing files\nWhen an episode or a project file is wrong, correct it with {} \
+                 (read it first; change only what is wrong).",
+                writers.join(" or ")
             ));
         }
     }
