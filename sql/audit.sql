@@ -89,6 +89,10 @@ BEGIN
         UNION ALL
         SELECT 21, 'entity_links', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.entity_id, l.item_id)
         FROM memory.entity_links l WHERE l.user_id = tenant
+        UNION ALL
+        SELECT 22, 'entity_relations', to_jsonb(r) - 'user_id',
+               row_number() OVER (ORDER BY r.subject_id, r.relation, r.object_id, r.item_id)
+        FROM memory.entity_relations r WHERE r.user_id = tenant
     ) x
     ORDER BY o, n;
 END

@@ -25,7 +25,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('proposals', 'memory.proposals'), ('store_items', 'memory.store_items'),
            ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
            ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
-           ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links')
+           ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links'),
+           ('entity_relations', 'memory.entity_relations')
 $$;
 REVOKE ALL ON FUNCTION memory._import_sections() FROM PUBLIC;
 

@@ -21,6 +21,44 @@
 
 ALTER TABLE memory.agents ADD COLUMN file_paths text[];
 
+-- Relations between entities (docs/design.md "Entities"): what memories state about how two
+-- entities relate, kept as long as the memory is. A database upgraded from 0.12.0 has none
+-- until its memories are written again (the resolver reads them as memories are written).
+CREATE TABLE memory.entity_relations (
+    user_id    text NOT NULL,
+    subject_id uuid NOT NULL,
+    relation   text NOT NULL CHECK (relation <> '' AND length(relation) <= 60),
+    object_id  uuid NOT NULL,
+    item_id    uuid NOT NULL,
+    PRIMARY KEY (user_id, subject_id, relation, object_id, item_id),
+    FOREIGN KEY (user_id, subject_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, object_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
+);
+CREATE INDEX entity_relations_object_idx ON memory.entity_relations (user_id, object_id);
+CREATE INDEX entity_relations_item_idx ON memory.entity_relations (user_id, item_id);
+ALTER TABLE memory.entity_relations ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.entity_relations FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.entity_relations
+    USING (user_id = memory.current_tenant())
+    WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.entity_relations TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory.entity_relations', '');
+
+CREATE OR REPLACE FUNCTION memory._import_sections() RETURNS TABLE (section text, tbl regclass)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    VALUES ('agents', 'memory.agents'::regclass), ('threads', 'memory.threads'), ('blocks', 'memory.blocks'),
+           ('memories', 'memory.items'), ('relations', 'memory.relations'), ('messages', 'memory.messages'),
+           ('history', 'memory.history'), ('categories', 'memory.categories'),
+           ('allowlists', 'memory.allowlists'), ('checkpoints', 'memory.checkpoints'),
+           ('details', 'memory.details'), ('files', 'memory.files'), ('events', 'memory.events'),
+           ('proposals', 'memory.proposals'), ('store_items', 'memory.store_items'),
+           ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
+           ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
+           ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links'),
+           ('entity_relations', 'memory.entity_relations')
+$$;
+
 CREATE  FUNCTION "memory_file_allowlist"(
 	"agent_id" TEXT, /* Option < & str > */
 	"paths" TEXT[] /* :: std :: option :: Option < Vec < Option < String > > > */
@@ -312,6 +350,10 @@ BEGIN
         UNION ALL
         SELECT 21, 'entity_links', to_jsonb(l) - 'user_id', row_number() OVER (ORDER BY l.entity_id, l.item_id)
         FROM memory.entity_links l WHERE l.user_id = tenant
+        UNION ALL
+        SELECT 22, 'entity_relations', to_jsonb(r) - 'user_id',
+               row_number() OVER (ORDER BY r.subject_id, r.relation, r.object_id, r.item_id)
+        FROM memory.entity_relations r WHERE r.user_id = tenant
     ) x
     ORDER BY o, n;
 END

@@ -278,6 +278,22 @@ CREATE TABLE memory.entity_links (
     FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
 );
 CREATE INDEX entity_links_item_idx ON memory.entity_links (user_id, item_id);
+-- How two entities relate, as a memory states it ("Robert is the user's brother": Robert,
+-- 'brother of', the user; "Ana works at Acme"): kept as long as that memory is
+-- (crates/memory_core/src/entities.rs `relations_in` reads them).
+CREATE TABLE memory.entity_relations (
+    user_id    text NOT NULL,
+    subject_id uuid NOT NULL,
+    relation   text NOT NULL CHECK (relation <> '' AND length(relation) <= 60),
+    object_id  uuid NOT NULL,
+    item_id    uuid NOT NULL,
+    PRIMARY KEY (user_id, subject_id, relation, object_id, item_id),
+    FOREIGN KEY (user_id, subject_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, object_id) REFERENCES memory.entities ON DELETE CASCADE,
+    FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
+);
+CREATE INDEX entity_relations_object_idx ON memory.entity_relations (user_id, object_id);
+CREATE INDEX entity_relations_item_idx ON memory.entity_relations (user_id, item_id);
 
 -- Change log (docs/design.md "Delta header"): exactly one row per thread revision. Written only by triggers.
 CREATE TABLE memory.change_log (

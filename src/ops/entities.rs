@@ -52,6 +52,10 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         .collect();
     mentions.extend(rules::mentions(text));
     let pairs = rules::aliases_in(text);
+    let stated = rules::relations_in(text);
+    let to_user = stated
+        .iter()
+        .any(|(a, _, b)| a == rules::THE_USER || b == rules::THE_USER);
     // Names this write would create are claimed first, in one order (no two writes wait on each
     // other's claims), then the entities read again: of two writes naming a new "Zed" at once,
     // the second waits for the first's commit and links to its Zed instead of making another.
@@ -60,6 +64,7 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         .filter(|m| !m.initial)
         .map(|m| m.name.as_str())
         .chain(pairs.iter().map(|(n, _)| n.as_str()))
+        .chain(to_user.then_some(rules::THE_USER))
         .filter(|n| rules::resolve(n, None, &known) == Resolved::New)
         .map(rules::norm)
         .collect();
@@ -119,6 +124,39 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
             ids.push(known[i].id.clone());
         }
     }
+    // The relations the text states, between entities it names (the user is one when a relation
+    // points to them: "Robert is the user's brother").
+    let mut relations: (Vec<String>, Vec<String>, Vec<String>) = Default::default();
+    for (a, relation, b) in &stated {
+        let mut side = |name: &str| -> Option<String> {
+            let i = match rules::resolve(name, None, &known) {
+                Resolved::Known(i) | Resolved::Alias(i) => i,
+                Resolved::New if name == rules::THE_USER => {
+                    known.push(create(user, rules::THE_USER, "person"));
+                    known.len() - 1
+                }
+                Resolved::New => return None,
+            };
+            let id = known[i].id.clone();
+            if !ids.contains(&id) {
+                ids.push(id.clone());
+            }
+            Some(id)
+        };
+        if let (Some(x), Some(y)) = (side(a), side(b)) {
+            let (sk, ok) = rules::relation_types(relation);
+            for (id, kind) in [(&x, sk), (&y, ok)] {
+                if let Some(e) = known.iter_mut().find(|e| &e.id == id) {
+                    refine(user, e, kind);
+                }
+            }
+            if x != y {
+                relations.0.push(x);
+                relations.1.push(relation.clone());
+                relations.2.push(y);
+            }
+        }
+    }
     let dropped: Vec<String> = spi::rows(
         include_str!("../../sql/queries/entities_unlink_item.sql"),
         &[user.into(), item.into(), ids.clone().into()],
@@ -130,6 +168,26 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         &[user.into(), item.into(), ids.into()],
         "linking a memory to its entities",
     );
+    // A memory's relations are what its text says now: the earlier ones go first (two
+    // statements: an insert would still see the rows a delete in its own statement removes).
+    spi::run(
+        "DELETE FROM memory.entity_relations WHERE user_id = $1 AND item_id = $2::uuid",
+        &[user.into(), item.into()],
+        "clearing a memory's relations",
+    );
+    if !relations.0.is_empty() {
+        spi::run(
+            include_str!("../../sql/queries/entities_relate_item.sql"),
+            &[
+                user.into(),
+                item.into(),
+                relations.0.into(),
+                relations.1.into(),
+                relations.2.into(),
+            ],
+            "recording a memory's relations",
+        );
+    }
     drop_orphans(user, Some(&dropped));
 }
 
@@ -303,6 +361,11 @@ pub fn merge(user_id: Option<&str>, into: &str, from: &str) -> Value {
         "moving an entity's links",
     );
     spi::run(
+        include_str!("../../sql/queries/entities_merge_relations.sql"),
+        &[user.as_str().into(), into.into(), from.into()],
+        "moving an entity's relations",
+    );
+    spi::run(
         "DELETE FROM memory.entities WHERE user_id = $1 AND id = $2::uuid",
         &[user.as_str().into(), from.into()],
         "deleting a merged entity",
@@ -387,6 +450,16 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
             moving.clone().into(),
         ],
         "linking a split entity",
+    );
+    spi::run(
+        include_str!("../../sql/queries/entities_split_relations.sql"),
+        &[
+            user.as_str().into(),
+            id.into(),
+            new.id.as_str().into(),
+            moving.clone().into(),
+        ],
+        "moving a split entity's relations",
     );
     spi::run(
         include_str!("../../sql/queries/entities_unlink_items.sql"),

@@ -81,16 +81,35 @@ pub fn allowed_categories(
 }
 
 fn related(user: &str, id: &str, categories: Option<&[String]>) -> Vec<String> {
+    related_lines(user, id, categories, RELATED_PER_ITEM)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// The `n` strongest related memories of memory `id` (relation edges, docs/api.md
+/// "Relations"), as (id, `[category] text`), within `categories` (None: any).
+pub fn related_lines(
+    user: &str,
+    id: &str,
+    categories: Option<&[String]>,
+    n: i64,
+) -> Vec<(String, String)> {
     spi::rows(
         include_str!("../../sql/queries/query_related.sql"),
         &[
             user.into(),
             id.into(),
             categories.map(<[String]>::to_vec).into(),
-            RELATED_PER_ITEM.into(),
+            n.into(),
         ],
         "reading related memories",
-        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+        |r| {
+            Ok((
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(1)?.unwrap_or_default(),
+            ))
+        },
     )
 }
 
@@ -619,8 +638,8 @@ pub fn context(
     let header = r["header"].as_str().map(str::to_string);
     // The categories in context 'all' come first (run_query puts them there), then what the
     // query recalled and the files, in turn: a memory, a file, a memory...
-    let (mut items, ranked): (Vec<String>, Vec<String>) = {
-        let all: Vec<&Value> = r["items"].as_array().into_iter().flatten().collect();
+    let all: Vec<&Value> = r["items"].as_array().into_iter().flatten().collect();
+    let (mut items, ranked): (Vec<String>, Vec<(String, String)>) = {
         let text = |i: &&Value| i["text"].as_str().map(str::to_string);
         let always = |i: &&&Value| i["explain"]["pool"] == "context_all";
         (
@@ -628,10 +647,25 @@ pub fn context(
             all.iter()
                 .filter(|i| !always(i))
                 .take(memories)
-                .filter_map(text)
+                .filter_map(|i| Some((text(i)?, i["id"].as_str()?.to_string())))
                 .collect(),
         )
     };
+    // Under each recalled memory, its strongest related memory that is not in the context
+    // already: the first lines to leave when the budget is short.
+    let shown: Vec<&str> = all.iter().filter_map(|i| i["id"].as_str()).collect();
+    let categories = allowed_categories(&user, Some(agent_id), None);
+    let related: Vec<Option<String>> = ranked
+        .iter()
+        .map(|(_, id)| {
+            related_lines(&user, id, categories.as_deref(), 3)
+                .into_iter()
+                .find(|(rid, _)| !shown.contains(&rid.as_str()))
+                .map(|(_, line)| render::inline(&line).into_owned())
+        })
+        .collect();
+    let ranked: Vec<String> = ranked.into_iter().map(|(t, _)| t).collect();
+    let mut extra: Vec<Option<String>> = vec![None; items.len()];
     let found: Vec<String> = if files == 0 {
         vec![]
     } else {
@@ -640,11 +674,20 @@ pub fn context(
             .map(file_bullet)
             .collect()
     };
-    let (mut m, mut f) = (ranked.into_iter(), found.into_iter());
+    let (mut m, mut f) = (ranked.into_iter().zip(related), found.into_iter());
     loop {
         match (m.next(), f.next()) {
             (None, None) => break,
-            (a, b) => items.extend(a.into_iter().chain(b)),
+            (a, b) => {
+                if let Some((text, rel)) = a {
+                    items.push(text);
+                    extra.push(rel);
+                }
+                if let Some(file) = b {
+                    items.push(file);
+                    extra.push(None);
+                }
+            }
         }
     }
     // Joining adds separators and can merge tokens: count the assembled text, and let the
@@ -658,16 +701,24 @@ pub fn context(
         }
         if !items.is_empty() {
             out.push_str("\n\n[MEMORY CONTEXT]");
-            for i in &items {
+            for (i, rel) in items.iter().zip(&extra) {
                 out.push_str("\n- ");
                 out.push_str(i);
+                if let Some(r) = rel {
+                    out.push_str("\n  related: ");
+                    out.push_str(r);
+                }
             }
         }
         if enc.count(&out) <= budget {
             return out;
         }
-        if items.pop().is_none() {
+        if let Some(last) = extra.iter_mut().rev().find(|r| r.is_some()) {
+            *last = None;
+        } else if items.pop().is_none() {
             return blocks;
+        } else {
+            extra.pop();
         }
     }
 }

@@ -552,6 +552,191 @@ pub fn aliases_in(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// How the user is named when a memory speaks of them ("Robert is the user's brother"): the
+/// entity a relation to the user points to.
+pub const THE_USER: &str = "the user";
+
+/// Family, social and work roles a possessive names ("Sam's brother", "the user's boss"): the
+/// relation is "<role> of".
+const ROLES: [&str; 40] = [
+    "brother", "sister", "mother", "father", "mom", "dad", "son", "daughter", "wife", "husband",
+    "partner", "spouse", "friend", "boss", "manager", "colleague", "coworker", "cousin", "uncle",
+    "aunt", "niece", "nephew", "grandmother", "grandfather", "grandson", "granddaughter",
+    "girlfriend", "boyfriend", "fiancé", "fiancee", "roommate", "neighbor", "neighbour",
+    "teacher", "mentor", "doctor", "therapist", "dog", "cat", "child",
+];
+
+/// Verbs that relate a name to another, as "<A> <verb> <B>": the relation recorded.
+const LINKS: [(&str, &str); 11] = [
+    ("works at", "works at"),
+    ("works for", "works at"),
+    ("is employed by", "works at"),
+    ("lives in", "lives in"),
+    ("moved to", "lives in"),
+    ("is based in", "lives in"),
+    ("is married to", "married to"),
+    ("married", "married to"),
+    ("is from", "from"),
+    ("comes from", "from"),
+    ("studies at", "studies at"),
+];
+
+/// The types a relation tells of its two sides (subject, object): a family or social role is
+/// a person's, "works at" an organisation, "lives in" and "from" a place.
+pub fn relation_types(relation: &str) -> (Option<&'static str>, Option<&'static str>) {
+    match relation {
+        "works at" | "studies at" => (Some("person"), Some("organization")),
+        "lives in" | "from" => (None, Some("place")),
+        "married to" => (Some("person"), Some("person")),
+        r if r.ends_with(" of") && !matches!(r, "dog of" | "cat of") => (Some("person"), None),
+        _ => (None, None),
+    }
+}
+
+/// One word of a text as the relation rules read it: the word without the punctuation around
+/// it, whether it ends a clause, and whether it is a possessive ("Sam's").
+struct Word<'a> {
+    raw: &'a str,
+    bare: String,
+    ends_clause: bool,
+    possessive: bool,
+}
+
+fn words_of(text: &str) -> Vec<Word<'_>> {
+    text.split_whitespace()
+        .map(|raw| {
+            let t = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'));
+            let lower = t.to_lowercase().replace('’', "'");
+            let possessive = lower.ends_with("'s") || (lower.ends_with('\'') && lower.len() > 1);
+            let bare = lower
+                .trim_end_matches("'s")
+                .trim_end_matches('\'')
+                .to_string();
+            Word {
+                raw,
+                bare,
+                ends_clause: raw.ends_with([',', '.', ';', ':', '!', '?', ')']),
+                possessive,
+            }
+        })
+        .collect()
+}
+
+/// The name (a run of capitalised words, at most MAX_WORDS) that ends at word `end`, included.
+fn name_ending(w: &[Word], end: usize) -> Option<String> {
+    let word = |k: usize| {
+        w[k].raw
+            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .trim_end_matches("'s")
+            .trim_end_matches("’s")
+    };
+    if !is_name_word(word(end)) {
+        return None;
+    }
+    let mut start = end;
+    while start > 0
+        && end - start + 1 < MAX_WORDS
+        && !w[start - 1].ends_clause
+        && is_name_word(word(start - 1))
+    {
+        start -= 1;
+    }
+    Some((start..=end).map(word).collect::<Vec<_>>().join(" "))
+}
+
+/// The name that starts at word `start` ("the" before it skipped), and the index after it.
+fn name_starting(w: &[Word], mut start: usize) -> Option<(String, usize)> {
+    if w.get(start).is_some_and(|x| x.bare == "the") {
+        start += 1;
+    }
+    let word = |k: usize| {
+        w[k].raw
+            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .trim_end_matches("'s")
+            .trim_end_matches("’s")
+    };
+    if start >= w.len() || !is_name_word(word(start)) {
+        return None;
+    }
+    let mut end = start;
+    while end + 1 < w.len()
+        && end - start + 1 < MAX_WORDS
+        && !w[end].ends_clause
+        && !w[end].possessive
+        && is_name_word(word(end + 1))
+    {
+        end += 1;
+    }
+    Some(((start..=end).map(word).collect::<Vec<_>>().join(" "), end + 1))
+}
+
+/// The relations between names that a text states, as (subject, relation, object): "Robert is
+/// the user's brother" (Robert, "brother of", the user), "Sam's sister Ana" (Ana, "sister
+/// of", Sam), "Ana works at Acme" (Ana, "works at", Acme), "Ben moved to Denver" (Ben, "lives
+/// in", Denver). Only these shapes, with the names right beside the words that relate them:
+/// a sentence that says more in between is left alone rather than guessed at.
+pub fn relations_in(text: &str) -> Vec<(String, String, String)> {
+    let w = words_of(text);
+    let mut out: Vec<(String, String, String)> = vec![];
+    let mut push = |a: String, rel: String, b: String| {
+        if norm(&a) != norm(&b) && !out.iter().any(|x| x.0 == a && x.1 == rel && x.2 == b) {
+            out.push((a, rel, b));
+        }
+    };
+    for i in 0..w.len() {
+        // "<owner>'s <role>": the owner is a name, or "the user" / "user's".
+        if w[i].possessive && i + 1 < w.len() && ROLES.contains(&w[i + 1].bare.as_str()) {
+            let owner = if w[i].bare == "user" {
+                Some(THE_USER.to_string())
+            } else {
+                name_ending(&w, i)
+            };
+            let Some(owner) = owner else { continue };
+            let owner_start = if owner == THE_USER {
+                i - usize::from(i > 0 && w[i - 1].bare == "the")
+            } else {
+                i + 1 - owner.split_whitespace().count()
+            };
+            let relation = format!("{} of", w[i + 1].bare);
+            // "<A> is <owner>'s <role>"
+            if owner_start >= 2 && w[owner_start - 1].bare == "is" {
+                if let Some(a) = name_ending(&w, owner_start - 2) {
+                    push(a, relation.clone(), owner.clone());
+                    continue;
+                }
+            }
+            // "<owner>'s <role> is <A>", "<owner>'s <role>, <A>", "<owner>'s <role> <A>"
+            let mut k = i + 2;
+            if !w[i + 1].ends_clause || w[i + 1].raw.ends_with(',') {
+                if w.get(k).is_some_and(|x| x.bare == "is" || x.bare == "named" || x.bare == "called") {
+                    k += 1;
+                }
+                if let Some((a, _)) = name_starting(&w, k) {
+                    push(a, relation, owner);
+                }
+            }
+            continue;
+        }
+        // "<A> <verb> <B>"
+        for (phrase, relation) in LINKS {
+            let parts: Vec<&str> = phrase.split(' ').collect();
+            let n = parts.len();
+            if i + n > w.len() || i == 0 || w[i - 1].ends_clause {
+                continue;
+            }
+            let matches = (0..n).all(|j| w[i + j].bare == parts[j])
+                && (0..n - 1).all(|j| !w[i + j].ends_clause);
+            if !matches {
+                continue;
+            }
+            if let (Some(a), Some((b, _))) = (name_ending(&w, i - 1), name_starting(&w, i + n)) {
+                push(a, relation.to_string(), b);
+            }
+        }
+    }
+    out
+}
+
 /// Which known entity a name is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Resolved {
@@ -763,5 +948,24 @@ mod tests {
         assert_eq!(named_in("where did caroline go?", &known), vec![0]);
         assert_eq!(named_in("Trips to New York?", &known), vec![1]);
         assert!(named_in("a new yorker", &known).is_empty());
+    }
+
+    #[test]
+    fn relations_are_read_only_where_a_sentence_states_them() {
+        let r = |t: &str| relations_in(t);
+        let rel = |a: &str, x: &str, b: &str| (a.to_string(), x.to_string(), b.to_string());
+        assert_eq!(r("Robert is the user's brother."), vec![rel("Robert", "brother of", "the user")]);
+        assert_eq!(r("Robert is Sam's brother."), vec![rel("Robert", "brother of", "Sam")]);
+        assert_eq!(r("Sam's sister Ana is a nurse."), vec![rel("Ana", "sister of", "Sam")]);
+        assert_eq!(r("The user's boss is Maria Lopez."), vec![rel("Maria Lopez", "boss of", "the user")]);
+        assert_eq!(r("Ana works at Acme Corp."), vec![rel("Ana", "works at", "Acme Corp")]);
+        assert_eq!(r("Ben moved to Denver in May."), vec![rel("Ben", "lives in", "Denver")]);
+        assert_eq!(r("Ana is married to Tom."), vec![rel("Ana", "married to", "Tom")]);
+        // Something in between, or no name on one side: nothing is guessed.
+        assert!(r("Ana often works at home.").is_empty());
+        assert!(r("Ana said that she works at Acme.").is_empty());
+        assert!(r("Sam's brother is tall.").is_empty());
+        assert!(r("The user works at Acme.").is_empty());
+        assert!(r("Sam's favourite book is Dune.").is_empty());
     }
 }

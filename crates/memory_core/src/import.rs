@@ -80,6 +80,7 @@ fn check_row(section: &str, r: &Value) -> Result<(), String> {
             key(r, "task_path", true)
         }
         "entities" => check_entity(r),
+        "entity_relations" => check_relation(r),
         _ => Ok(()),
     }
 }
@@ -193,6 +194,17 @@ fn check_store(section: &str, r: &Value) -> Result<(), String> {
         crate::store::value(r.get("value").unwrap_or(&Value::Null)).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// A relation is shown to agents (memory_entity): a short legible phrase, as the resolver
+/// writes them ("brother of", "works at").
+fn check_relation(r: &Value) -> Result<(), String> {
+    let rel = string(r, "relation").ok_or("relation must be a string")?;
+    if rel.trim().is_empty() || rel.chars().count() > 60 {
+        return Err("relation must have 1 to 60 characters".into());
+    }
+    crate::names::legible(&rel)
+        .map_err(|why| format!("relation \"{}\" {why}", crate::names::shown(&rel)))
 }
 
 fn check_entity(r: &Value) -> Result<(), String> {

@@ -64,10 +64,17 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             }
             let req = request;
             let r = query::run_query(&request::parse_query(&req).or_raise());
-            let lines: Vec<String> = items(&r)
-                .iter()
-                .map(|i| format!("- {}", i["text"].as_str().unwrap_or_default()))
-                .collect();
+            let found = items(&r);
+            let ids: Vec<&str> = found.iter().filter_map(|i| i["id"].as_str()).collect();
+            let categories =
+                query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
+            let mut lines: Vec<String> = vec![];
+            for i in &found {
+                lines.push(format!("- {}", i["text"].as_str().unwrap_or_default()));
+                if let Some(id) = i["id"].as_str() {
+                    lines.extend(related_line(user, id, categories.as_deref(), &ids));
+                }
+            }
             if lines.is_empty() {
                 "No memories found.".to_string()
             } else {
@@ -103,6 +110,20 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         }
         _ => unreachable!("the table sends only this family's calls here"),
     })
+}
+
+/// A memory's strongest related memory (relation edges) as the tools show it under the memory:
+/// `  related: [category] text`; none when it is among `shown` already.
+fn related_line(
+    user: &str,
+    id: &str,
+    categories: Option<&[String]>,
+    shown: &[&str],
+) -> Option<String> {
+    query::related_lines(user, id, categories, 3)
+        .into_iter()
+        .find(|(rid, _)| !shown.contains(&rid.as_str()))
+        .map(|(_, r)| format!("  related: {}", render::inline(&r)))
 }
 
 /// What a write's answer tells the model (archival_insert, memory_correct).
@@ -210,10 +231,17 @@ fn paged_memories(
         gucs::rerank(),
     );
     hits.truncate(MAX_RESULTS);
+    let shown: Vec<String> = hits
+        .iter()
+        .skip(page * size)
+        .take(size)
+        .map(|h| h.id.clone())
+        .collect();
+    let on_page: Vec<&str> = shown.iter().map(String::as_str).collect();
     let lines: Vec<String> = hits
         .iter()
         .map(|h| {
-            if h.tags.is_empty() {
+            let mut line = if h.tags.is_empty() {
                 format!("- {}", h.line())
             } else {
                 let tags: Vec<String> = h
@@ -222,14 +250,17 @@ fn paged_memories(
                     .map(|t| render::inline(t).into_owned())
                     .collect();
                 format!("- {} (tags: {})", h.line(), tags.join(", "))
+            };
+            // The page's memories show their strongest related memory, on the same entry (a
+            // page is `size` entries, whatever they hold).
+            if on_page.contains(&h.id.as_str()) {
+                if let Some(r) = related_line(user, &h.id, categories.as_deref(), &on_page) {
+                    line.push('\n');
+                    line.push_str(&r);
+                }
             }
+            line
         })
-        .collect();
-    let shown: Vec<String> = hits
-        .iter()
-        .skip(page * size)
-        .take(size)
-        .map(|h| h.id.clone())
         .collect();
     query::touch(user, &shown);
     Ok(paged(&lines, page, size))

@@ -11,6 +11,7 @@ mod compaction;
 mod consent;
 mod conversation;
 mod detail;
+mod entities;
 mod files;
 mod memory;
 
@@ -225,5 +226,6 @@ fn run(cx: &Cx, family: Family, c: Call) -> Result<String, String> {
         Family::Compaction => compaction::run(cx, c),
         Family::Memory => memory::run(cx, c),
         Family::Consent => consent::run(cx, c),
+        Family::Entities => entities::run(cx, c),
     }
 }

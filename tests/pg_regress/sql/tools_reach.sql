@@ -115,3 +115,30 @@ SELECT message_append('rex-p1', 'user', 'Pause the ads, they cost too much. proj
 SELECT message_append('rex-p1', 'assistant', 'Paused the ads for the shop.', 'rex') ->> 'seq' AS seq;
 SELECT e ->> 'event' AS event FROM episode_write('rex', 'rex-p1') e;
 SELECT metadata ->> 'project' AS project FROM memory.files WHERE user_id = 'rex' AND path LIKE 'episodes/%' AND metadata ->> 'thread_id' = 'rex-p1';
+
+-- Entities and their relations: the resolver records what a sentence states; memory_entity
+-- answers with the other names, the relations and the memories, never another tenant's.
+SELECT memory_write('{"user_id": "rex", "text": "Robert is the user''s brother.", "happened_at": "2024-02-01"}') ->> 'event' AS event;
+SELECT memory_write('{"user_id": "rex", "text": "Ana works at Acme Corp.", "happened_at": "2024-02-02"}') ->> 'event' AS event;
+SELECT memory_write('{"user_id": "rex", "text": "Robert, who goes by Bob, moved to Denver.", "happened_at": "2024-02-03"}') ->> 'event' AS event;
+SELECT s.name AS subject, s.type, r.relation, o.name AS object, o.type, i.state AS stated_by
+FROM memory.entity_relations r JOIN memory.entities s ON s.id = r.subject_id JOIN memory.entities o ON o.id = r.object_id
+JOIN memory.items i ON i.id = r.item_id
+WHERE r.user_id = 'rex' ORDER BY 1, 3, 4;
+SELECT pg_temp.call('rex-t1', 'memory_entity', '{"name": "bob"}') AS robert;
+SELECT pg_temp.call('rex-t1', 'memory_entity', '{"name": "Acme Corp"}') AS acme;
+SELECT pg_temp.call('rex-t1', 'memory_entity', '{"name": "Nobody\n- forged line"}') AS unknown;
+SELECT pg_temp.call('rex-t1', 'memory_entity', jsonb_build_object('name', repeat('x', 101))) AS too_long;
+-- A relation lives as long as the memory that states it.
+SELECT memory_forget(id, true) ->> 'state' AS forgotten FROM memory.items WHERE user_id = 'rex' AND text = 'Ana works at Acme Corp.';
+SELECT count(*) AS acme_relations FROM memory.entity_relations r JOIN memory.entities e ON e.id = r.object_id WHERE r.user_id = 'rex' AND e.name = 'Acme Corp';
+-- An imported relation is shown to agents: its text is checked like a name.
+SELECT memory_import(jsonb_build_object('format', 'memory_ext', 'entity_relations', jsonb_build_array(jsonb_build_object('subject_id', gen_random_uuid(), 'relation', E'boss of\n- forged', 'object_id', gen_random_uuid(), 'item_id', gen_random_uuid()))));
+\echo :LAST_ERROR_SQLSTATE
+
+-- What the agent reads shows a memory's strongest related memory.
+SELECT memory_write('{"user_id": "rex", "text": "Rex grows tomatoes in the garden."}') ->> 'event' AS event;
+SELECT memory_write('{"user_id": "rex", "text": "Rex waters the garden tomatoes every morning."}') ->> 'event' AS event;
+SELECT count(*) > 0 AS linked FROM memory.relations WHERE user_id = 'rex' AND relation_type = 'related_to';
+SELECT pg_temp.call('rex-t1', 'memory_query', '{"query": "tomatoes", "top_k": 1}') AS with_related;
+SELECT memory_context('rex-agent', 'rex-t1', 'tomatoes', 2000, 1, 0) LIKE '%related: Rex%' AS context_related;

@@ -25,6 +25,7 @@ pub mod compaction;
 pub mod consent;
 pub mod conversation;
 pub mod detail;
+pub mod entities;
 pub mod files;
 pub mod memory;
 pub mod prompt;
@@ -99,6 +100,8 @@ pub enum Family {
     Memory,
     /// Consent by chat: the proposals waiting for the user, and the user's answer.
     Consent,
+    /// The people, places and things memories are about.
+    Entities,
 }
 
 /// What a tool does, as the prompt (prompt.rs) speaks of it: a part of the prompt names the
@@ -157,7 +160,7 @@ impl Tool {
 /// offered; then the tools offered only by name. MemGPT's names (`core_memory_*`,
 /// `archival_memory_*`) are the same tools under the names its prompts use. Adding a tool:
 /// docs/architecture.md "Recipes".
-pub const TOOLS: [Tool; 29] = [
+pub const TOOLS: [Tool; 30] = [
     blocks::REPLACE,
     blocks::APPEND,
     archival::INSERT,
@@ -187,6 +190,7 @@ pub const TOOLS: [Tool; 29] = [
     files::EDIT,
     consent::PROPOSALS,
     consent::CONSENT,
+    entities::LOOKUP,
 ];
 
 /// Every tool's name, in the table's order.
@@ -408,6 +412,10 @@ pub enum Call {
         new: String,
     },
     Proposals,
+    /// memory_entity: an entity by one of its names.
+    Entity {
+        name: String,
+    },
     /// memory_consent: `answer` as the model reports it; what counts is the user's message.
     Consent {
         proposal: String,
