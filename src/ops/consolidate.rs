@@ -28,6 +28,8 @@ pub struct Counts {
     pub skipped_fingerprinted: i64,
     pub llm_calls: i64,
     pub errors: i64,
+    /// Pending proposals applied because the LLM read another one as the same in other words.
+    pub corroborated: i64,
 }
 
 impl Counts {
@@ -38,13 +40,14 @@ impl Counts {
         self.skipped_fingerprinted += o.skipped_fingerprinted;
         self.llm_calls += o.llm_calls;
         self.errors += o.errors;
+        self.corroborated += o.corroborated;
     }
 
     pub fn json(&self) -> Value {
         json!({
             "pairs_checked": self.pairs_checked, "merged": self.merged, "linked": self.linked,
             "skipped_fingerprinted": self.skipped_fingerprinted, "llm_calls": self.llm_calls,
-            "errors": self.errors,
+            "errors": self.errors, "corroborated": self.corroborated,
         })
     }
 }
@@ -288,7 +291,9 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
     let verdicts: Vec<Option<bool>> = match gucs::llm() {
         Some(cfg) => {
             let mut left = gucs::consolidation_max_llm_calls() as i64 - calls_today;
-            ask_llm(&cfg, &texts, &mut left, &mut c)
+            let v = ask_llm(&cfg, &texts, &mut left, &mut c);
+            paraphrases(user, &cfg, &mut left, &mut c);
+            v
         }
         None => todo
             .iter()
@@ -363,6 +368,156 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
         )
     });
     c
+}
+
+/// Pairs of pending proposals one paraphrase check takes at most per tenant and run.
+const PARAPHRASE_PAIRS: usize = 20;
+
+/// Pending corroborate proposals of one field that say the same in other words, as the LLM
+/// reads them (memory_core::consent::paraphrase_prompt): the word rules at write time
+/// (src/ops/consent.rs) let only added qualifiers and frames through, so "Mia's dream is to run
+/// a marathon" and "Mia hopes to finish a marathon" wait there. The older proposal is applied
+/// through memory_approve's path, recorded as corroborated by the newer, which is applied as
+/// the same memory. Each pair is asked once (a fingerprint at score 0); the day's LLM calls
+/// bound it with consolidation's.
+fn paraphrases(
+    user: &str,
+    cfg: &memory_providers::llm::LlmConfig,
+    calls_left: &mut i64,
+    c: &mut Counts,
+) {
+    let pending: Vec<(String, String, String)> = as_owner(|| {
+        spi::rows(
+            include_str!("../../sql/queries/consolidate_pending_proposals.sql"),
+            &[user.into()],
+            "reading pending proposals",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<String>(2)?.unwrap_or_default(),
+                    r.get::<String>(3)?.unwrap_or_default(),
+                ))
+            },
+        )
+    });
+    let mut pairs: Vec<Pair> = vec![];
+    for (i, (a, cat_a, _)) in pending.iter().enumerate() {
+        for (b, cat_b, _) in &pending[i + 1..] {
+            if cat_a == cat_b && pairs.len() < PARAPHRASE_PAIRS {
+                let (x, y) = if a < b { (a, b) } else { (b, a) };
+                pairs.push(Pair {
+                    a: x.clone(),
+                    b: y.clone(),
+                    score: 0.0,
+                });
+            }
+        }
+    }
+    let checked = fingerprinted(user, &pairs);
+    pairs.retain(|p| !checked.contains(&(p.a.clone(), p.b.clone())));
+    if pairs.is_empty() {
+        return;
+    }
+    let text = |id: &str| {
+        pending
+            .iter()
+            .find(|p| p.0 == id)
+            .map(|p| p.2.as_str())
+            .unwrap_or_default()
+    };
+    let texts: Vec<(&str, &str)> = pairs.iter().map(|p| (text(&p.a), text(&p.b))).collect();
+    let mut left = *calls_left;
+    let mut counts = Counts::default();
+    let verdicts = ask_paraphrases(cfg, &texts, &mut left, &mut counts);
+    *calls_left = left;
+    c.llm_calls += counts.llm_calls;
+    c.errors += counts.errors;
+    let mut done: HashSet<String> = HashSet::new();
+    for (p, v) in pairs.iter().zip(verdicts) {
+        let Some(same) = v else { continue };
+        if same && !done.contains(&p.a) && !done.contains(&p.b) {
+            // The older one is the change proposed first; the newer corroborates it.
+            let (first, second) = {
+                let ia = pending.iter().position(|x| x.0 == p.a).unwrap_or(0);
+                let ib = pending.iter().position(|x| x.0 == p.b).unwrap_or(0);
+                if ia <= ib {
+                    (&p.a, &p.b)
+                } else {
+                    (&p.b, &p.a)
+                }
+            };
+            // In a subtransaction: a proposal that can no longer be written (a memory it
+            // supersedes changed meanwhile, screening) is left pending, the run goes on.
+            let applied = crate::pg::subxact::catching(|| {
+                let written = crate::ops::write::approve(
+                    first,
+                    Some(format!("corroborated by proposal {second} (LLM)")),
+                );
+                if let Some(mid) = written["memory_id"].as_str() {
+                    crate::ops::consent::applied(user, second, mid);
+                }
+            });
+            match applied {
+                Ok(()) => {
+                    done.insert(p.a.clone());
+                    done.insert(p.b.clone());
+                    c.corroborated += 1;
+                }
+                Err(e) => {
+                    pgrx::warning!("memory_consolidate: proposal {first} not applied: {}", e.message);
+                    c.errors += 1;
+                }
+            }
+        }
+        as_owner(|| {
+            spi::run(
+                include_str!("../../sql/queries/consolidate_fingerprint.sql"),
+                &[
+                    user.into(),
+                    p.a.as_str().into(),
+                    p.b.as_str().into(),
+                    0.0f64.into(),
+                    if same { "same" } else { "different" }.into(),
+                ],
+                "recording a fingerprint",
+            )
+        });
+    }
+}
+
+/// [`ask_llm`] with the paraphrase prompt.
+fn ask_paraphrases(
+    cfg: &memory_providers::llm::LlmConfig,
+    texts: &[(&str, &str)],
+    calls_left: &mut i64,
+    c: &mut Counts,
+) -> Vec<Option<bool>> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(rules::LLM_BATCH) {
+        pgrx::check_for_interrupts!();
+        if *calls_left <= 0 {
+            out.extend(std::iter::repeat_n(None, chunk.len()));
+            continue;
+        }
+        *calls_left -= 1;
+        c.llm_calls += 1;
+        let (system, user) = memory_core::consent::paraphrase_prompt(chunk);
+        match memory_providers::llm::chat(cfg, &system, &user, true)
+            .map_err(|e| e.to_string())
+            .and_then(|a| rules::parse_llm_answer(&a, chunk.len()))
+        {
+            Ok(v) => {
+                c.errors += v.iter().filter(|x| x.is_none()).count() as i64;
+                out.extend(v);
+            }
+            Err(e) => {
+                pgrx::warning!("memory_consolidate: paraphrase check failed: {e}");
+                c.errors += 1;
+                out.extend(std::iter::repeat_n(None, chunk.len()));
+            }
+        }
+    }
+    out
 }
 
 fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {

@@ -443,6 +443,12 @@ fn request(
     if let Some(old) = supersedes {
         req["supersedes"] = json!(old);
     }
+    if let Some(conf) = c.confidence {
+        // How sure the extraction is: the consent gate reads it (a sure inference to a
+        // corroborate field needs no second sign), and it stays with the memory.
+        req["confidence"] = json!(conf);
+        req["metadata"]["confidence"] = json!(conf);
+    }
     req
 }
 

@@ -190,6 +190,29 @@ pub fn corroborates(signal: &str, text: &str, similarity: f64, threshold: f64) -
         && same_value_words(signal, text)
 }
 
+/// The system and user messages of one batched paraphrase check (memory_consolidate, when an
+/// LLM is configured): two pending proposals of one field corroborate each other when they
+/// state the same value in other words, which the word rules of [`corroborates`] cannot always
+/// tell ("Mia's dream is to run a marathon" / "Mia hopes to finish a marathon"). A changed
+/// value is not a paraphrase, unlike the same-fact check of crate::consolidate. The answer
+/// reads as that check's (crate::consolidate::parse_llm_answer).
+pub fn paraphrase_prompt(pairs: &[(&str, &str)]) -> (String, String) {
+    let system = "You check an AI agent's memory before it saves a change the user has not \
+confirmed. For each numbered pair of statements, decide whether b says exactly what a says in \
+other words: the same subject and the same value. A different value, amount, place, time or \
+degree, or a negation, is not the same. Answer with JSON only: \
+{\"results\": [{\"pair\": <number>, \"same\": true|false}, ...]} with one entry per pair.";
+    let list: Vec<serde_json::Value> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (a, b))| serde_json::json!({"pair": i + 1, "a": a, "b": b}))
+        .collect();
+    (
+        system.to_string(),
+        serde_json::json!({ "pairs": list }).to_string(),
+    )
+}
+
 /// The user's answer to a proposed change, read from their own words: `Some(true)` yes,
 /// `Some(false)` no, `None` unclear (both, or neither). Consent by chat (memory_consent) acts
 /// only on a clear answer; anything else is asked again.

@@ -84,6 +84,20 @@ pub struct Candidate {
     pub tags: Vec<String>,
     /// Index (0-based) into the known memories shown to the model.
     pub supersedes: Option<usize>,
+    /// How sure the extraction is, 0-1: the model's own figure when it gave one, else the
+    /// rule's ([`RULE_CONFIDENCE`], [`ASKED_CONFIDENCE`]). Written as the memory's `confidence`
+    /// (the consent gate reads it) and `metadata.confidence`.
+    pub confidence: Option<f64>,
+}
+
+/// A fact the rules take from a plain first-person statement ("I live in Porto").
+pub const RULE_CONFIDENCE: f64 = 0.8;
+/// A fact the user asked to be remembered ("remember that ...").
+pub const ASKED_CONFIDENCE: f64 = 0.9;
+
+/// A model's confidence, when it gave a number from 0 to 1.
+fn confidence(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64).filter(|c| (0.0..=1.0).contains(c))
 }
 
 /// The user message of the extraction call: the batch's turns, a few earlier ones for context,
@@ -162,6 +176,7 @@ pub fn parse_answer(
                 importance: importance(f.get("importance")),
                 tags: tags(f.get("tags")),
                 supersedes,
+                confidence: confidence(f.get("confidence")),
             })
         })();
         push(&mut out, c);
@@ -183,6 +198,7 @@ pub fn parse_answer(
                 importance: importance(i.get("importance")),
                 tags: tags(i.get("tags")),
                 supersedes: None,
+                confidence: confidence(i.get("confidence")),
             })
         })();
         if c.is_some()
@@ -226,6 +242,7 @@ pub fn parse_answer(
                 importance: importance(p.get("importance")),
                 tags: tags(p.get("tags")),
                 supersedes: None,
+                confidence: confidence(p.get("confidence")),
             })
         })();
         push(&mut out, c);
@@ -304,12 +321,10 @@ pub fn parse_tom(answer: &str, seq: i64) -> Result<Vec<Insight>, String> {
                 importance: importance(i.get("importance")),
                 tags: tags(i.get("tags")),
                 supersedes: None,
+                confidence: None,
             },
             field: category(i.get("field")),
-            confidence: i
-                .get("confidence")
-                .and_then(Value::as_f64)
-                .filter(|c| (0.0..=1.0).contains(c)),
+            confidence: confidence(i.get("confidence")),
         });
     }
     Ok(out)
@@ -458,6 +473,11 @@ pub fn rules(turns: &[Turn]) -> Vec<Candidate> {
                 importance: 2,
                 tags: vec![],
                 supersedes: None,
+                confidence: Some(if asked_to_remember(&s) {
+                    ASKED_CONFIDENCE
+                } else {
+                    RULE_CONFIDENCE
+                }),
             });
         }
     }
@@ -602,6 +622,18 @@ fn without_lead_in(s: &str) -> &str {
         }
     }
     s
+}
+
+/// Whether a sentence asks for something to be remembered ("Please remember that ...").
+fn asked_to_remember(sentence: &str) -> bool {
+    let s = text::normalize(sentence.trim_end_matches(['.', '!']));
+    let lower = without_lead_in(&s).to_lowercase();
+    let asked = lower.strip_prefix("please ").unwrap_or(&lower);
+    let asked = asked
+        .strip_prefix("can you ")
+        .or_else(|| asked.strip_prefix("could you "))
+        .unwrap_or(asked);
+    REMEMBER.iter().any(|r| asked.starts_with(r))
 }
 
 fn rule_fact(sentence: &str, subject: &str) -> Option<String> {
@@ -1074,6 +1106,29 @@ mod tests {
     }
 
     #[test]
+    fn extracted_facts_carry_a_confidence() {
+        let turns = vec![Turn {
+            seq: 3,
+            role: "user".into(),
+            name: None,
+            text: "I live in Porto. Please remember that my dentist is Dr. Lee.".into(),
+        }];
+        let got: Vec<Option<f64>> = rules(&turns).iter().map(|c| c.confidence).collect();
+        assert_eq!(got, vec![Some(RULE_CONFIDENCE), Some(ASKED_CONFIDENCE)]);
+        let p = parse_answer(
+            r#"{"facts": [{"turn": 3, "text": "Sam lives in Porto.", "confidence": 0.7},
+                          {"turn": 3, "text": "Sam likes tea.", "confidence": 7},
+                          {"turn": 3, "text": "Sam likes cake."}]}"#,
+            &turns,
+            0,
+            false,
+        )
+        .unwrap();
+        let got: Vec<Option<f64>> = p.candidates.iter().map(|c| c.confidence).collect();
+        assert_eq!(got, vec![Some(0.7), None, None]);
+    }
+
+    #[test]
     fn caps_per_turn_and_per_day() {
         let c = |seq: i64, t: &str| Candidate {
             kind: Kind::Fact,
@@ -1084,6 +1139,7 @@ mod tests {
             importance: 2,
             tags: vec![],
             supersedes: None,
+            confidence: None,
         };
         let all = vec![
             c(1, "a"),

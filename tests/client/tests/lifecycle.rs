@@ -197,3 +197,78 @@ fn runs_cover_more_candidates_than_one_pool_over_successive_runs() {
     assert_eq!(second["merged"], 1, "{second}");
     assert_eq!(active(&mut c), 521);
 }
+
+/// A fresh tenant with two pending `goals` proposals (a corroborate field) that say the same in
+/// other words the write-time rules cannot match, judged by `judge`.
+fn tenant_with_paraphrases(judge: &str) -> (Client, StandIn) {
+    let standin = StandIn::start(0);
+    let mut c = admin();
+    c.batch_execute(&format!(
+        "SET memory_ext.user_id = '{}';
+         SET memory_ext.llm_url = '{}/v1';
+         SET memory_ext.llm_model = 'judge-{judge}';",
+        unique("para"),
+        standin.base()
+    ))
+    .unwrap();
+    for text in [
+        "Mia's dream is to run a marathon.",
+        "Mia hopes to finish a marathon.",
+    ] {
+        let r: Json<Value> = c
+            .query_one(
+                "SELECT memory_write($1)",
+                &[&Json(
+                    json!({"text": text, "category": "goals", "source": "inferred"}),
+                )],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(r.0["event"], "proposed", "{}", r.0);
+    }
+    (c, standin)
+}
+
+fn statuses(c: &mut Client) -> Vec<String> {
+    c.query(
+        "SELECT status FROM memory.proposals WHERE user_id = current_setting('memory_ext.user_id') ORDER BY created_at, id",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+#[test]
+fn the_llm_corroborates_proposals_that_say_the_same_in_other_words() {
+    let (mut c, standin) = tenant_with_paraphrases("same");
+    let r = consolidate(&mut c);
+    assert_eq!(r["corroborated"], 1, "{r}");
+    assert_eq!(standin.hits("judge-same"), 1);
+    assert_eq!(statuses(&mut c), vec!["approved", "applied"]);
+    let (text, by): (String, String) = {
+        let row = c
+            .query_one(
+                "SELECT i.text, p.decided_by FROM memory.proposals p JOIN memory.items i ON i.user_id = p.user_id AND i.id = p.memory_id
+                 WHERE p.user_id = current_setting('memory_ext.user_id') AND p.status = 'approved'",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!(text, "Mia's dream is to run a marathon.");
+    assert!(by.starts_with("corroborated by proposal "), "{by}");
+    assert_eq!(active(&mut c), 1);
+}
+
+#[test]
+fn proposals_the_llm_reads_as_different_stay_pending_and_are_not_asked_again() {
+    let (mut c, standin) = tenant_with_paraphrases("different");
+    let r = consolidate(&mut c);
+    assert_eq!(r["corroborated"], 0, "{r}");
+    assert_eq!(statuses(&mut c), vec!["pending", "pending"]);
+    consolidate(&mut c);
+    assert_eq!(standin.hits("judge-different"), 1, "a judged pair is not asked again");
+    assert_eq!(active(&mut c), 0);
+}

@@ -221,7 +221,9 @@ pub fn asks_how(query: &str) -> bool {
 /// `- `, `(YYYY-MM-DD) ` and `[category] ` and a `(tags: ...)` ending are taken off: the model
 /// copies the line it read.
 pub fn quoted_memory(s: &str) -> String {
-    let mut t = s.trim();
+    // Stored texts are whitespace-normalised (crate::text::normalize): so is the quote.
+    let s = crate::text::normalize(s);
+    let mut t = s.as_str();
     t = t.strip_prefix("- ").unwrap_or(t).trim_start();
     if t.starts_with('(') && t.get(11..12) == Some(")") {
         t = t[12..].trim_start();

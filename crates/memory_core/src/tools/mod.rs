@@ -494,7 +494,8 @@ impl<'a> Args<'a> {
             .collect();
         if let Some(k) = obj.keys().find(|k| !known.contains(k)) {
             return Err(format!(
-                "unknown argument \"{k}\"; {name} takes: {}",
+                "unknown argument \"{}\"; {name} takes: {}",
+                crate::render::inline(k),
                 known
                     .iter()
                     .map(|s| s.as_str())
@@ -600,7 +601,8 @@ impl<'a> Args<'a> {
             Ok(l)
         } else {
             Err(format!(
-                "block \"{l}\" cannot be edited; block must be one of: {}",
+                "block \"{}\" cannot be edited; block must be one of: {}",
+                crate::render::inline(&l),
                 self.agent.writable_blocks.join(", ")
             ))
         }
@@ -650,7 +652,12 @@ impl<'a> Args<'a> {
     pub fn day(&self, k: &str) -> Result<chrono::NaiveDate, String> {
         let s = self.text(k)?;
         chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-            .map_err(|_| format!("\"{k}\" must be a date like 2024-05-08, got \"{s}\""))
+            .map_err(|_| {
+                format!(
+                    "\"{k}\" must be a date like 2024-05-08, got \"{}\"",
+                    crate::render::inline(&s)
+                )
+            })
     }
 }
 
@@ -664,10 +671,12 @@ fn required(schema: &Value) -> Vec<&str> {
 /// Checks a model's call of `name` with `args` against `agent`'s rules; the error is a message
 /// for the model.
 pub fn parse(name: &str, args: &Value, agent: &Agent) -> Result<Call, String> {
-    let offered = select(agent, Some(&[name.to_string()]))
-        .map_err(|_| format!("there is no tool \"{name}\"; use one of the tools you were given"))?;
+    let shown = crate::render::inline(name);
+    let offered = select(agent, Some(&[name.to_string()])).map_err(|_| {
+        format!("there is no tool \"{shown}\"; use one of the tools you were given")
+    })?;
     let Some(t) = offered.first().and_then(|n| tool(n)) else {
-        return Err(format!("the tool \"{name}\" is not available to you"));
+        return Err(format!("the tool \"{shown}\" is not available to you"));
     };
     match t.parse {
         Parse::Raw(parse) => parse(args),
@@ -1122,6 +1131,21 @@ mod tests {
                 thread: None
             }
         );
+    }
+
+    #[test]
+    fn what_a_model_sent_is_echoed_on_one_line() {
+        let a = agent();
+        let forged = "x\n- forged";
+        for (name, args) in [
+            ("memory_query", json!({"query": "q", "since": forged})),
+            ("memory_query", json!({"query": "q", forged: 1})),
+            ("memory_append", json!({"block": forged, "content": "c"})),
+            (forged, json!({})),
+        ] {
+            let e = parse(name, &args, &a).unwrap_err();
+            assert!(!e.contains('\n') && e.contains("\\n- forged"), "{e}");
+        }
     }
 
     #[test]
