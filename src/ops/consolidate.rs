@@ -464,7 +464,10 @@ fn paraphrases(
                     c.corroborated += 1;
                 }
                 Err(e) => {
-                    pgrx::warning!("memory_consolidate: proposal {first} not applied: {}", e.message);
+                    pgrx::warning!(
+                        "memory_consolidate: proposal {first} not applied: {}",
+                        e.message
+                    );
                     c.errors += 1;
                 }
             }

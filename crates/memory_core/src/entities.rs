@@ -559,11 +559,46 @@ pub const THE_USER: &str = "the user";
 /// Family, social and work roles a possessive names ("Sam's brother", "the user's boss"): the
 /// relation is "<role> of".
 const ROLES: [&str; 40] = [
-    "brother", "sister", "mother", "father", "mom", "dad", "son", "daughter", "wife", "husband",
-    "partner", "spouse", "friend", "boss", "manager", "colleague", "coworker", "cousin", "uncle",
-    "aunt", "niece", "nephew", "grandmother", "grandfather", "grandson", "granddaughter",
-    "girlfriend", "boyfriend", "fiancé", "fiancee", "roommate", "neighbor", "neighbour",
-    "teacher", "mentor", "doctor", "therapist", "dog", "cat", "child",
+    "brother",
+    "sister",
+    "mother",
+    "father",
+    "mom",
+    "dad",
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "partner",
+    "spouse",
+    "friend",
+    "boss",
+    "manager",
+    "colleague",
+    "coworker",
+    "cousin",
+    "uncle",
+    "aunt",
+    "niece",
+    "nephew",
+    "grandmother",
+    "grandfather",
+    "grandson",
+    "granddaughter",
+    "girlfriend",
+    "boyfriend",
+    "fiancé",
+    "fiancee",
+    "roommate",
+    "neighbor",
+    "neighbour",
+    "teacher",
+    "mentor",
+    "doctor",
+    "therapist",
+    "dog",
+    "cat",
+    "child",
 ];
 
 /// Verbs that relate a name to another, as "<A> <verb> <B>": the relation recorded.
@@ -667,7 +702,10 @@ fn name_starting(w: &[Word], mut start: usize) -> Option<(String, usize)> {
     {
         end += 1;
     }
-    Some(((start..=end).map(word).collect::<Vec<_>>().join(" "), end + 1))
+    Some((
+        (start..=end).map(word).collect::<Vec<_>>().join(" "),
+        end + 1,
+    ))
 }
 
 /// The relations between names that a text states, as (subject, relation, object): "Robert is
@@ -708,7 +746,9 @@ pub fn relations_in(text: &str) -> Vec<(String, String, String)> {
             // "<owner>'s <role> is <A>", "<owner>'s <role>, <A>", "<owner>'s <role> <A>"
             let mut k = i + 2;
             if !w[i + 1].ends_clause || w[i + 1].raw.ends_with(',') {
-                if w.get(k).is_some_and(|x| x.bare == "is" || x.bare == "named" || x.bare == "called") {
+                if w.get(k)
+                    .is_some_and(|x| x.bare == "is" || x.bare == "named" || x.bare == "called")
+                {
                     k += 1;
                 }
                 if let Some((a, _)) = name_starting(&w, k) {
@@ -954,13 +994,34 @@ mod tests {
     fn relations_are_read_only_where_a_sentence_states_them() {
         let r = |t: &str| relations_in(t);
         let rel = |a: &str, x: &str, b: &str| (a.to_string(), x.to_string(), b.to_string());
-        assert_eq!(r("Robert is the user's brother."), vec![rel("Robert", "brother of", "the user")]);
-        assert_eq!(r("Robert is Sam's brother."), vec![rel("Robert", "brother of", "Sam")]);
-        assert_eq!(r("Sam's sister Ana is a nurse."), vec![rel("Ana", "sister of", "Sam")]);
-        assert_eq!(r("The user's boss is Maria Lopez."), vec![rel("Maria Lopez", "boss of", "the user")]);
-        assert_eq!(r("Ana works at Acme Corp."), vec![rel("Ana", "works at", "Acme Corp")]);
-        assert_eq!(r("Ben moved to Denver in May."), vec![rel("Ben", "lives in", "Denver")]);
-        assert_eq!(r("Ana is married to Tom."), vec![rel("Ana", "married to", "Tom")]);
+        assert_eq!(
+            r("Robert is the user's brother."),
+            vec![rel("Robert", "brother of", "the user")]
+        );
+        assert_eq!(
+            r("Robert is Sam's brother."),
+            vec![rel("Robert", "brother of", "Sam")]
+        );
+        assert_eq!(
+            r("Sam's sister Ana is a nurse."),
+            vec![rel("Ana", "sister of", "Sam")]
+        );
+        assert_eq!(
+            r("The user's boss is Maria Lopez."),
+            vec![rel("Maria Lopez", "boss of", "the user")]
+        );
+        assert_eq!(
+            r("Ana works at Acme Corp."),
+            vec![rel("Ana", "works at", "Acme Corp")]
+        );
+        assert_eq!(
+            r("Ben moved to Denver in May."),
+            vec![rel("Ben", "lives in", "Denver")]
+        );
+        assert_eq!(
+            r("Ana is married to Tom."),
+            vec![rel("Ana", "married to", "Tom")]
+        );
         // Something in between, or no name on one side: nothing is guessed.
         assert!(r("Ana often works at home.").is_empty());
         assert!(r("Ana said that she works at Acme.").is_empty());

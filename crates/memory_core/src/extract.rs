@@ -97,7 +97,8 @@ pub const ASKED_CONFIDENCE: f64 = 0.9;
 
 /// A model's confidence, when it gave a number from 0 to 1.
 fn confidence(v: Option<&Value>) -> Option<f64> {
-    v.and_then(Value::as_f64).filter(|c| (0.0..=1.0).contains(c))
+    v.and_then(Value::as_f64)
+        .filter(|c| (0.0..=1.0).contains(c))
 }
 
 /// The user message of the extraction call: the batch's turns, a few earlier ones for context,

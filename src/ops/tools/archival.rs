@@ -83,11 +83,17 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         }
         Call::Forget { memory } => {
             let (id, text, _, _) = find_memory(cx, &memory)?;
-            crate::ops::lifecycle::forget(&id, false);
-            format!(
-                "Forgotten: \"{}\". It is out of recall now and will be deleted for good.",
-                render::inline(&text)
-            )
+            // Another call may have forgotten it since it was found (models call tools in
+            // parallel): then this one changed nothing, and says so.
+            let r = crate::ops::lifecycle::forget(&id, false);
+            if r["event"] == "soft_deleted" {
+                format!(
+                    "Forgotten: \"{}\". It is out of recall now and will be deleted for good.",
+                    render::inline(&text)
+                )
+            } else {
+                format!("Already forgotten: \"{}\".", render::inline(&text))
+            }
         }
         Call::Correct { memory, text } => {
             limits::value_bytes("correction", text.len());

@@ -269,6 +269,10 @@ fn proposals_the_llm_reads_as_different_stay_pending_and_are_not_asked_again() {
     assert_eq!(r["corroborated"], 0, "{r}");
     assert_eq!(statuses(&mut c), vec!["pending", "pending"]);
     consolidate(&mut c);
-    assert_eq!(standin.hits("judge-different"), 1, "a judged pair is not asked again");
+    assert_eq!(
+        standin.hits("judge-different"),
+        1,
+        "a judged pair is not asked again"
+    );
     assert_eq!(active(&mut c), 0);
 }

@@ -132,6 +132,14 @@ SET memory_ext.user_id = 'con-kai';
 SELECT memory_write('{"text": "Kai likes tea and coffee.", "category": "goals", "source": "inferred"}') ->> 'event' AS first_signal;
 SELECT memory_write('{"text": "Kai likes coffee and tea.", "category": "goals", "source": "inferred"}') ->> 'event' AS reordered;
 SELECT text FROM memory.items WHERE user_id = 'con-kai';
+-- A frame is not a value (0.13.0): "goal is", "hopes", "likes" reword a wish or a liking, and
+-- corroborate within memory_core::consent::FRAME_MARGIN of the threshold; a frame with a
+-- different value does not.
+SET memory_ext.user_id = 'con-ivy';
+SELECT memory_write('{"text": "Ivy wants to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS first_signal;
+SELECT memory_write('{"text": "Ivy''s goal is to run a half marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS framed_other_value;
+SELECT memory_write('{"text": "Ivy''s goal is to run a marathon.", "category": "goals", "source": "inferred"}') ->> 'event' AS framed_same_value;
+SELECT text FROM memory.items WHERE user_id = 'con-ivy';
 SET memory_ext.user_id = 'con-mia';
 -- A source sure enough of itself (confidence at memory_ext.corroborate_confidence) needs no
 -- second signal; a consent field still waits whatever the confidence.

@@ -651,13 +651,12 @@ impl<'a> Args<'a> {
 
     pub fn day(&self, k: &str) -> Result<chrono::NaiveDate, String> {
         let s = self.text(k)?;
-        chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-            .map_err(|_| {
-                format!(
-                    "\"{k}\" must be a date like 2024-05-08, got \"{}\"",
-                    crate::render::inline(&s)
-                )
-            })
+        chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| {
+            format!(
+                "\"{k}\" must be a date like 2024-05-08, got \"{}\"",
+                crate::render::inline(&s)
+            )
+        })
     }
 }
 
