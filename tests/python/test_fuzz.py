@@ -44,7 +44,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
           "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
-          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links"]
+          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations"]
 
 
 class Raw(str):
@@ -145,7 +145,9 @@ def tool_names(r):
                      "conversation_search", "memory_ref_get", "memory_query", "conversation_search_date",
                      "memory", "memory_file_ls", "memory_file_read", "memory_file_grep", "memory_file_search",
                      "store_memory", "retrieve_memory", "search_memory", "summarize_conversation",
-                     "archive_old_messages", "shell", "", None, "x" * 300])
+                     "archive_old_messages", "memory_forget", "memory_correct", "memory_file_write",
+                     "memory_file_edit", "memory_proposals", "memory_consent", "memory_entity",
+                     "shell", "", None, "x" * 300])
 
 
 def tool_args(r):
@@ -165,6 +167,17 @@ def tool_args(r):
                "before_turn": r.choice([ints(r), "1", None, -5, 2**63])}),
         Jsonb({"content": "Ana lives in Porto.", "category": texts(r), "tags": [texts(r), FORGE]}),
         Jsonb({"query": texts(r), "page": "", "tags": "", "unknown_key": 1}),
+        # 0.13.0: memory_query's filters, Letta's sizes, quotes, consent, files, entities.
+        Jsonb({"query": texts(r), "kinds": r.choice([["procedural"], ["detail"], "x", [5], texts(r)]),
+               "since": r.choice(["2024-01-01", texts(r), 5]), "until": "2023-12-31", "as_of": texts(r),
+               "min_importance": ints(r), "entity": texts(r), "limit": ints(r), "top_k": ints(r)}),
+        Jsonb({"memory": r.choice([texts(r), "00000000-0000-0000-0000-000000000000", "- (2024-01-01) [x] " + texts(r)]),
+               "correction": texts(r)}),
+        Jsonb({"path": r.choice(["episodes/a.md", "/episodes/../x", texts(r)]), "content": texts(r),
+               "old_str": texts(r), "new_str": texts(r)}),
+        Jsonb({"proposal_id": r.choice([texts(r), "00000000-0000-0000-0000-000000000000"]),
+               "answer": r.choice(["yes", "no", texts(r)])}),
+        Jsonb({"name": texts(r), "before_message": texts(r)}),
         Jsonb({"command": r.choice(["view", "create", "str_replace", "insert", "delete", "rename", "x"]),
                "path": r.choice(["/memories", "/memories/a.md", "/memories/../x", "/memories/" + texts(r), None,
                                  "/memories//x.md", "/memories/a\u2028b.md", "/memories/p\u0430ypal.md"]),
@@ -240,6 +253,7 @@ CALLS_SPEC = [
     ("memory_tool_call", ["agent", ids, tool_names, tool_args]),
     ("memory_prompt", [ids, "textarray", "textarray"]),
     ("memory_tool_allowlist", [ids, "textarray"]),
+    ("memory_file_allowlist", [ids, "textarray"]),
     # The store (docs/api.md "Store"): hostile namespaces, keys, documents, filters, batches.
     ("store_put", ["namespace", texts, jsons]),
     ("store_put", ["namespace", texts, jsons, jsons, "interval", jsons, ids, "user"]),
