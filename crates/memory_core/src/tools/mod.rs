@@ -783,6 +783,12 @@ mod tests {
                 "{f:?}: {n} tokens is too few to be the definitions"
             );
         }
+        // What each tool offered by name adds (shown with --nocapture; docs/api.md).
+        for t in TOOLS.iter().filter(|t| !t.default) {
+            let n =
+                Encoding::Cl100kBase.count(&definitions(&[t.name], &a, Format::OpenAi).to_string());
+            eprintln!("{}: {n} tokens (openai)", t.name);
+        }
     }
 
     #[test]
