@@ -364,6 +364,15 @@ def test_stdio_tools_that_reach_and_fix_what_is_kept():
     assert said[1] == "Forgotten" and (said[0] == "Already forgotten" or said[0].startswith("No memory reads")), said
     assert sql(ALICE, "SELECT count(*) FROM memory.items WHERE text = 'Alice keeps three hives.' AND state = 'active' "
                       "AND user_id = current_setting('memory_ext.user_id')")[0] == 0
+    # The same memory corrected twice at once: one correction replaces it, the other is told
+    # it is no longer active (or, found after the first committed, that no memory reads so).
+    sql(ALICE, "SELECT memory_write(%s)", json.dumps({"text": "Alice's hive stand is oak.", "category": "hobby"}))
+    answers = asyncio.run(both("memory_correct", {"memory": "Alice's hive stand is oak.",
+                                                  "correction": "Alice's hive stand is cedar."}))
+    said = sorted(text(a) for a in answers)
+    assert said[0].startswith("Corrected") and ("only an active memory" in said[1] or "No memory reads" in said[1]), said
+    assert sql(ALICE, "SELECT count(*) FROM memory.items WHERE text LIKE 'Alice''s hive stand is %%' AND state = 'active' "
+                      "AND user_id = current_setting('memory_ext.user_id')")[0] == 1
 
 
 def test_tls_to_postgres():
