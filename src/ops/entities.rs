@@ -124,39 +124,7 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
             ids.push(known[i].id.clone());
         }
     }
-    // The relations the text states, between entities it names (the user is one when a relation
-    // points to them: "Robert is the user's brother").
-    let mut relations: (Vec<String>, Vec<String>, Vec<String>) = Default::default();
-    for (a, relation, b) in &stated {
-        let mut side = |name: &str| -> Option<String> {
-            let i = match rules::resolve(name, None, &known) {
-                Resolved::Known(i) | Resolved::Alias(i) => i,
-                Resolved::New if name == rules::THE_USER => {
-                    known.push(create(user, rules::THE_USER, "person"));
-                    known.len() - 1
-                }
-                Resolved::New => return None,
-            };
-            let id = known[i].id.clone();
-            if !ids.contains(&id) {
-                ids.push(id.clone());
-            }
-            Some(id)
-        };
-        if let (Some(x), Some(y)) = (side(a), side(b)) {
-            let (sk, ok) = rules::relation_types(relation);
-            for (id, kind) in [(&x, sk), (&y, ok)] {
-                if let Some(e) = known.iter_mut().find(|e| &e.id == id) {
-                    refine(user, e, kind);
-                }
-            }
-            if x != y {
-                relations.0.push(x);
-                relations.1.push(relation.clone());
-                relations.2.push(y);
-            }
-        }
-    }
+    let relations = relations_of(user, &stated, &mut known, &mut ids);
     let dropped: Vec<String> = spi::rows(
         include_str!("../../sql/queries/entities_unlink_item.sql"),
         &[user.into(), item.into(), ids.clone().into()],
@@ -189,6 +157,50 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         );
     }
     drop_orphans(user, Some(&dropped));
+}
+
+/// The relations a text states ([`rules::relations_in`]) between the entities it names, as
+/// (subjects, relations, objects) for entities_relate_item.sql; each side's id joins `ids` (it
+/// is linked too), and the user becomes an entity when a relation points to them ("Robert is
+/// the user's brother"). A relation types its sides when they had no type yet.
+fn relations_of(
+    user: &str,
+    stated: &[(String, String, String)],
+    known: &mut Vec<Entity>,
+    ids: &mut Vec<String>,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mut relations: (Vec<String>, Vec<String>, Vec<String>) = Default::default();
+    for (a, relation, b) in stated {
+        let mut side = |name: &str| -> Option<String> {
+            let i = match rules::resolve(name, None, known) {
+                Resolved::Known(i) | Resolved::Alias(i) => i,
+                Resolved::New if name == rules::THE_USER => {
+                    known.push(create(user, rules::THE_USER, "person"));
+                    known.len() - 1
+                }
+                Resolved::New => return None,
+            };
+            let id = known[i].id.clone();
+            if !ids.contains(&id) {
+                ids.push(id.clone());
+            }
+            Some(id)
+        };
+        if let (Some(x), Some(y)) = (side(a), side(b)) {
+            let (sk, ok) = rules::relation_types(relation);
+            for (id, kind) in [(&x, sk), (&y, ok)] {
+                if let Some(e) = known.iter_mut().find(|e| &e.id == id) {
+                    refine(user, e, kind);
+                }
+            }
+            if x != y {
+                relations.0.push(x);
+                relations.1.push(relation.clone());
+                relations.2.push(y);
+            }
+        }
+    }
+    relations
 }
 
 /// Deletes the entities no memory links to any more, among `ids` (all of the tenant's when

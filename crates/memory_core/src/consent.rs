@@ -221,11 +221,7 @@ pub fn corroborates(signal: &str, text: &str, similarity: f64, threshold: f64) -
 /// value is not a paraphrase, unlike the same-fact check of crate::consolidate. The answer
 /// reads as that check's (crate::consolidate::parse_llm_answer).
 pub fn paraphrase_prompt(pairs: &[(&str, &str)]) -> (String, String) {
-    let system = "You check an AI agent's memory before it saves a change the user has not \
-confirmed. For each numbered pair of statements, decide whether b says exactly what a says in \
-other words: the same subject and the same value. A different value, amount, place, time or \
-degree, or a negation, is not the same. Answer with JSON only: \
-{\"results\": [{\"pair\": <number>, \"same\": true|false}, ...]} with one entry per pair.";
+    let system = include_str!("../prompts/paraphrase.txt").trim_end();
     let list: Vec<serde_json::Value> = pairs
         .iter()
         .enumerate()
