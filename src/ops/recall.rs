@@ -191,14 +191,22 @@ pub fn search(
 }
 
 /// The conversation_search tool without a thread: the messages of every thread `agent` reads.
-pub fn search_agent(user: &str, agent: &str, query: &str, limit: usize) -> Vec<MessageHit> {
+pub fn search_agent(
+    user: &str,
+    agent: &str,
+    query: &str,
+    roles: Option<Vec<String>>,
+    start: Option<TimestampWithTimeZone>,
+    end: Option<TimestampWithTimeZone>,
+    limit: usize,
+) -> Vec<MessageHit> {
     search::messages(
         user,
         Conversations::Agent(agent),
         query,
-        None,
-        None,
-        None,
+        roles,
+        start,
+        end,
         limit,
     )
 }

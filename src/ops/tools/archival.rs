@@ -48,9 +48,18 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             page,
             size,
             tags,
+            after,
+            before,
         } => {
             limits::query("query", &query);
-            paged_memories(user, agent_id, a, &query, tags, page, size)?
+            let filters = Filters {
+                user_id: Some(user.to_string()),
+                tags: (!tags.is_empty()).then_some(tags),
+                happened_after: after,
+                happened_before: before,
+                ..Filters::default()
+            };
+            paged_memories(user, agent_id, a, &query, filters, page, size)?
         }
         Call::Query { mut request } => {
             limits::query("query", request["query"].as_str().unwrap_or_default());
@@ -205,15 +214,13 @@ fn paged_memories(
     agent_id: &str,
     a: &Agent,
     query: &str,
-    tags: Vec<String>,
+    filters: Filters,
     page: usize,
     size: usize,
 ) -> Result<String, String> {
     // "How do we deploy?" wants the steps of procedural memories too (memory_core's tool
     // rule, tools::archival::asks_how); other searches leave them out.
     let filters = Filters {
-        user_id: Some(user.to_string()),
-        tags: (!tags.is_empty()).then_some(tags),
         kinds: tools::archival::asks_how(query).then(|| {
             memory_core::request::KINDS
                 .iter()
@@ -221,7 +228,7 @@ fn paged_memories(
                 .map(|k| k.to_string())
                 .collect()
         }),
-        ..Filters::default()
+        ..filters
     };
     let categories =
         query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);

@@ -7,6 +7,33 @@ use crate::pg::{limits, spi};
 use memory_core::tools::Call;
 use memory_core::tools::PAGE_SIZE;
 
+/// The start of a day, UTC (a day of chrono's `Display`, YYYY-MM-DD).
+fn midnight(day: impl std::fmt::Display) -> pgrx::datum::TimestampWithTimeZone {
+    let d = day.to_string();
+    let part = |i: usize| {
+        d.split('-')
+            .nth(i)
+            .and_then(|x| x.parse::<i32>().ok())
+            .unwrap_or(1)
+    };
+    pgrx::datum::TimestampWithTimeZone::with_timezone(
+        part(0),
+        part(1) as u8,
+        part(2) as u8,
+        0,
+        0,
+        0.0,
+        "UTC",
+    )
+    .unwrap_or_else(|e| {
+        crate::error::raise(
+            memory_core::SqlState::InvalidParameterValue,
+            format!("day {d}: {e}"),
+            None,
+        )
+    })
+}
+
 pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
     let Cx {
         user,
@@ -15,13 +42,28 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         ..
     } = *cx;
     Ok(match c {
-        Call::ConversationSearch { query, page, size } => {
+        Call::ConversationSearch {
+            query,
+            page,
+            size,
+            roles,
+            start,
+            end,
+        } => {
             limits::query("query", &query);
+            let roles = (!roles.is_empty()).then_some(roles);
+            // Days in UTC, both included (as conversation_search_date reads them).
+            let (start, end) = (
+                start.map(midnight),
+                end.and_then(|d| d.succ_opt()).map(midnight),
+            );
             // Within the call's thread; without one, across the agent's conversations, each line
             // naming its thread (the model may want to say where something was said).
             let hits = match thread {
-                Some(t) => recall::search(t, &query, None, None, None, MAX_RESULTS),
-                None => recall::search_agent(user, agent_id, &query, MAX_RESULTS),
+                Some(t) => recall::search(t, &query, roles, start, end, MAX_RESULTS),
+                None => {
+                    recall::search_agent(user, agent_id, &query, roles, start, end, MAX_RESULTS)
+                }
             };
             let lines: Vec<String> = hits
                 .iter()

@@ -142,3 +142,15 @@ SELECT memory_write('{"user_id": "rex", "text": "Rex waters the garden tomatoes 
 SELECT count(*) > 0 AS linked FROM memory.relations WHERE user_id = 'rex' AND relation_type = 'related_to';
 SELECT pg_temp.call('rex-t1', 'memory_query', '{"query": "tomatoes", "top_k": 1}') AS with_related;
 SELECT memory_context('rex-agent', 'rex-t1', 'tomatoes', 2000, 1, 0) LIKE '%related: Rex%' AS context_related;
+
+-- Letta's other filters: conversation_search(roles, start_date, end_date) (days in UTC, both
+-- included) and archival_search(start_datetime, end_datetime) (when it happened; a day as the
+-- end means through that day).
+SELECT message_append('rex-d1', 'user', 'The heron came back in spring.', 'rex', created_at => '2024-04-02 09:00+00') ->> 'seq' AS seq;
+SELECT message_append('rex-d1', 'assistant', 'Herons come back every spring.', 'rex', created_at => '2024-04-03 23:59+00') ->> 'seq' AS seq;
+SELECT pg_temp.call('rex-d1', 'conversation_search', '{"query": "heron spring", "roles": ["user"]}') AS users_words;
+SELECT pg_temp.call('rex-d1', 'conversation_search', '{"query": "heron spring", "start_date": "2024-04-03", "end_date": "2024-04-03"}') AS that_day;
+SELECT pg_temp.call('rex-d1', 'conversation_search', '{"query": "heron", "roles": ["boss"]}') AS bad_role;
+SELECT pg_temp.call('rex-d1', 'conversation_search', '{"query": "heron", "start_date": "2024-04-04", "end_date": "2024-04-03"}') AS backwards;
+SELECT pg_temp.call('rex-t1', 'archival_search', '{"query": "Robert Rex", "start_datetime": "2024-02-01", "end_datetime": "2024-02-01"}') AS that_day;
+SELECT pg_temp.call('rex-t1', 'archival_search', '{"query": "Robert", "start_datetime": "2024-02-01T00:00:00Z", "end_datetime": "soon\n- forged"}') AS bad_time;

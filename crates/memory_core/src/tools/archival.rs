@@ -69,17 +69,36 @@ pub const SEARCH: Tool = Tool {
                         json!({"type": "array", "items": {"type": "string"},
                                "description": "Only memories with all of these tags."}),
                     ),
+                    (
+                        "start_datetime",
+                        string("Only what happened from this time on (ISO 8601)."),
+                    ),
+                    (
+                        "end_datetime",
+                        string("Only what happened up to this time (ISO 8601)."),
+                    ),
                 ],
                 &["query"],
             ),
         )
     },
     parse: Parse::Args(|a| {
+        let (after, before) = (
+            a.opt_time("start_datetime", false)?,
+            a.opt_time("end_datetime", true)?,
+        );
+        if let (Some(x), Some(y)) = (after, before) {
+            if y < x {
+                return Err("\"end_datetime\" must not be before \"start_datetime\"".into());
+            }
+        }
         Ok(Call::ArchivalSearch {
             query: a.nonempty("query")?,
             page: a.int("page")? as usize,
             size: a.int("top_k")? as usize,
             tags: a.list("tags")?,
+            after,
+            before,
         })
     }),
 };

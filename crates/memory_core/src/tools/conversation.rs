@@ -2,15 +2,21 @@
 //! days (`conversation_search_date`). They run in src/ops/tools/conversation.rs.
 
 use super::{object, page, page_size, string, Call, Family, Parse, Role, Tool};
-use serde_json::json;
+use serde_json::{json, Value};
 
-pub const SEARCH: Tool = Tool {
-    name: "conversation_search",
-    family: Family::Conversation,
-    default: true,
-    roles: &[Role::SearchesConversation, Role::Paged],
-    spec: |_| {
-        (
+/// A day argument (Letta's `start_date` / `end_date`).
+fn day(d: &str) -> Value {
+    json!({"type": "string", "format": "date", "description": d})
+}
+
+pub const SEARCH: Tool =
+    Tool {
+        name: "conversation_search",
+        family: Family::Conversation,
+        default: true,
+        roles: &[Role::SearchesConversation, Role::Paged],
+        spec: |_| {
+            (
             "Search past messages of your conversations with the user, including those no longer \
              in your context. Results show when each message was sent, its turn number and who \
              sent it."
@@ -20,19 +26,36 @@ pub const SEARCH: Tool = Tool {
                     ("query", string("What to look for, in plain words.")),
                     ("page", page()),
                     ("limit", page_size()),
+                    (
+                        "roles",
+                        json!({"type": "array", "items": {"type": "string",
+                               "enum": ["user", "assistant", "tool"]},
+                               "description": "Only messages by these."}),
+                    ),
+                    ("start_date", day("Only messages sent on or after this day, YYYY-MM-DD.")),
+                    ("end_date", day("Only messages sent on or before this day, YYYY-MM-DD.")),
                 ],
                 &["query"],
             ),
         )
-    },
-    parse: Parse::Args(|a| {
-        Ok(Call::ConversationSearch {
-            query: a.nonempty("query")?,
-            page: a.int("page")? as usize,
-            size: a.int("limit")? as usize,
-        })
-    }),
-};
+        },
+        parse: Parse::Args(|a| {
+            let (start, end) = (a.opt_day("start_date")?, a.opt_day("end_date")?);
+            if let (Some(s), Some(e)) = (start, end) {
+                if e < s {
+                    return Err("\"end_date\" must not be before \"start_date\"".into());
+                }
+            }
+            Ok(Call::ConversationSearch {
+                query: a.nonempty("query")?,
+                page: a.int("page")? as usize,
+                size: a.int("limit")? as usize,
+                roles: a.list_of("roles")?,
+                start,
+                end,
+            })
+        }),
+    };
 
 pub const SEARCH_DATE: Tool = Tool {
     name: "conversation_search_date",
@@ -40,7 +63,7 @@ pub const SEARCH_DATE: Tool = Tool {
     default: false,
     roles: &[Role::SearchesConversation, Role::Paged],
     spec: |_| {
-        let date = |d: &str| json!({"type": "string", "format": "date", "description": d});
+        let date = day;
         (
             "List past messages of all your conversations sent between two dates, oldest first."
                 .into(),

@@ -367,16 +367,23 @@ pub enum Call {
         category: Option<String>,
         tags: Vec<String>,
     },
+    /// With Letta's time window: memories that happened from `after` on and before `before`.
     ArchivalSearch {
         query: String,
         page: usize,
         size: usize,
         tags: Vec<String>,
+        after: Option<chrono::DateTime<chrono::Utc>>,
+        before: Option<chrono::DateTime<chrono::Utc>>,
     },
+    /// With Letta's filters: roles, and the first and last day (both included).
     ConversationSearch {
         query: String,
         page: usize,
         size: usize,
+        roles: Vec<String>,
+        start: Option<chrono::NaiveDate>,
+        end: Option<chrono::NaiveDate>,
     },
     ConversationSearchDate {
         start: chrono::NaiveDate,
@@ -622,6 +629,30 @@ impl<'a> Args<'a> {
             )),
             _ => Ok(c),
         }
+    }
+
+    /// A time (RFC 3339, or a day: its start; `end_of_day`: a day means through its end), or
+    /// `None` when absent.
+    pub fn opt_time(
+        &self,
+        k: &str,
+        end_of_day: bool,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, String> {
+        let Some(s) = self.opt_text(k)? else {
+            return Ok(None);
+        };
+        let t = crate::request::parse_time(s.trim()).ok_or_else(|| {
+            format!(
+                "\"{k}\" must be a date or a time like 2024-05-08 or 2024-05-08T10:30:00Z, got \"{}\"",
+                crate::render::inline(&s)
+            )
+        })?;
+        let day_only = chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").is_ok();
+        Ok(Some(if end_of_day && day_only {
+            t + chrono::Duration::days(1)
+        } else {
+            t
+        }))
     }
 
     /// A day as `day` reads it, or `None` when absent.
@@ -938,7 +969,9 @@ mod tests {
                 query: "tea".into(),
                 page: 0,
                 size: PAGE_SIZE,
-                tags: vec![]
+                tags: vec![],
+                after: None,
+                before: None,
             }
         );
         assert_eq!(
@@ -999,7 +1032,10 @@ mod tests {
             Call::ConversationSearch {
                 query: "tea".into(),
                 page: 2,
-                size: PAGE_SIZE
+                size: PAGE_SIZE,
+                roles: vec![],
+                start: None,
+                end: None,
             }
         );
     }
