@@ -213,6 +213,17 @@ def test_every_api_function_answers_through_the_coordinator():
         assert one(c, "SELECT needs_compaction('c1', 10)") is True
         assert len(c.execute("SELECT * FROM context_messages('c1')").fetchall()) >= 1
         assert len(one(c, "SELECT memory_prompt('agent-c')")) > 100
+        # 0.13.0: relations between entities, the tools that reach and fix memory, file edits
+        # under the agent's allowlist.
+        c.execute("SELECT memory_write('{\"text\": \"Robert is Carol''s brother.\"}')")
+        r = one(c, "SELECT memory_tool_call('agent-c', 'c1', 'memory_entity', '{\"name\": \"Robert\"}')")
+        assert "- Robert: brother of Carol" in r["content"], r
+        r = one(c, "SELECT memory_tool_call('agent-c', 'c1', 'memory_forget', '{\"memory\": \"Carol plays chess.\"}')")
+        assert r["content"].startswith("Forgotten"), r
+        assert one(c, "SELECT memory_file_allowlist('agent-c', ARRAY['episodes'])")["paths"] == ["episodes/"]
+        r = one(c, "SELECT memory_tool_call('agent-c', 'c1', 'memory_file_write', "
+                   "'{\"path\": \"episodes/2024-05-01/x.md\", \"content\": \"# X\\nOn the cluster.\"}')")
+        assert not r["is_error"], r
         assert one(c, "SELECT memory_tool_allowlist('agent-c', ARRAY['archival_memory_search'])")["tools"] == \
             ["archival_memory_search"]
         c.execute("SELECT session_add_items('s2', '[{\"role\": \"user\", \"content\": \"hi\"}]')")
