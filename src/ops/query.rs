@@ -81,36 +81,51 @@ pub fn allowed_categories(
 }
 
 fn related(user: &str, id: &str, categories: Option<&[String]>) -> Vec<String> {
-    related_lines(user, id, categories, RELATED_PER_ITEM)
-        .into_iter()
-        .map(|(_, line)| line)
-        .collect()
-}
-
-/// The `n` strongest related memories of memory `id` (relation edges, docs/api.md
-/// "Relations"), as (id, `[category] text`), within `categories` (None: any).
-pub fn related_lines(
-    user: &str,
-    id: &str,
-    categories: Option<&[String]>,
-    n: i64,
-) -> Vec<(String, String)> {
     spi::rows(
         include_str!("../../sql/queries/query_related.sql"),
         &[
             user.into(),
             id.into(),
             categories.map(<[String]>::to_vec).into(),
-            n.into(),
+            RELATED_PER_ITEM.into(),
+        ],
+        "reading related memories",
+        |r| r.get::<String>(1).map(Option::unwrap_or_default),
+    )
+}
+
+/// For each of `hits`, its strongest related memory not among them, as a bullet
+/// (`(YYYY-MM-DD) [category] text`), by id.
+pub fn related_bullets(
+    user: &str,
+    hits: &[Hit],
+    categories: Option<&[String]>,
+) -> HashMap<String, String> {
+    if hits.is_empty() {
+        return HashMap::new();
+    }
+    let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    spi::rows(
+        include_str!("../../sql/queries/query_related_bullets.sql"),
+        &[
+            user.into(),
+            ids.into(),
+            categories.map(<[String]>::to_vec).into(),
         ],
         "reading related memories",
         |r| {
             Ok((
-                r.get::<String>(2)?.unwrap_or_default(),
                 r.get::<String>(1)?.unwrap_or_default(),
+                render::bullet(
+                    r.get::<String>(2)?.as_deref(),
+                    r.get::<String>(3)?.as_deref(),
+                    &r.get::<String>(4)?.unwrap_or_default(),
+                ),
             ))
         },
     )
+    .into_iter()
+    .collect()
 }
 
 pub fn touch(user: &str, ids: &[String]) {
@@ -193,11 +208,27 @@ pub fn run_query(q: &QueryRequest) -> Value {
         },
     };
     hits.truncate(fit.items);
-    let items: Vec<Value> = hits
+    let mut items: Vec<Value> = hits
         .iter()
         .zip(&lines)
         .map(|(h, line)| item(q, &user, categories.as_deref(), h, line))
         .collect();
+    let mut used_tokens = fit.used_tokens;
+    if q.mode == ReturnMode::Bullets {
+        // Each bullet's strongest related memory, while the budget has room: counted as the
+        // lines are (docs/api.md "Bullets").
+        let related = related_bullets(&user, &hits, categories.as_deref());
+        for (it, h) in items.iter_mut().zip(&hits) {
+            let Some(line) = related.get(&h.id) else {
+                continue;
+            };
+            let n = enc.count(line);
+            if q.budget_tokens.is_none_or(|b| used_tokens + n <= b) {
+                it["related"] = json!([line]);
+                used_tokens += n;
+            }
+        }
+    }
     touch(
         &user,
         &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
@@ -213,7 +244,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         "header": fit.header,
         "revision": revision,
         "items": items,
-        "used_tokens": fit.used_tokens,
+        "used_tokens": used_tokens,
     });
     if items_empty(&out) {
         out["empty_reason"] = json!(empty_reason(q, &user, found, above_threshold));
@@ -652,16 +683,14 @@ pub fn context(
         )
     };
     // Under each recalled memory, its strongest related memory that is not in the context
-    // already: the first lines to leave when the budget is short.
-    let shown: Vec<&str> = all.iter().filter_map(|i| i["id"].as_str()).collect();
-    let categories = allowed_categories(&user, Some(agent_id), None);
+    // already (memory_query's `related`): the first lines to leave when the budget is short.
     let related: Vec<Option<String>> = ranked
         .iter()
         .map(|(_, id)| {
-            related_lines(&user, id, categories.as_deref(), 3)
-                .into_iter()
-                .find(|(rid, _)| !shown.contains(&rid.as_str()))
-                .map(|(_, line)| render::inline(&line).into_owned())
+            all.iter()
+                .find(|i| i["id"].as_str() == Some(id.as_str()))
+                .and_then(|i| i["related"][0].as_str())
+                .map(str::to_string)
         })
         .collect();
     let ranked: Vec<String> = ranked.into_iter().map(|(t, _)| t).collect();

@@ -37,6 +37,8 @@ pub const KINDS: [&str; 6] = [
     "archival",
     "detail",
 ];
+/// The kind, and the category extraction files them under, of steps for agents that execute.
+pub const PROCEDURAL: &str = "procedural";
 /// Longest category name, in characters.
 pub const MAX_CATEGORY_CHARS: usize = names::MAX_CATEGORY_CHARS;
 /// Most tags per memory / per filter.
@@ -482,9 +484,10 @@ pub struct Filters {
 }
 
 impl Filters {
-    /// Whether recall leaves procedural memories out: nobody asked for a kind.
+    /// Whether recall leaves procedural memories out: nobody asked for a kind, or for the
+    /// `procedural` category.
     pub fn default_kinds(&self) -> bool {
-        self.kind.is_none() && self.kinds.is_none()
+        self.kind.is_none() && self.kinds.is_none() && self.category.as_deref() != Some(PROCEDURAL)
     }
 
     /// Whether the filters narrow recall beyond the tenant and the agent: then the categories in
@@ -639,6 +642,15 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         ..filters
     };
     let categories = f.categories("categories", MAX_TAGS)?;
+    // Asking for the category procedures are filed under (extraction's `procedural`) asks for
+    // them: "only fetched by agents that need execution hints, by that category".
+    let filters = match &categories {
+        Some(c) if filters.default_kinds() && c.iter().any(|x| x == PROCEDURAL) => Filters {
+            kinds: Some(KINDS.iter().map(|k| k.to_string()).collect()),
+            ..filters
+        },
+        _ => filters,
+    };
     Ok(QueryRequest {
         agent: f.id("agent")?,
         query: f.string("query")?.unwrap_or_default(),
@@ -689,6 +701,18 @@ mod tests {
         assert!(q.filters.include_superseded);
         let q = parse_query(&json!({"query": "where"})).unwrap();
         assert!(q.filters.as_of.is_none() && !q.filters.include_superseded);
+        for r in [
+            json!({"query": "deploy", "categories": ["procedural"]}),
+            json!({"query": "deploy", "filters": {"category": "procedural"}}),
+        ] {
+            assert!(!parse_query(&r).unwrap().filters.default_kinds(), "{r}");
+        }
+        assert!(
+            parse_query(&json!({"query": "deploy", "categories": ["work"]}))
+                .unwrap()
+                .filters
+                .default_kinds()
+        );
         let q = parse_query(&json!({"query": "how", "kinds": ["procedural", "semantic"]})).unwrap();
         assert!(!q.filters.default_kinds());
         assert!(parse_query(&json!({"query": "how"}))

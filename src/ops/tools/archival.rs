@@ -73,15 +73,12 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             }
             let req = request;
             let r = query::run_query(&request::parse_query(&req).or_raise());
-            let found = items(&r);
-            let ids: Vec<&str> = found.iter().filter_map(|i| i["id"].as_str()).collect();
-            let categories =
-                query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
+            // Each memory with its strongest related memory (memory_query's `related`).
             let mut lines: Vec<String> = vec![];
-            for i in &found {
+            for i in &items(&r) {
                 lines.push(format!("- {}", i["text"].as_str().unwrap_or_default()));
-                if let Some(id) = i["id"].as_str() {
-                    lines.extend(related_line(user, id, categories.as_deref(), &ids));
+                if let Some(rel) = i["related"][0].as_str() {
+                    lines.push(format!("  related: {rel}"));
                 }
             }
             if lines.is_empty() {
@@ -125,20 +122,6 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
         }
         _ => unreachable!("the table sends only this family's calls here"),
     })
-}
-
-/// A memory's strongest related memory (relation edges) as the tools show it under the memory:
-/// `  related: [category] text`; none when it is among `shown` already.
-fn related_line(
-    user: &str,
-    id: &str,
-    categories: Option<&[String]>,
-    shown: &[&str],
-) -> Option<String> {
-    query::related_lines(user, id, categories, 3)
-        .into_iter()
-        .find(|(rid, _)| !shown.contains(&rid.as_str()))
-        .map(|(_, r)| format!("  related: {}", render::inline(&r)))
 }
 
 /// What a write's answer tells the model (archival_insert, memory_correct).
@@ -250,7 +233,14 @@ fn paged_memories(
         .take(size)
         .map(|h| h.id.clone())
         .collect();
-    let on_page: Vec<&str> = shown.iter().map(String::as_str).collect();
+    // The page's memories show their strongest related memory under them (memory_query's
+    // bullets do the same), on the same entry: a page is `size` entries, whatever they hold.
+    let page_hits: Vec<search::Hit> = hits
+        .iter()
+        .filter(|h| shown.contains(&h.id))
+        .cloned()
+        .collect();
+    let related = query::related_bullets(user, &page_hits, categories.as_deref());
     let lines: Vec<String> = hits
         .iter()
         .map(|h| {
@@ -264,13 +254,9 @@ fn paged_memories(
                     .collect();
                 format!("- {} (tags: {})", h.line(), tags.join(", "))
             };
-            // The page's memories show their strongest related memory, on the same entry (a
-            // page is `size` entries, whatever they hold).
-            if on_page.contains(&h.id.as_str()) {
-                if let Some(r) = related_line(user, &h.id, categories.as_deref(), &on_page) {
-                    line.push('\n');
-                    line.push_str(&r);
-                }
+            if let Some(r) = related.get(&h.id) {
+                line.push_str("\n  related: ");
+                line.push_str(r);
             }
             line
         })

@@ -141,7 +141,19 @@ SELECT memory_write('{"user_id": "rex", "text": "Rex grows tomatoes in the garde
 SELECT memory_write('{"user_id": "rex", "text": "Rex waters the garden tomatoes every morning."}') ->> 'event' AS event;
 SELECT count(*) > 0 AS linked FROM memory.relations WHERE user_id = 'rex' AND relation_type = 'related_to';
 SELECT pg_temp.call('rex-t1', 'memory_query', '{"query": "tomatoes", "top_k": 1}') AS with_related;
-SELECT memory_context('rex-agent', 'rex-t1', 'tomatoes', 2000, 1, 0) LIKE '%related: Rex%' AS context_related;
+SELECT memory_context('rex-agent', 'rex-t1', 'tomatoes', 2000, 1, 0) LIKE '%- (____-__-__) Rex grows tomatoes in the garden.
+  related: (____-__-__) Rex waters the garden tomatoes every morning.%' AS context_related;
+-- memory_query's bullets carry it as `related`, counted in used_tokens, and only while the
+-- budget has room for it.
+SELECT regexp_replace(i ->> 'text', '\d{4}-\d\d-\d\d', 'YYYY-MM-DD') AS text,
+       regexp_replace(i -> 'related' ->> 0, '\d{4}-\d\d-\d\d', 'YYYY-MM-DD') AS related
+FROM jsonb_array_elements(memory_query('{"query": "tomatoes", "top_k": 1}') -> 'items') i;
+SELECT count_tokens(memory_query('{"query": "tomatoes", "top_k": 1}') -> 'items' -> 0 ->> 'text') AS line_tokens \gset
+SELECT (r -> 'items' -> 0) ? 'related' AS related_shown, (r ->> 'used_tokens')::int = :line_tokens AS only_the_line
+FROM memory_query(jsonb_build_object('query', 'tomatoes', 'top_k', 1, 'budget_tokens', :line_tokens)) r;
+SELECT (r -> 'items' -> 0) ? 'related' AS related_shown,
+       (r ->> 'used_tokens')::int = :line_tokens + count_tokens(r -> 'items' -> 0 -> 'related' ->> 0) AS both_counted
+FROM memory_query('{"query": "tomatoes", "top_k": 1}') r;
 
 -- Letta's other filters: conversation_search(roles, start_date, end_date) (days in UTC, both
 -- included) and archival_search(start_datetime, end_datetime) (when it happened; a day as the
