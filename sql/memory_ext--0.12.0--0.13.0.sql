@@ -19,7 +19,15 @@
 --
 -- Everything else of 0.13.0 is in the library (CHANGELOG.md).
 
-ALTER TABLE memory.agents ADD COLUMN file_paths text[];
+-- Guarded: on Citus the coordinator sends the ALTER on to every node, where the script runs as
+-- well.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'memory.agents'::regclass
+                   AND attname = 'file_paths' AND NOT attisdropped) THEN
+        ALTER TABLE memory.agents ADD COLUMN file_paths text[];
+    END IF;
+END $$;
 
 -- Relations between entities (docs/design.md "Entities"): what memories state about how two
 -- entities relate, kept as long as the memory is. A database upgraded from 0.12.0 has none
