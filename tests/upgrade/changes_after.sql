@@ -26,3 +26,13 @@ WHERE user_id = 'upgrade-changes' AND meta ->> 'erased' = 'true';
 -- 0.13.0: a filter whose value is an array matches only the items that have it.
 SELECT coalesce(array_agg(s.key), '{}') <@ ARRAY['shared'] AS store_filter_needs_the_field
 FROM store_search(ARRAY['ch-docs'], filter => '{"acl": ["alice"]}') s;
+-- 0.13.0: a memory written after the upgrade records the relation it states, which the agent's
+-- memory_entity tool shows; an agent's file directories are kept in the new column. (A tenant
+-- of its own: this one's allowlists shut out agents that have none.)
+SET memory_ext.user_id = 'upgrade-relations';
+SELECT memory_write('{"user_id": "upgrade-relations", "text": "Quill is Nora''s sister."}') ->> 'event' = 'created' AS relation_written;
+SELECT count(*) = 1 AS relation_recorded FROM memory.entity_relations r JOIN memory.entities s ON s.id = r.subject_id
+WHERE r.user_id = 'upgrade-relations' AND s.name = 'Quill' AND r.relation = 'sister of';
+SELECT memory_agent('upgrade-relations-agent', 'upgrade-relations') IS NOT NULL
+   AND memory_file_allowlist('upgrade-relations-agent', ARRAY['episodes']) ->> 'paths' = '["episodes/"]' AS file_allowlist_kept;
+SELECT memory_tool_call('upgrade-relations-agent', NULL, 'memory_entity', '{"name": "Quill"}') ->> 'content' LIKE '%- Quill: sister of Nora%' AS entity_tool_answers;
