@@ -276,7 +276,8 @@ def test_stdio_tools_that_reach_and_fix_what_is_kept():
         sql(ALICE, "SELECT message_append(%s, %s, %s, %s)", thread, "user" if i % 2 else "assistant",
             f"Turn {i} about the heron feeder.", ALICE)
     tools = ("memory_query,conversation_search,archival_search,archive_old_messages,memory_correct,memory_forget,"
-             "memory_file_write,memory_file_edit,memory_entity,memory_proposals,memory_consent,archival_insert")
+             "memory_file_write,memory_file_edit,memory_file_delete,memory_entity,memory_proposals,memory_consent,"
+             "archival_insert")
 
     def stdio():
         return StdioServerParameters(
@@ -319,6 +320,12 @@ def test_stdio_tools_that_reach_and_fix_what_is_kept():
             assert r.is_error and "you may write files under: episodes/" in text(r), text(r)
             r = await c.call_tool("memory_file_write", {"path": "episodes/../projects/x.md", "content": "x"})
             assert r.is_error and "not allowed" in text(r), text(r)
+            r = await c.call_tool("memory_file_write", {"path": "episodes/2024-05-09/scratch.md", "content": "x"})
+            assert not r.is_error, text(r)
+            r = await c.call_tool("memory_file_delete", {"path": "/episodes/2024-05-09/scratch.md"})
+            assert not r.is_error and text(r) == "Deleted episodes/2024-05-09/scratch.md.", text(r)
+            r = await c.call_tool("memory_file_delete", {"path": "projects/gull/summary.md"})
+            assert r.is_error and "episodes/" in text(r), text(r)
             r = await c.call_tool("memory_entity", {"name": "robert"})
             assert not r.is_error and "- Robert: brother of the user" in text(r), text(r)
             r = await c.call_tool("memory_entity", {"name": hostile})

@@ -1,5 +1,6 @@
 //! The memory-file tools (memory_core::tools::files): ls, read, grep and search over the whole
-//! file tree, write and edit under the directories the agent may write (src/ops/files.rs).
+//! file tree, write, edit and delete under the directories the agent may write
+//! (src/ops/files.rs).
 
 use super::{day, Cx};
 use crate::ops::{files, search};
@@ -87,6 +88,13 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             limits::value_bytes("new_str", new.len());
             files::edit(Some(user), &path, &old, &new);
             format!("Edited {}.", render::inline(&path))
+        }
+        Call::FileDelete { path } => {
+            if files::delete(Some(user), &path) {
+                format!("Deleted {}.", render::inline(&path))
+            } else {
+                return Err(format!("There is no file {}.", render::inline(&path)));
+            }
         }
         _ => unreachable!("the table sends only this family's calls here"),
     })

@@ -108,6 +108,9 @@ SELECT pg_temp.call('rex-t1', 'memory_file_write', '{"path": "projects/other/sta
 SELECT pg_temp.call('rex-t1', 'memory_file_write', '{"path": "episodes/../memories/x.md", "content": "x"}') AS traversal;
 SELECT pg_temp.call('rex-t1', 'memory_file_edit', '{"path": "memories/notes.md", "old_str": "a", "new_str": "b"}') AS memories_dir;
 SELECT pg_temp.call('rex-t1', 'memory_file_edit', '{"path": "episodes/2024-03-01/deploy.md", "old_str": "not there", "new_str": "b"}') AS no_match;
+SELECT pg_temp.call('rex-t1', 'memory_file_delete', '{"path": "projects/other/status.md"}') AS delete_outside;
+SELECT pg_temp.call('rex-t1', 'memory_file_delete', '{"path": "episodes/2024-03-01/deploy.md"}') AS deleted;
+SELECT pg_temp.call('rex-t1', 'memory_file_delete', '{"path": "episodes/2024-03-01/deploy.md"}') AS deleted_again;
 SELECT memory_file_allowlist('rex-agent', NULL) ->> 'paths' AS cleared;
 
 -- "project: shop" in the user's words files the run's episode under the project.

@@ -228,3 +228,25 @@ pub const EDIT: Tool = Tool {
         })
     }),
 };
+
+pub const DELETE: Tool = Tool {
+    name: "memory_file_delete",
+    family: Family::Files,
+    default: false,
+    roles: &[Role::WritesFiles],
+    spec: |agent| {
+        (
+            format!(
+                "Delete a memory file, when the user asks you to or it is wrong through and \
+                 through. You may delete files under: {}.",
+                allowed_dirs(agent)
+            ),
+            object(vec![("path", string("The file's path."))], &["path"]),
+        )
+    },
+    parse: Parse::Args(|a| {
+        Ok(Call::FileDelete {
+            path: writable(a, &a.nonempty("path")?)?,
+        })
+    }),
+};

@@ -160,7 +160,7 @@ impl Tool {
 /// offered; then the tools offered only by name. MemGPT's names (`core_memory_*`,
 /// `archival_memory_*`) are the same tools under the names its prompts use. Adding a tool:
 /// docs/architecture.md "Recipes".
-pub const TOOLS: [Tool; 30] = [
+pub const TOOLS: [Tool; 31] = [
     blocks::REPLACE,
     blocks::APPEND,
     archival::INSERT,
@@ -188,6 +188,7 @@ pub const TOOLS: [Tool; 30] = [
     archival::CORRECT,
     files::WRITE,
     files::EDIT,
+    files::DELETE,
     consent::PROPOSALS,
     consent::CONSENT,
     entities::LOOKUP,
@@ -417,6 +418,9 @@ pub enum Call {
         path: String,
         old: String,
         new: String,
+    },
+    FileDelete {
+        path: String,
     },
     Proposals,
     /// memory_entity: an entity by one of its names.

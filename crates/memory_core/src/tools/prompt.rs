@@ -156,7 +156,7 @@ pub fn prompt(tools: &[&str], parts: Option<&[String]>) -> Result<String, ToolEr
             out.push(format!(
                 "## Fixing files\nWhen an episode or a project file is wrong, correct it with {} \
                  (read it first; change only what is wrong).",
-                writers.join(" or ")
+                writers.join(", ")
             ));
         }
     }
