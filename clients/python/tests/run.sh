@@ -88,7 +88,7 @@ for example in langgraph_agent agents_sdk langchain_history; do
 done
 grep -q "I am allergic to peanuts" "$run/langgraph_agent.out"   # the fact, found from the other thread
 grep -q "daughter is called Mia" "$run/agents_sdk.out"
-grep -q "(thread trip-planning) user: I'm going to Lisbon" "$run/langchain_history.out"
+grep -Eq "\(thread trip-planning, turn [0-9]+\) user: I'm going to Lisbon" "$run/langchain_history.out"
 
 step "7. the README's examples, each in a virtualenv with only its documented extra"
 # Fresh for each version of the package's dependencies (pyproject.toml), then kept: what a user
