@@ -57,6 +57,7 @@ struct Item {
     side: Side,
 }
 
+#[derive(Clone)]
 struct Pair {
     a: String,
     b: String,
@@ -204,10 +205,16 @@ fn usage(user: &str) -> (i64, i64) {
     .unwrap_or((0, 0))
 }
 
-/// Verdicts for `pairs` from the LLM, batched; `None` where it gave none (error, skipped,
-/// invalid, or the day's prompt cap reached): those pairs wait for the next run.
+/// The system and user messages of one batched check of pairs.
+type Prompt = fn(&[(&str, &str)]) -> (String, String);
+
+/// Verdicts for `pairs` from the LLM, batched, asked with `prompt` (`what` names the check in
+/// a warning); `None` where it gave none (error, skipped, invalid, or the day's prompt cap
+/// reached): those pairs wait for the next run.
 fn ask_llm(
     cfg: &memory_providers::llm::LlmConfig,
+    prompt: Prompt,
+    what: &str,
     texts: &[(&str, &str)],
     calls_left: &mut i64,
     c: &mut Counts,
@@ -223,7 +230,7 @@ fn ask_llm(
         }
         *calls_left -= 1;
         c.llm_calls += 1;
-        let (system, user) = rules::llm_prompt(chunk);
+        let (system, user) = prompt(chunk);
         let verdicts = memory_providers::llm::chat(cfg, &system, &user, true)
             .map_err(|e| e.to_string())
             .and_then(|a| rules::parse_llm_answer(&a, chunk.len()));
@@ -233,7 +240,7 @@ fn ask_llm(
                 out.extend(v);
             }
             Err(e) => {
-                pgrx::warning!("memory_consolidate: same-fact check failed: {e}");
+                pgrx::warning!("memory_consolidate: {what} check failed: {e}");
                 c.errors += 1;
                 out.extend(std::iter::repeat_n(None, chunk.len()));
             }
@@ -291,7 +298,14 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
     let verdicts: Vec<Option<bool>> = match gucs::llm() {
         Some(cfg) => {
             let mut left = gucs::consolidation_max_llm_calls() as i64 - calls_today;
-            let v = ask_llm(&cfg, &texts, &mut left, &mut c);
+            let v = ask_llm(
+                &cfg,
+                rules::llm_prompt,
+                "same-fact",
+                &texts,
+                &mut left,
+                &mut c,
+            );
             paraphrases(user, &cfg, &mut left, &mut c);
             v
         }
@@ -336,19 +350,7 @@ pub fn consolidate_tenant(user: &str, max_pairs: i64) -> Counts {
                 ..Event::new(user, Node::Worker, "link")
             });
         }
-        as_owner(|| {
-            spi::run(
-                include_str!("../../sql/queries/consolidate_fingerprint.sql"),
-                &[
-                    user.into(),
-                    p.a.as_str().into(),
-                    p.b.as_str().into(),
-                    round2(p.score).into(),
-                    if same { "same" } else { "different" }.into(),
-                ],
-                "recording a fingerprint",
-            )
-        });
+        fingerprint(user, p, same);
     }
     let examined: Vec<String> = candidates
         .into_iter()
@@ -400,52 +402,47 @@ fn paraphrases(
             },
         )
     });
-    let mut pairs: Vec<Pair> = vec![];
-    for (i, (a, cat_a, _)) in pending.iter().enumerate() {
-        for (b, cat_b, _) in &pending[i + 1..] {
-            if cat_a == cat_b && pairs.len() < PARAPHRASE_PAIRS {
-                let (x, y) = if a < b { (a, b) } else { (b, a) };
-                pairs.push(Pair {
-                    a: x.clone(),
-                    b: y.clone(),
+    // (older, newer) by their place in `pending` (oldest first), with the pair as fingerprints
+    // name it (ids in order).
+    let mut pairs: Vec<(usize, usize, Pair)> = vec![];
+    for i in 0..pending.len() {
+        for j in i + 1..pending.len() {
+            if pending[i].1 == pending[j].1 && pairs.len() < PARAPHRASE_PAIRS {
+                let (a, b) = (&pending[i].0, &pending[j].0);
+                let (a, b) = if a < b { (a, b) } else { (b, a) };
+                let p = Pair {
+                    a: a.clone(),
+                    b: b.clone(),
                     score: 0.0,
-                });
+                };
+                pairs.push((i, j, p));
             }
         }
     }
-    let checked = fingerprinted(user, &pairs);
-    pairs.retain(|p| !checked.contains(&(p.a.clone(), p.b.clone())));
+    let all: Vec<Pair> = pairs.iter().map(|(_, _, p)| p.clone()).collect();
+    let checked = fingerprinted(user, &all);
+    pairs.retain(|(_, _, p)| !checked.contains(&(p.a.clone(), p.b.clone())));
     if pairs.is_empty() {
         return;
     }
-    let text = |id: &str| {
-        pending
-            .iter()
-            .find(|p| p.0 == id)
-            .map(|p| p.2.as_str())
-            .unwrap_or_default()
-    };
-    let texts: Vec<(&str, &str)> = pairs.iter().map(|p| (text(&p.a), text(&p.b))).collect();
-    let mut left = *calls_left;
-    let mut counts = Counts::default();
-    let verdicts = ask_paraphrases(cfg, &texts, &mut left, &mut counts);
-    *calls_left = left;
-    c.llm_calls += counts.llm_calls;
-    c.errors += counts.errors;
-    let mut done: HashSet<String> = HashSet::new();
-    for (p, v) in pairs.iter().zip(verdicts) {
+    let texts: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(i, j, _)| (pending[*i].2.as_str(), pending[*j].2.as_str()))
+        .collect();
+    let verdicts = ask_llm(
+        cfg,
+        memory_core::consent::paraphrase_prompt,
+        "paraphrase",
+        &texts,
+        calls_left,
+        c,
+    );
+    let mut done: HashSet<usize> = HashSet::new();
+    for ((i, j, p), v) in pairs.iter().zip(verdicts) {
         let Some(same) = v else { continue };
-        if same && !done.contains(&p.a) && !done.contains(&p.b) {
+        if same && !done.contains(i) && !done.contains(j) {
             // The older one is the change proposed first; the newer corroborates it.
-            let (first, second) = {
-                let ia = pending.iter().position(|x| x.0 == p.a).unwrap_or(0);
-                let ib = pending.iter().position(|x| x.0 == p.b).unwrap_or(0);
-                if ia <= ib {
-                    (&p.a, &p.b)
-                } else {
-                    (&p.b, &p.a)
-                }
-            };
+            let (first, second) = (&pending[*i].0, &pending[*j].0);
             // In a subtransaction: a proposal that can no longer be written (a memory it
             // supersedes changed meanwhile, screening) is left pending, the run goes on.
             let applied = crate::pg::subxact::catching(|| {
@@ -459,8 +456,8 @@ fn paraphrases(
             });
             match applied {
                 Ok(()) => {
-                    done.insert(p.a.clone());
-                    done.insert(p.b.clone());
+                    done.insert(*i);
+                    done.insert(*j);
                     c.corroborated += 1;
                 }
                 Err(e) => {
@@ -472,55 +469,26 @@ fn paraphrases(
                 }
             }
         }
-        as_owner(|| {
-            spi::run(
-                include_str!("../../sql/queries/consolidate_fingerprint.sql"),
-                &[
-                    user.into(),
-                    p.a.as_str().into(),
-                    p.b.as_str().into(),
-                    0.0f64.into(),
-                    if same { "same" } else { "different" }.into(),
-                ],
-                "recording a fingerprint",
-            )
-        });
+        fingerprint(user, p, same);
     }
 }
 
-/// [`ask_llm`] with the paraphrase prompt.
-fn ask_paraphrases(
-    cfg: &memory_providers::llm::LlmConfig,
-    texts: &[(&str, &str)],
-    calls_left: &mut i64,
-    c: &mut Counts,
-) -> Vec<Option<bool>> {
-    let mut out = Vec::with_capacity(texts.len());
-    for chunk in texts.chunks(rules::LLM_BATCH) {
-        pgrx::check_for_interrupts!();
-        if *calls_left <= 0 {
-            out.extend(std::iter::repeat_n(None, chunk.len()));
-            continue;
-        }
-        *calls_left -= 1;
-        c.llm_calls += 1;
-        let (system, user) = memory_core::consent::paraphrase_prompt(chunk);
-        match memory_providers::llm::chat(cfg, &system, &user, true)
-            .map_err(|e| e.to_string())
-            .and_then(|a| rules::parse_llm_answer(&a, chunk.len()))
-        {
-            Ok(v) => {
-                c.errors += v.iter().filter(|x| x.is_none()).count() as i64;
-                out.extend(v);
-            }
-            Err(e) => {
-                pgrx::warning!("memory_consolidate: paraphrase check failed: {e}");
-                c.errors += 1;
-                out.extend(std::iter::repeat_n(None, chunk.len()));
-            }
-        }
-    }
-    out
+/// A checked pair's verdict, so that the pair is not asked again within the fingerprint window
+/// (the bookkeeping is the operator's: written as the owner).
+fn fingerprint(user: &str, p: &Pair, same: bool) {
+    as_owner(|| {
+        spi::run(
+            include_str!("../../sql/queries/consolidate_fingerprint.sql"),
+            &[
+                user.into(),
+                p.a.as_str().into(),
+                p.b.as_str().into(),
+                round2(p.score).into(),
+                if same { "same" } else { "different" }.into(),
+            ],
+            "recording a fingerprint",
+        )
+    });
 }
 
 fn merge_pair(user: &str, keep: &str, lose: &str, score: f64) -> bool {

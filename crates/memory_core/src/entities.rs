@@ -632,6 +632,8 @@ pub fn relation_types(relation: &str) -> (Option<&'static str>, Option<&'static 
 /// it, whether it ends a clause, and whether it is a possessive ("Sam's").
 struct Word<'a> {
     raw: &'a str,
+    /// As written, the punctuation around it and a possessive taken off ("Sam's," -> "Sam").
+    name: &'a str,
     bare: String,
     ends_clause: bool,
     possessive: bool,
@@ -649,6 +651,7 @@ fn words_of(text: &str) -> Vec<Word<'_>> {
                 .to_string();
             Word {
                 raw,
+                name: t.trim_end_matches("'s").trim_end_matches("’s"),
                 bare,
                 ends_clause: raw.ends_with([',', '.', ';', ':', '!', '?', ')']),
                 possessive,
@@ -659,12 +662,7 @@ fn words_of(text: &str) -> Vec<Word<'_>> {
 
 /// The name (a run of capitalised words, at most MAX_WORDS) that ends at word `end`, included.
 fn name_ending(w: &[Word], end: usize) -> Option<String> {
-    let word = |k: usize| {
-        w[k].raw
-            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-            .trim_end_matches("'s")
-            .trim_end_matches("’s")
-    };
+    let word = |k: usize| w[k].name;
     if !is_name_word(word(end)) {
         return None;
     }
@@ -684,12 +682,7 @@ fn name_starting(w: &[Word], mut start: usize) -> Option<(String, usize)> {
     if w.get(start).is_some_and(|x| x.bare == "the") {
         start += 1;
     }
-    let word = |k: usize| {
-        w[k].raw
-            .trim_matches(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-            .trim_end_matches("'s")
-            .trim_end_matches("’s")
-    };
+    let word = |k: usize| w[k].name;
     if start >= w.len() || !is_name_word(word(start)) {
         return None;
     }

@@ -157,7 +157,7 @@ fn find_memory(cx: &Cx, memory: &str) -> Result<(String, String, Option<String>,
         cx.agent.categories.is_some().then_some(cx.agent_id),
         None,
     );
-    let by_id = tools::consent::uuid_like(memory);
+    let by_id = memory_core::request::is_uuid(memory);
     let found = spi::rows(
         include_str!("../../../sql/queries/tools_find_memory.sql"),
         &[

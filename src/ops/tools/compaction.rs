@@ -38,10 +38,8 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                 Before::Turn(n) => n,
                 Before::Quote(q) => {
                     limits::query("before_message", &q);
-                    // The newest message quoting those words: the one the model has in view.
                     spi::one_opt::<i64>(
-                        "SELECT seq FROM memory.messages WHERE user_id = $1 AND thread_id = $2 \
-                         AND strpos(lower(content), lower($3)) > 0 ORDER BY seq DESC LIMIT 1",
+                        include_str!("../../../sql/queries/tools_quoted_message.sql"),
                         &[cx.user.into(), t.into(), q.as_str().into()],
                         "finding a quoted message",
                     )

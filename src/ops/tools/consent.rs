@@ -59,8 +59,7 @@ fn answer_proposal(cx: &Cx, id: &str, reported: &str) -> Result<String, String> 
          thread",
     )?;
     let Some((status, policy, expired, proposed_at)) = spi::row(
-        "SELECT status, policy, expires_at <= now(), created_at FROM memory.proposals \
-         WHERE user_id = $1 AND id = $2::uuid",
+        include_str!("../../../sql/queries/tools_proposal.sql"),
         &[cx.user.into(), id.into()],
         "reading a proposal",
         |r| {

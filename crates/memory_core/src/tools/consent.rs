@@ -46,7 +46,7 @@ pub const CONSENT: Tool = Tool {
     parse: Parse::Args(|a| {
         let id = a.nonempty("proposal_id")?;
         let id = id.trim();
-        if uuid_like(id) {
+        if crate::request::is_uuid(id) {
             Ok(Call::Consent {
                 proposal: id.to_lowercase(),
                 answer: a.nonempty("answer")?,
@@ -59,12 +59,3 @@ pub const CONSENT: Tool = Tool {
         }
     }),
 };
-
-/// Whether `s` is a UUID in its usual text form (what memory_proposals shows).
-pub fn uuid_like(s: &str) -> bool {
-    s.len() == 36
-        && s.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
