@@ -28,7 +28,11 @@ import uuid
 import psycopg
 from pgtest import ordinary_role, run_tests
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import (
+    NoAlertPresentException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -159,8 +163,23 @@ def submit(button, alert=False):
     button.click()
     if alert:
         WebDriverWait(BROWSER, 10).until(expected_conditions.alert_is_present()).accept()
-    WebDriverWait(BROWSER, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(BROWSER, 20).until(lambda _: gone(old))
     no_script_ran()
+
+
+def gone(element):
+    """Whether the old page's element has left the document. While the new page replaces
+    it, chromedriver may answer "does not belong to the document" rather than a stale
+    reference (a CI run failed on that): both mean it is gone."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as e:
+        if "does not belong to the document" in str(e):
+            return True
+        raise
 
 
 def login(token):
