@@ -366,3 +366,14 @@ BEGIN
     ORDER BY o, n;
 END
 $$;
+
+-------------------------------------------------------------------------------- migrating
+-- memory_export takes the format to write (docs/migrating.md "Leaving").
+DROP FUNCTION memory_export(text);
+CREATE  FUNCTION "memory_export"(
+	"user_id" TEXT, /* Option < & str > */
+	"format" TEXT DEFAULT 'memory_ext' /* Option < & str > */
+) RETURNS jsonb /* crate :: pg :: json :: JsonText */
+STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_export_wrapper';

@@ -15,7 +15,7 @@ FROM (
            coalesce(c.rag_length, 20) AS cap
     FROM memory.categories c
     JOIN memory.items i ON i.user_id = c.user_id AND i.category = c.name
-    WHERE c.user_id = $1 AND c.context = 'all' AND i.state = 'active' AND i.kind <> 'procedural'
+    WHERE c.user_id = $1 AND c.context = 'all' AND i.state = 'active' AND (i.valid_until IS NULL OR i.valid_until > now()) AND i.kind <> 'procedural'
       AND ($2::text[] IS NULL OR c.name = ANY($2))
 ) x
 WHERE x.n <= x.cap

@@ -8,5 +8,5 @@ FROM (SELECT CASE WHEN r.from_id = $2::uuid THEN r.to_id ELSE r.from_id END AS o
       WHERE r.user_id = $1 AND (r.from_id = $2::uuid OR r.to_id = $2::uuid) AND r.relation_type = 'related_to'
       GROUP BY 1) n
 JOIN memory.items i ON i.user_id = $1 AND i.id = n.other
-WHERE i.state = 'active' AND ($3::text[] IS NULL OR i.category = ANY($3))
+WHERE i.state = 'active' AND (i.valid_until IS NULL OR i.valid_until > now()) AND ($3::text[] IS NULL OR i.category = ANY($3))
 ORDER BY n.strength DESC, i.id LIMIT $4

@@ -18,7 +18,7 @@ CROSS JOIN LATERAL (
 CROSS JOIN LATERAL (
     SELECT to_char(x.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, x.category, x.text, x.id
     FROM memory.items x
-    WHERE x.user_id = $1 AND x.id = n.other AND x.state = 'active' AND x.id <> ALL ($2::uuid[])
+    WHERE x.user_id = $1 AND x.id = n.other AND x.state = 'active' AND (x.valid_until IS NULL OR x.valid_until > now()) AND x.id <> ALL ($2::uuid[])
       AND ($3::text[] IS NULL OR x.category = ANY ($3::text[]))
 ) i
 ORDER BY m.id, n.strength DESC, i.id

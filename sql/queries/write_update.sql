@@ -1,6 +1,7 @@
 -- memory_write with "id": that memory takes the request's text and every field the request
 -- names; the rest is kept. The vector follows the text: $10 NULL (embedding failed or
--- deferred) clears the old one so that the backfill embeds the new text.
+-- deferred) clears the old one so that the backfill embeds the new text. An immutable memory
+-- (metadata.immutable, mem0's flag: src/ops/write.rs `update_named`) is not changed.
 UPDATE memory.items SET
     text            = $3,
     category        = coalesce($4, category),
@@ -13,5 +14,5 @@ UPDATE memory.items SET
     embedding_model = $11,
     happened_at     = coalesce($12::timestamptz, happened_at),
     kind            = coalesce($13, kind)
-WHERE user_id = $1 AND id = $2::uuid
+WHERE user_id = $1 AND id = $2::uuid AND metadata -> 'immutable' IS DISTINCT FROM 'true'::jsonb
 RETURNING id::text

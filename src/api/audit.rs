@@ -31,7 +31,11 @@ fn memory_history(
 /// messages, memories (without their vectors: the model is named, the text re-embeds), relations,
 /// history, categories, allowlists, checkpoints and events. One jsonb value holds at most 256 MB
 /// of JSON: beyond that, memory_export_rows (sql/audit.sql) streams the same content as rows.
+/// `format` 'letta_af' or 'mem0' writes it as those systems read it (docs/migrating.md).
 #[pg_extern(stable, parallel_restricted)]
-fn memory_export(user_id: Option<&str>) -> crate::pg::json::JsonText {
-    ops::export(user_id)
+fn memory_export(
+    user_id: Option<&str>,
+    format: default!(Option<&str>, "'memory_ext'"),
+) -> crate::pg::json::JsonText {
+    ops::export(user_id, format)
 }

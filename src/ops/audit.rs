@@ -45,12 +45,32 @@ pub fn history(id: &str) -> Vec<Event> {
 /// Everything the tenant has, as one JSON document (sql/queries/audit_export.sql), passed
 /// through as jsonb: a value no Rust reader could parse (written around the API by plain SQL)
 /// is exported as stored instead of failing the whole export.
-pub fn export(user_id: Option<&str>) -> JsonText {
+///
+/// `format` rewrites it for another system (memory_core::import::export, docs/migrating.md
+/// "Leaving"): `letta_af`, a Letta agent file; `mem0`, mem0's `get_all` answer.
+pub fn export(user_id: Option<&str>, format: Option<&str>) -> JsonText {
     let user = tenant::resolve(user_id);
-    spi::one_opt::<JsonText>(
+    let format = format.unwrap_or("memory_ext");
+    if !["memory_ext", "letta_af", "mem0"].contains(&format) {
+        crate::error::raise(
+            memory_core::SqlState::InvalidParameterValue,
+            format!(
+                "unknown format \"{}\" (memory_ext, letta_af, mem0)",
+                memory_core::names::shown(format)
+            ),
+            None,
+        );
+    }
+    let doc = spi::one_opt::<JsonText>(
         include_str!("../../sql/queries/audit_export.sql"),
         &[user.as_str().into()],
         "exporting",
     )
-    .unwrap_or_else(|| JsonText("{}".into()))
+    .unwrap_or_else(|| JsonText("{}".into()));
+    let converted = match format {
+        "letta_af" => memory_core::import::export::to_letta(&doc.value()),
+        "mem0" => memory_core::import::export::to_mem0(&doc.value(), &user),
+        _ => return doc,
+    };
+    JsonText(converted.to_string())
 }

@@ -112,27 +112,36 @@ fn screened(user: &str, mut doc: Value) -> Value {
 
 pub fn import(doc: &Value, options: &Value) -> Value {
     let opts = Options::parse(options).unwrap_or_else(|e| bad(format!("options: {e}")));
-    let user = tenant::resolve(opts.user_id.as_deref());
+    let (doc, decoded) = import::decoded(doc).unwrap_or_else(|e| bad(e));
+    let doc = doc.as_ref();
     let format = match opts.format {
         Some(f) => f,
         None => import::detect(doc).unwrap_or_else(|e| bad(e)),
     };
-    let (document, notes) = match format {
+    let mut user = None;
+    let (document, mut notes, ids) = match format {
         Format::MemoryExt => {
             if !doc.is_object() {
                 bad("a memory_export document is a JSON object");
             }
-            (doc.clone(), vec![])
+            (doc.clone(), vec![], Default::default())
         }
         Format::Mem0 => {
-            let c = import::from_mem0(doc).unwrap_or_else(|e| bad(e));
-            (c.document, c.notes)
+            let m = import::from_mem0(doc, &opts.fields, memory_core::when::now())
+                .unwrap_or_else(|e| bad(e));
+            // The tenant: the caller's remap, else the session's, else the list's one user.
+            if opts.user_id.is_none() && tenant::acting().is_none() && m.users.len() == 1 {
+                user = m.users.first().cloned();
+            }
+            (m.converted.document, m.converted.notes, m.converted.ids)
         }
         Format::LettaAf => {
             let c = import::from_letta(doc, gucs::token_encoding()).unwrap_or_else(|e| bad(e));
-            (c.document, c.notes)
+            (c.document, c.notes, c.ids)
         }
     };
+    let user = tenant::resolve(opts.user_id.as_deref().or(user.as_deref()));
+    notes.splice(0..0, decoded);
     // Every row as its write path would check it, before anything is screened or inserted.
     import::check_rows(&document).unwrap_or_else(|e| bad(format!("import: {e}")));
     // Screened as the owner, as the rows are then inserted: screening records its decisions as
@@ -163,6 +172,15 @@ pub fn import(doc: &Value, options: &Value) -> Value {
         Format::LettaAf => "letta_af",
     });
     out["notes"] = json!(notes);
+    if !ids.is_empty() {
+        // The UUIDs sql/import.sql made of the ids that were not UUIDs (memory._import_row).
+        out["ids"] = spi::one_opt::<JsonB>(
+            "SELECT jsonb_object_agg(key, md5(value)::uuid) FROM jsonb_each_text($1)",
+            &[JsonB(Value::Object(ids)).into()],
+            "mapping ids",
+        )
+        .map_or(Value::Null, |j| j.0);
+    }
     out
 }
 

@@ -293,6 +293,19 @@ fn update_named(c: Columns, id: &str, embedding: &WriteEmbedding) -> Value {
         "updating a memory",
     );
     let Some(id) = done else {
+        let immutable = spi::one_opt::<bool>(
+            "SELECT metadata -> 'immutable' = 'true'::jsonb FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            &[user.into(), id.into()],
+            "reading a memory",
+        );
+        if immutable == Some(true) {
+            // mem0's `immutable`: such a memory is deleted and written again, never edited.
+            raise(
+                SqlState::InsufficientPrivilege,
+                format!("memory {id} is immutable"),
+                Some("forget it (memory_forget) and write the new text as a new memory, or supersede it: {\"supersedes\": \"<id>\"}".into()),
+            )
+        }
         raise(
             SqlState::NoDataFound,
             format!("memory {id} not found"),

@@ -15,6 +15,11 @@
 #   6. the examples (examples/*.py), each with a scripted model: a fact carried to a new thread;
 #   7. the README's examples, each in a fresh virtualenv with only the extra the README names
 #      for it (tests/readme_examples.py says which run), and its command-line export and import.
+#   8. moving in and out (test_migrate.py): every Letta agent file and mem0 output in tests/data,
+#      a LangGraph graph moved from PostgresSaver/PostgresStore and resumed, an Agents SDK
+#      SQLiteSession file moved; exported agent files checked by Letta's own schema (letta 0.16.8,
+#      the last release of Letta's server, in a virtualenv of its own: its dependencies and
+#      LangGraph's do not share one).
 #   clients/python/tests/run.sh DSN     DSN: a superuser on a server with memory_ext installed
 # The virtualenv and the sdists are cached in $MEMORY_EXT_HOME/clients (outside the checkout):
 # a second run installs nothing.
@@ -27,7 +32,17 @@ OPENAI_AGENTS=0.24.0                  # whose tests/memory we run
 LANGCHAIN_CORE=1.8.1                  # whose chat history tests we run
 pins="langgraph-checkpoint==4.3.2 langgraph==1.2.22 langgraph-checkpoint-conformance==0.0.2
       langchain-core==$LANGCHAIN_CORE openai-agents==$OPENAI_AGENTS pytest==9.2.0 pytest-asyncio==1.5.0
-      pytest-mock==3.17.0 anyio==4.16.0 blockbuster==1.5.26 psycopg[binary]==3.3.9 psycopg-pool==3.3.3"
+      pytest-mock==3.17.0 anyio==4.16.0 blockbuster==1.5.26 psycopg[binary]==3.3.9 psycopg-pool==3.3.3
+      langgraph-checkpoint-postgres==$LANGGRAPH_CHECKPOINT_POSTGRES"
+# Letta's schema (letta/schemas/agent_file.py) and what importing it needs; letta itself with
+# --no-deps: the server's full dependency list is hundreds of packages the schema never imports.
+letta_pins="pydantic==2.14.4 pydantic-settings==2.16.3 cryptography==50.0.2 PyYAML==6.0.4 demjson3==3.0.6
+      pathvalidate==3.3.1 SQLAlchemy==2.1.9 fastapi==0.165.0 opentelemetry-api==1.30.0 opentelemetry-sdk==1.30.0
+      opentelemetry-exporter-otlp==1.30.0 opentelemetry-instrumentation-requests==0.51b0
+      opentelemetry-instrumentation-sqlalchemy==0.51b0 pytz==2026.6 openai==3.57.0 docstring_parser==0.18.0
+      mcp==2.3.0 asyncpg==0.32.0 numpy==2.4.6 anthropic==2.14.0 httpx==0.28.1 aiohttp==3.14.5
+      marshmallow==4.4.0 marshmallow-sqlalchemy==1.6.0"
+LETTA=0.16.8
 cache=${MEMORY_EXT_HOME:-/var/tmp/memory_ext}/clients
 venv=$cache/venv-$(printf %s "$pins" | md5sum | cut -c1-8)
 mkdir -p "$cache"
@@ -38,6 +53,14 @@ if [ ! -f "$venv/.complete" ]; then   # a venv cannot be moved: built in place, 
   touch "$venv/.complete"
 fi
 "$venv/bin/pip" install -q --no-deps --force-reinstall "$pkg" >/dev/null
+letta_venv=$cache/letta-$LETTA-$(printf %s "$letta_pins" | md5sum | cut -c1-8)
+if [ ! -f "$letta_venv/.complete" ]; then
+  rm -rf "$letta_venv"
+  python3 -m venv "$letta_venv"
+  "$letta_venv/bin/pip" install -q $letta_pins
+  "$letta_venv/bin/pip" install -q --no-deps "letta==$LETTA"
+  touch "$letta_venv/.complete"
+fi
 py=$venv/bin/python
 # sdist NAME VERSION: the unpacked sdist's directory (downloaded once).
 sdist() {
@@ -122,3 +145,6 @@ PY
 (cd "$run" && export DSN=$dsn PATH=$v/bin:$PATH &&
   memory-ext export --dsn "$DSN" --user-id "$ann" > ann.json && grep -q "green tea" ann.json &&
   memory-ext import --dsn "$DSN" --user-id "$bob" ann.json)
+
+step "8. moving in and out: Letta's agent files, mem0's outputs, LangGraph's Postgres tables, the Agents SDK's SQLite sessions (test_migrate.py)"
+(cd "$run" && LETTA_PYTHON="$letta_venv/bin/python" "$py" "$here/test_migrate.py" "$dsn")

@@ -206,13 +206,15 @@ fn filter_sql(
     sql
 }
 
-/// The "state" slot of the search statements: active memories, and superseded ones when the
-/// request asks for them or for a past time (a literal, so each case keeps its own plan).
+/// The "state" slot of the search statements: active memories that have not expired, and
+/// superseded ones when the request asks for them or for a past time (a literal, so each case
+/// keeps its own plan). An active memory's `valid_until` is when it stops being true (mem0's
+/// `expiration_date`, crate::ops::import): before then, and `as_of` a day before, it is found.
 fn state_sql(f: &Filters) -> &'static str {
     if f.include_superseded || f.as_of.is_some() {
         "i.state IN ('active', 'superseded')"
     } else {
-        "i.state = 'active'"
+        "i.state = 'active' AND (i.valid_until IS NULL OR i.valid_until > now())"
     }
 }
 
