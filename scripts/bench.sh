@@ -21,7 +21,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect migrate}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -183,6 +183,19 @@ for s in $suites; do
     fi
     "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
     "$venv/bin/python" bench/adapters.py --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres" --out "$RESULTS"
+  elif [ "$s" = migrate ]; then
+    # Import speed from mem0 and LangGraph's Postgres tables (bench/migrate.py), in databases of
+    # its own made afresh; the adapters suite's virtualenv.
+    echo "==> bench: migrate"
+    venv=$MEMORY_EXT_HOME/clients/bench-venv
+    if [ ! -f "$venv/.complete" ]; then
+      rm -rf "$venv" && python3 -m venv "$venv"
+      "$venv/bin/pip" install -q langgraph-checkpoint==4.3.2 langgraph-checkpoint-postgres==3.1.1 \
+        openai-agents==0.24.0 "psycopg[binary]==3.3.9" psycopg-pool==3.3.3
+      touch "$venv/.complete"
+    fi
+    "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
+    "$venv/bin/python" bench/migrate.py --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres" --out "$RESULTS"
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
     # LLM, in a database of its own made afresh.

@@ -240,7 +240,9 @@ pub fn from_mem0(
             metadata.insert("immutable".into(), json!(true));
             immutable += 1;
         }
-        metadata.insert("mem0".into(), Value::Object(kept));
+        if !kept.is_empty() {
+            metadata.insert("mem0".into(), Value::Object(kept));
+        }
         row["metadata"] = Value::Object(metadata);
         memories.push(row);
     }
