@@ -163,7 +163,6 @@ pub fn import(doc: &Value, options: &Value) -> Value {
     .map(|j| j.0)
     .unwrap_or(Value::Null);
     let mut out = out;
-    let mut notes = notes;
     // As the owner too: on Citus one transaction must not write a tenant's shards as two users.
     notes.extend(crate::pg::owner::as_owner(|| embed_imported(&user)));
     out["format"] = json!(match format {

@@ -36,8 +36,9 @@ pins="langgraph-checkpoint==4.3.2 langgraph==1.2.22 langgraph-checkpoint-conform
       langgraph-checkpoint-postgres==$LANGGRAPH_CHECKPOINT_POSTGRES"
 # Letta's schema (letta/schemas/agent_file.py) and what importing it needs; letta itself with
 # --no-deps: the server's full dependency list is hundreds of packages the schema never imports.
+# (fastapi 0.115: later ones want an OpenTelemetry newer than the 1.30 Letta pins.)
 letta_pins="pydantic==2.14.4 pydantic-settings==2.16.3 cryptography==50.0.2 PyYAML==6.0.4 demjson3==3.0.6
-      pathvalidate==3.3.1 SQLAlchemy==2.1.9 fastapi==0.165.0 opentelemetry-api==1.30.0 opentelemetry-sdk==1.30.0
+      pathvalidate==3.3.1 SQLAlchemy==2.1.9 fastapi==0.115.12 opentelemetry-api==1.30.0 opentelemetry-sdk==1.30.0
       opentelemetry-exporter-otlp==1.30.0 opentelemetry-instrumentation-requests==0.51b0
       opentelemetry-instrumentation-sqlalchemy==0.51b0 pytz==2026.6 openai==3.57.0 docstring_parser==0.18.0
       mcp==2.3.0 asyncpg==0.32.0 numpy==2.4.6 anthropic==2.14.0 httpx==0.28.1 aiohttp==3.14.5

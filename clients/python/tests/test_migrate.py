@@ -228,6 +228,11 @@ def cli(*args: str) -> dict[str, Any]:
     return json.loads(r.stdout)
 
 
+def fake_embed(texts: list[str]) -> list[list[float]]:
+    """An application's own embedding model, four dimensions: tea-ness, bike-ness, length, 1."""
+    return [[float("tea" in t), float("bicycle" in t or "bike" in t), len(t) / 100, 1.0] for t in texts]
+
+
 def test_a_langgraph_graph_moves_from_postgres_classes_and_resumes() -> None:
     from typing import TypedDict
 
@@ -265,12 +270,28 @@ def test_a_langgraph_graph_moves_from_postgres_classes_and_resumes() -> None:
             history = {t: len(list(graph.get_state_history({"configurable": {"thread_id": t}}))) for t in threads}
             store.put(("users", "ann"), "prefs", {"text": "Ann drinks green tea", "n": 1})
             store.put(("users", "bob"), "prefs", {"text": "Bob cycles to work"})
+        # A store with an index of the application's own model (four dimensions here).
+        index = {"dims": 4, "embed": fake_embed, "fields": ["text"]}
+        with PostgresStore.from_conn_string(src_dsn, index=index) as store:
+            store.setup()
+            store.put(("docs",), "tea", {"text": "green tea"})
+            store.put(("docs",), "bike", {"text": "a bicycle"})
         tenant = fresh("lg-moved")
         answer = cli("import", "--dsn", DSN, "--user-id", tenant, "--from-langgraph-postgres", src_dsn)
         assert answer["inserted"]["checkpoint_steps"] == sum(history.values()), answer
-        assert answer["inserted"]["store_items"] == 2, answer
+        assert answer["inserted"]["store_items"] == 4 and answer["inserted"]["store_vectors"] == 2, answer
+        assert any("2 store vectors re-embedded" in n for n in answer["notes"]), answer["notes"]
         again = cli("import", "--dsn", DSN, "--user-id", tenant, "--from-langgraph-postgres", src_dsn)
         assert sum(again["inserted"].values()) == 0, again
+        # Kept as the application's own when their dimension is the one it says.
+        kept = fresh("lg-kept")
+        answer = cli("import", "--dsn", DSN, "--user-id", kept, "--from-langgraph-postgres", src_dsn, "--keep-vectors", "4")
+        assert any("2 store vectors kept" in n for n in answer["notes"]), answer["notes"]
+        assert sql("SELECT count(*) FROM memory.store_vectors WHERE user_id = %s AND embedding_model = 'client'", kept) == 2
+        with psycopg.connect(DSN, autocommit=True) as c:
+            hits = MemoryExtStore(c, user_id=kept, index=index).search(("docs",), query="tea")
+            assert hits[0].key == "tea", hits
+        fresh(kept)
         with psycopg.connect(DSN, autocommit=True) as c:
             saver = MemoryExtSaver(c, user_id=tenant)
             graph = g.compile(checkpointer=saver, interrupt_before=["report"])
