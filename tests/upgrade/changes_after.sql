@@ -36,3 +36,6 @@ WHERE r.user_id = 'upgrade-relations' AND s.name = 'Quill' AND r.relation = 'sis
 SELECT memory_agent('upgrade-relations-agent', 'upgrade-relations') IS NOT NULL
    AND memory_file_allowlist('upgrade-relations-agent', ARRAY['episodes']) ->> 'paths' = '["episodes/"]' AS file_allowlist_kept;
 SELECT memory_tool_call('upgrade-relations-agent', NULL, 'memory_entity', '{"name": "Quill"}') ->> 'content' LIKE '%- Quill: sister of Nora%' AS entity_tool_answers;
+-- 0.13.0: memory_export writes other systems' formats (docs/migrating.md "Leaving").
+SELECT jsonb_array_length(memory_export('upgrade-relations', 'mem0') -> 'results') >= 1
+   AND memory_export('upgrade-relations', 'letta_af') -> 'agents' -> 0 ->> 'name' = 'upgrade-relations-agent' AS export_formats;
