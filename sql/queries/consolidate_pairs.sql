@@ -6,7 +6,8 @@
 -- last 14 days: memory.consolidation_seen), then newest first, at most $2. Each candidate's 5
 -- nearest active neighbours (HNSW) in the cosine band [$3 link_threshold, $4 merge_threshold);
 -- a candidate without any comes once with NULLs (the caller marks it examined).
--- $1 user_id, $2 pool size, $3 band low, $4 band high.
+-- An immutable memory (metadata.immutable, mem0's flag: docs/migrating.md) is neither: it is
+-- never merged or rewritten. $1 user_id, $2 pool size, $3 band low, $4 band high.
 WITH busy AS MATERIALIZED (
     SELECT greatest(1, percentile_disc(0.9) WITHIN GROUP (ORDER BY access_count)) AS floor
     FROM memory.items WHERE user_id = $1 AND state = 'active'
@@ -15,6 +16,7 @@ WITH busy AS MATERIALIZED (
     FROM memory.items i CROSS JOIN busy b
     LEFT JOIN memory.consolidation_seen s ON s.user_id = i.user_id AND s.id = i.id
     WHERE i.user_id = $1 AND i.state = 'active' AND i.embedding_model = {model}
+      AND i.metadata -> 'immutable' IS DISTINCT FROM 'true'::jsonb
       AND i.updated_at > now() - interval '90 days'
       AND (i.updated_at > now() - interval '72 hours' OR i.importance >= 3 OR i.access_count >= b.floor)
     ORDER BY coalesce(s.seen_at >= i.updated_at AND s.seen_at > now() - interval '14 days', false), i.updated_at DESC
@@ -26,6 +28,7 @@ LEFT JOIN LATERAL (
     SELECT j.id, (1 - (j.embedding::{vt} {op} c.embedding::{vt}))::float8 AS sim
     FROM memory.items j
     WHERE j.user_id = $1 AND j.state = 'active' AND j.embedding_model = {model} AND j.id <> c.id
+      AND j.metadata -> 'immutable' IS DISTINCT FROM 'true'::jsonb
       AND j.updated_at > now() - interval '90 days'
     ORDER BY j.embedding::{vt} {op} c.embedding::{vt}
     LIMIT 5
