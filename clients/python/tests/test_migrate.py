@@ -127,8 +127,14 @@ def test_every_letta_file_imports_with_answered_calls_and_exports_back() -> list
                         "'tool_call_id', tool_call_id) ORDER BY seq), '[]') FROM memory.messages WHERE user_id = %s AND thread_id = %s",
                         tenant, a["name"])
             chat_sequence_ok([m for m in every if m["role"] != "system"])
-        n_files = len(doc.get("files") or []) + sum(len(s.get("files") or {}) for s in doc.get("skills") or [])
+        used = {i for a in agents for i in a.get("block_ids") or []}
+        unused = [b for b in doc.get("blocks") or [] if b["id"] not in used]
+        n_files = len(doc.get("files") or []) + sum(len(s.get("files") or {}) for s in doc.get("skills") or []) + len(unused)
         assert ins.get("files", 0) <= n_files
+        # A block no agent has is a memory file: its text is not lost.
+        for b in unused:
+            assert sql("SELECT count(*) FROM memory.files WHERE user_id = %s AND path = %s", tenant,
+                       "letta/blocks/" + "/".join(p for p in b["label"].split("/") if p) + ".md") == 1, (name, b["label"])
         # What was left out is named, with a count.
         notes = "\n".join(answer["notes"])
         if doc.get("tools"):

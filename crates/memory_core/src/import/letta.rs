@@ -219,13 +219,17 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
             ));
         }
     }
-    let unused = blocks_by_id
-        .keys()
-        .filter(|id| !block_users.contains_key(**id))
-        .count();
-    if unused > 0 {
+    // Blocks no agent has (a memory filesystem's detached pages): memory files, found by recall
+    // and the file tools, rather than in every prompt.
+    let unused: Vec<&Value> = blocks_by_id
+        .iter()
+        .filter(|(id, _)| !block_users.contains_key(**id))
+        .map(|(_, b)| *b)
+        .collect();
+    if !unused.is_empty() {
         notes.push(format!(
-            "{unused} blocks no agent of the file uses: not imported (a memory_ext block belongs to an agent)"
+            "{} blocks no agent of the file uses: imported as memory files under letta/blocks/ (a memory_ext block belongs to an agent and is in its every prompt)",
+            unused.len()
         ));
     }
     let shared = block_users.values().filter(|n| **n > 1).count();
@@ -260,7 +264,7 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
             if members.is_empty() { "none".into() } else { members.join(", ") }
         ));
     }
-    let (files, file_notes) = files(doc, &seed);
+    let (files, file_notes) = files(doc, &seed, &unused);
     out.files = files;
     notes.extend(file_notes);
     left.add("tools", list("tools").len());
@@ -803,7 +807,7 @@ fn field<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
 
 /// The file's `files` (in their folders, Letta's `sources`) and `skills` as memory files:
 /// `<folder>/<name>` and `skills/<skill>/<path>`. Returns the rows and the notes.
-fn files(doc: &Value, seed: &str) -> (Vec<Value>, Vec<String>) {
+fn files(doc: &Value, seed: &str, unused_blocks: &[&Value]) -> (Vec<Value>, Vec<String>) {
     let mut rows = vec![];
     let mut notes = vec![];
     let folders: BTreeMap<&str, &str> = doc
@@ -862,6 +866,25 @@ fn files(doc: &Value, seed: &str) -> (Vec<Value>, Vec<String>) {
             field(f, "content"),
             field(f, "original_file_name"),
             json!({"source": "letta_af", "letta_folder": folder, "file_type": field(f, "file_type"), "letta_id": field(f, "id")}),
+            &mut rows,
+        );
+    }
+    for b in unused_blocks {
+        let Some(label) = field(b, "label") else {
+            continue;
+        };
+        push(
+            format!(
+                "letta/blocks/{}.md",
+                label
+                    .split('/')
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            ),
+            b.get("value").and_then(Value::as_str),
+            field(b, "description"),
+            json!({"source": "letta_af", "letta_block": field(b, "id"), "letta_label": label, "limit": b.get("limit")}),
             &mut rows,
         );
     }
@@ -1074,7 +1097,8 @@ mod tests {
 
     #[test]
     fn files_and_skills_become_memory_files_in_their_folders() {
-        let doc = json!({"agents": [], "blocks": [], "tools": [], "groups": [],
+        let doc = json!({"agents": [], "tools": [], "groups": [],
+            "blocks": [{"id": "block-9", "label": "reference/api", "value": "GET /v1", "description": "API notes"}],
             "sources": [{"id": "source-0", "name": "docs"}],
             "files": [{"id": "file-0", "source_id": "source-0", "file_name": "docs/a.md", "original_file_name": "a.md", "content": "A"},
                       {"id": "file-1", "source_id": "source-0", "file_name": "b.txt", "content": "B"},
@@ -1088,7 +1112,16 @@ mod tests {
             .iter()
             .map(|f| f["path"].as_str().unwrap())
             .collect();
-        assert_eq!(paths, ["docs/a.md", "docs/b.txt", "skills/pdf/SKILL.md"]);
+        assert_eq!(
+            paths,
+            [
+                "docs/a.md",
+                "docs/b.txt",
+                "letta/blocks/reference/api.md",
+                "skills/pdf/SKILL.md"
+            ]
+        );
+        assert!(c.notes[0].starts_with("1 blocks no agent of the file uses"));
         let notes = c.notes.join("\n");
         assert!(
             notes.contains("2 files not imported: docs/c.txt (no content"),
