@@ -144,6 +144,14 @@ pub fn import(doc: &Value, options: &Value) -> Value {
     notes.splice(0..0, decoded);
     // Every row as its write path would check it, before anything is screened or inserted.
     import::check_rows(&document).unwrap_or_else(|e| bad(format!("import: {e}")));
+    // One import into a tenant at a time: two at once (a model or a script retrying) would each
+    // count the other's rows as its own in `inserted` (sql/import.sql counts a section's rows
+    // before and after). The second waits, then finds the rows there and skips them.
+    spi::run(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/import', 7324))",
+        &[user.as_str().into()],
+        "waiting for another import into this tenant",
+    );
     // Screened as the owner, as the rows are then inserted: screening records its decisions as
     // events, and Citus refuses a transaction in which two users write to one tenant's shards
     // (docs/citus.md).

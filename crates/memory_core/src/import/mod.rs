@@ -44,6 +44,9 @@ pub fn check_rows(doc: &Value) -> Result<(), String> {
 
 /// One row of `section`, by the rules of the write path that section's rows come from.
 fn check_row(section: &str, r: &Value) -> Result<(), String> {
+    for f in TIME_FIELDS {
+        time(r, f)?;
+    }
     match section {
         "agents" => id(r, "agent_id", true),
         "threads" => {
@@ -81,6 +84,51 @@ fn check_row(section: &str, r: &Value) -> Result<(), String> {
         "entities" => check_entity(r),
         "entity_relations" => check_relation(r),
         _ => Ok(()),
+    }
+}
+
+/// The fields of any section that hold a time.
+const TIME_FIELDS: [&str; 8] = [
+    "created_at",
+    "updated_at",
+    "happened_at",
+    "valid_until",
+    "expires_at",
+    "purge_at",
+    "last_accessed_at",
+    "ts",
+];
+
+/// Field `f` of `r` as a time, when it is there: an RFC 3339 time (what memory_export writes,
+/// and mem0), or a date and time without an offset (Letta's first format), read as UTC.
+///
+/// # Why
+/// A time Postgres could not read failed the whole import with 22007 naming neither the
+/// section nor the row.
+fn time(r: &Value, f: &'static str) -> Result<(), String> {
+    let s = match r.get(f) {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::String(s)) => s.trim(),
+        Some(_) => return Err(format!("{f} must be a time written as text")),
+    };
+    let ok = chrono::DateTime::parse_from_rfc3339(s).is_ok()
+        || [
+            "%Y-%m-%dT%H:%M:%S%.f",
+            "%Y-%m-%d %H:%M:%S%.f",
+            "%Y-%m-%d %H:%M:%S%.f%#z",
+        ]
+        .iter()
+        .any(|fmt| {
+            chrono::NaiveDateTime::parse_from_str(s, fmt).is_ok()
+                || chrono::DateTime::parse_from_str(s, fmt).is_ok()
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{f} \"{}\" is not a time (RFC 3339, e.g. 2025-04-01T03:47:27Z)",
+            crate::names::shown(&s.chars().take(40).collect::<String>())
+        ))
     }
 }
 
@@ -460,6 +508,18 @@ mod tests {
 
     #[test]
     fn imported_rows_are_checked_as_writes_are() {
+        for t in [
+            "2026-11-29T15:40:50.123456+00:00",
+            "2024-07-01T12:00:00Z",
+            "2025-04-01T03:47:27",
+            "2025-04-01T03:47:27.492924",
+        ] {
+            assert_eq!(
+                check_rows(&json!({"memories": [{"text": "x", "created_at": t}]})),
+                Ok(()),
+                "{t}"
+            );
+        }
         let ok = json!({"memories": [{"text": "Ana likes tea.", "category": "health"}],
                         "files": [{"path": "notes/a.md"}], "blocks": [{"agent_id": "a", "label": "human", "value": "x", "char_limit": 100}]});
         assert_eq!(check_rows(&ok), Ok(()));
@@ -507,6 +567,14 @@ mod tests {
             (
                 json!({"categories": [{"name": "health", "context": "some"}]}),
                 "categories[0]: context",
+            ),
+            (
+                json!({"messages": [{"thread_id": "t", "role": "user", "created_at": "yesterday-ish"}]}),
+                "messages[0]: created_at \"yesterday-ish\" is not a time",
+            ),
+            (
+                json!({"memories": [{"text": "x", "happened_at": 5}]}),
+                "memories[0]: happened_at must be a time",
             ),
         ] {
             let e = check_rows(&doc).unwrap_err();
