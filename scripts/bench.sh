@@ -57,6 +57,19 @@ dsn="host=127.0.0.1 port=$BENCH_PORT user=postgres dbname=memory_bench"
 psql_b -d memory_bench -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" \
   -c "SELECT count(pg_prewarm(c.oid, CASE WHEN c.relkind = 'i' THEN 'buffer' ELSE 'read' END))
       FROM pg_class c WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'i')" >/dev/null
+# The Python suites' virtualenv (adapters, migrate): the clients layer's packages with
+# langgraph-checkpoint-postgres, built once, the checkout's package reinstalled each time.
+bench_venv() {
+  venv=$MEMORY_EXT_HOME/clients/bench-venv
+  if [ ! -f "$venv/.complete" ]; then
+    rm -rf "$venv" && python3 -m venv "$venv"
+    "$venv/bin/pip" install -q langgraph-checkpoint==4.3.2 langgraph-checkpoint-postgres==3.1.1 \
+      openai-agents==0.24.0 "psycopg[binary]==3.3.9" psycopg-pool==3.3.3
+    touch "$venv/.complete"
+  fi
+  "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
+}
+
 for s in $suites; do
   if [ "$s" = screen ]; then
     # Screening's own cost per text, the work it adds to every write (src/ops/screen.rs),
@@ -174,27 +187,13 @@ for s in $suites; do
     # The Python adapters against the frameworks' reference implementations on this server
     # (bench/adapters.py): the clients layer's virtualenv with langgraph-checkpoint-postgres added.
     echo "==> bench: adapters"
-    venv=$MEMORY_EXT_HOME/clients/bench-venv
-    if [ ! -f "$venv/.complete" ]; then
-      rm -rf "$venv" && python3 -m venv "$venv"
-      "$venv/bin/pip" install -q langgraph-checkpoint==4.3.2 langgraph-checkpoint-postgres==3.1.1 \
-        openai-agents==0.24.0 "psycopg[binary]==3.3.9" psycopg-pool==3.3.3
-      touch "$venv/.complete"
-    fi
-    "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
+    bench_venv
     "$venv/bin/python" bench/adapters.py --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres" --out "$RESULTS"
   elif [ "$s" = migrate ]; then
     # Import speed from mem0 and LangGraph's Postgres tables (bench/migrate.py), in databases of
     # its own made afresh; the adapters suite's virtualenv.
     echo "==> bench: migrate"
-    venv=$MEMORY_EXT_HOME/clients/bench-venv
-    if [ ! -f "$venv/.complete" ]; then
-      rm -rf "$venv" && python3 -m venv "$venv"
-      "$venv/bin/pip" install -q langgraph-checkpoint==4.3.2 langgraph-checkpoint-postgres==3.1.1 \
-        openai-agents==0.24.0 "psycopg[binary]==3.3.9" psycopg-pool==3.3.3
-      touch "$venv/.complete"
-    fi
-    "$venv/bin/pip" install -q --no-deps --force-reinstall ./clients/python >/dev/null
+    bench_venv
     "$venv/bin/python" bench/migrate.py --dsn "host=127.0.0.1 port=$BENCH_PORT user=postgres" --out "$RESULTS"
   elif [ "$s" = formation ]; then
     # The application's calls while the worker (pointed at this database) extracts with a slow
