@@ -377,3 +377,188 @@ CREATE  FUNCTION "memory_export"(
 STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_export_wrapper';
+
+-------------------------------------------------------------------------------- languages
+-- Keyword search reads each text in its language (docs/api.md "Languages").
+-- Languages (docs/api.md "Languages", crates/memory_core/src/language.rs): a text's language
+-- (an ISO 639-1 code, or NULL when unknown) decides how keyword search reads it.
+-- The Snowball configuration of a language; 'simple' (lower case, no stemming, no stop words)
+-- for a language Postgres has none for; 'english' for no language, what every text got before
+-- 0.13.0. Only configurations every supported PostgreSQL ships (15, 17, 18).
+CREATE FUNCTION memory.ts_config(language text) RETURNS regconfig
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT CASE WHEN language IS NULL THEN 'english'::regconfig ELSE CASE language
+        WHEN 'ar' THEN 'arabic'::regconfig
+        WHEN 'ca' THEN 'catalan'::regconfig
+        WHEN 'da' THEN 'danish'::regconfig
+        WHEN 'de' THEN 'german'::regconfig
+        WHEN 'el' THEN 'greek'::regconfig
+        WHEN 'en' THEN 'english'::regconfig
+        WHEN 'es' THEN 'spanish'::regconfig
+        WHEN 'eu' THEN 'basque'::regconfig
+        WHEN 'fi' THEN 'finnish'::regconfig
+        WHEN 'fr' THEN 'french'::regconfig
+        WHEN 'ga' THEN 'irish'::regconfig
+        WHEN 'hi' THEN 'hindi'::regconfig
+        WHEN 'hu' THEN 'hungarian'::regconfig
+        WHEN 'hy' THEN 'armenian'::regconfig
+        WHEN 'id' THEN 'indonesian'::regconfig
+        WHEN 'it' THEN 'italian'::regconfig
+        WHEN 'lt' THEN 'lithuanian'::regconfig
+        WHEN 'nb' THEN 'norwegian'::regconfig
+        WHEN 'ne' THEN 'nepali'::regconfig
+        WHEN 'nl' THEN 'dutch'::regconfig
+        WHEN 'nn' THEN 'norwegian'::regconfig
+        WHEN 'no' THEN 'norwegian'::regconfig
+        WHEN 'pt' THEN 'portuguese'::regconfig
+        WHEN 'ro' THEN 'romanian'::regconfig
+        WHEN 'ru' THEN 'russian'::regconfig
+        WHEN 'sr' THEN 'serbian'::regconfig
+        WHEN 'sv' THEN 'swedish'::regconfig
+        WHEN 'ta' THEN 'tamil'::regconfig
+        WHEN 'tr' THEN 'turkish'::regconfig
+        ELSE 'simple'::regconfig END END;
+END;
+-- The text as the configurations should see it: runs of scripts written without spaces
+-- (Chinese, Japanese, Thai, ...) as overlapping character bigrams, accents folded for the
+-- languages that want it (memory_core::language::prepare). C, declared here because the
+-- generated columns below need it before pgrx creates the extension's functions.
+CREATE FUNCTION memory.text_prepare(language text, body text) RETURNS text
+IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'text_prepare_wrapper';
+-- A text's lexemes in its language: every full-text column and every query goes through it
+-- (a query in its own language, src/pg/fulltext.rs). BEGIN ATOMIC for the reason given at
+-- memory.tenant_tsvector.
+CREATE FUNCTION memory.text_tsvector(language text, body text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT to_tsvector(memory.ts_config(language), memory.text_prepare(language, body));
+END;
+-- The language of a text written without one: detected when detection is sure, else NULL
+-- (the tenant's default then applies: memory.settings.language).
+CREATE FUNCTION memory.detect_language(body text) RETURNS text
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'detect_language_wrapper';
+
+
+CREATE TABLE memory.settings (
+    user_id  text NOT NULL PRIMARY KEY CHECK (user_id <> ''),
+    language text CHECK (language ~ '^[a-z]{2}$')
+);
+ALTER TABLE memory.settings ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.settings FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.settings
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.settings TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory.settings', '');
+
+-- The full-text columns are generated from the language now: dropped and added again (their
+-- expression cannot be changed in place on PostgreSQL 15 and 16). Rows written before keep
+-- language NULL, read as English as before; only texts in scripts written without spaces get
+-- new lexemes (their bigrams), and the term statistics follow for those rows: their old
+-- lexemes are taken out before the column goes, their new ones put in after.
+DO $$
+DECLARE
+    u text[]; t text[]; v tsvector[];
+BEGIN
+    SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
+    FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
+    IF u IS NOT NULL THEN
+        PERFORM memory._apply_term_stats(u, t, v, -1);
+    END IF;
+END $$;
+ALTER TABLE memory.items DROP COLUMN tsv;
+ALTER TABLE memory.items ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
+    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
+        memory.tenant_tsvector(user_id)) STORED;
+CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv);
+SELECT memory._name_partition_indexes('memory.items_tsv_idx');
+DO $$
+DECLARE
+    u text[]; t text[]; v tsvector[];
+BEGIN
+    SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
+    FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
+    IF u IS NOT NULL THEN
+        PERFORM memory._apply_term_stats(u, t, v, 1);
+    END IF;
+END $$;
+
+ALTER TABLE memory.messages DROP COLUMN tsv;
+ALTER TABLE memory.messages ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
+    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
+                                                 || memory.tenant_tsvector(user_id)) STORED;
+CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
+
+ALTER TABLE memory.files DROP COLUMN tsv;
+ALTER TABLE memory.files ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
+    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(memory.text_tsvector(language, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
+        memory.text_tsvector(language, left(content, 100000)) ||
+        memory.tenant_tsvector(user_id)) STORED;
+CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
+
+-- A row's language when its writer gave none (docs/api.md "Languages"): detected from its text
+-- when detection is sure (memory.detect_language), else the tenant's default
+-- (memory.settings.language), else NULL. An update that changes the text and not the language
+-- detects again, keeping the old language when detection is not sure. TG_ARGV[0] names the
+-- text column ('text' for memories, 'content' for messages and files). A restore keeps what
+-- was dumped.
+CREATE FUNCTION memory._set_language() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    body text;
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NEW;
+    END IF;
+    IF TG_ARGV[0] = 'text' THEN
+        body := NEW.text;
+        IF TG_OP = 'UPDATE' AND (NEW.text IS NOT DISTINCT FROM OLD.text OR NEW.language IS DISTINCT FROM OLD.language) THEN
+            RETURN NEW;
+        END IF;
+    ELSE
+        body := NEW.content;
+        IF TG_OP = 'UPDATE' AND (NEW.content IS NOT DISTINCT FROM OLD.content OR NEW.language IS DISTINCT FROM OLD.language) THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    IF TG_OP = 'UPDATE' THEN
+        NEW.language := coalesce(memory.detect_language(body), OLD.language);
+    ELSIF NEW.language IS NULL THEN
+        NEW.language := coalesce(memory.detect_language(body),
+                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id));
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('text');
+CREATE TRIGGER messages_language BEFORE INSERT OR UPDATE OF content, language ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content');
+-- Files: at insert only. A BEFORE UPDATE trigger would make every update recompute the
+-- generated full-text column, and a file's are mostly access bookkeeping (memory_file_read's
+-- last_accessed_at); its writes set the language themselves (sql/queries/files_write.sql,
+-- files_edit.sql).
+CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content');
+
+
+-- A query's lexemes (docs/api.md "Languages"): the query read in its own language (p_language,
+-- when detection was sure) and in the tenant's default (English without one), distinct and
+-- sorted; every keyword path takes its terms from here (src/pg/fulltext.rs, memory_query's
+-- sql/queries/search_terms.sql). A text matches in its own language (memory.text_tsvector).
+-- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
+-- a German reading also asks for each stem with and without a final t.
+CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    WITH l AS (
+        SELECT u.lexeme, v.lang
+        FROM (VALUES (p_language), ((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user))) v(lang),
+             LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
+    )
+    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
+    FROM (SELECT lexeme FROM l
+          UNION ALL SELECT lexeme || 't' FROM l WHERE lang = 'de' AND lexeme !~ 't$'
+          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x)
+$$;

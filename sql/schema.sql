@@ -28,6 +28,65 @@ BEGIN ATOMIC
     SELECT memory.tenant_lexeme(user_id)::tsvector;
 END;
 
+-- Languages (docs/api.md "Languages", crates/memory_core/src/language.rs): a text's language
+-- (an ISO 639-1 code, or NULL when unknown) decides how keyword search reads it.
+-- The Snowball configuration of a language; 'simple' (lower case, no stemming, no stop words)
+-- for a language Postgres has none for; 'english' for no language, what every text got before
+-- 0.13.0. Only configurations every supported PostgreSQL ships (15, 17, 18).
+CREATE FUNCTION memory.ts_config(language text) RETURNS regconfig
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT CASE WHEN language IS NULL THEN 'english'::regconfig ELSE CASE language
+        WHEN 'ar' THEN 'arabic'::regconfig
+        WHEN 'ca' THEN 'catalan'::regconfig
+        WHEN 'da' THEN 'danish'::regconfig
+        WHEN 'de' THEN 'german'::regconfig
+        WHEN 'el' THEN 'greek'::regconfig
+        WHEN 'en' THEN 'english'::regconfig
+        WHEN 'es' THEN 'spanish'::regconfig
+        WHEN 'eu' THEN 'basque'::regconfig
+        WHEN 'fi' THEN 'finnish'::regconfig
+        WHEN 'fr' THEN 'french'::regconfig
+        WHEN 'ga' THEN 'irish'::regconfig
+        WHEN 'hi' THEN 'hindi'::regconfig
+        WHEN 'hu' THEN 'hungarian'::regconfig
+        WHEN 'hy' THEN 'armenian'::regconfig
+        WHEN 'id' THEN 'indonesian'::regconfig
+        WHEN 'it' THEN 'italian'::regconfig
+        WHEN 'lt' THEN 'lithuanian'::regconfig
+        WHEN 'nb' THEN 'norwegian'::regconfig
+        WHEN 'ne' THEN 'nepali'::regconfig
+        WHEN 'nl' THEN 'dutch'::regconfig
+        WHEN 'nn' THEN 'norwegian'::regconfig
+        WHEN 'no' THEN 'norwegian'::regconfig
+        WHEN 'pt' THEN 'portuguese'::regconfig
+        WHEN 'ro' THEN 'romanian'::regconfig
+        WHEN 'ru' THEN 'russian'::regconfig
+        WHEN 'sr' THEN 'serbian'::regconfig
+        WHEN 'sv' THEN 'swedish'::regconfig
+        WHEN 'ta' THEN 'tamil'::regconfig
+        WHEN 'tr' THEN 'turkish'::regconfig
+        ELSE 'simple'::regconfig END END;
+END;
+-- The text as the configurations should see it: runs of scripts written without spaces
+-- (Chinese, Japanese, Thai, ...) as overlapping character bigrams, accents folded for the
+-- languages that want it (memory_core::language::prepare). C, declared here because the
+-- generated columns below need it before pgrx creates the extension's functions.
+CREATE FUNCTION memory.text_prepare(language text, body text) RETURNS text
+IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'text_prepare_wrapper';
+-- A text's lexemes in its language: every full-text column and every query goes through it
+-- (a query in its own language, src/pg/fulltext.rs). BEGIN ATOMIC for the reason given at
+-- memory.tenant_tsvector.
+CREATE FUNCTION memory.text_tsvector(language text, body text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT to_tsvector(memory.ts_config(language), memory.text_prepare(language, body));
+END;
+-- The language of a text written without one: detected when detection is sure, else NULL
+-- (the tenant's default then applies: memory.settings.language).
+CREATE FUNCTION memory.detect_language(body text) RETURNS text
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'detect_language_wrapper';
+
 -- memory.items is hash-partitioned by user_id into this many partitions (see memory.items).
 CREATE FUNCTION memory._item_partitions() RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 16 $$;
@@ -127,7 +186,10 @@ CREATE TABLE memory.messages (
     embedding_model text,
     -- Full-text over the first 100,000 characters: tsvector is capped at 1 MB, and a huge tool
     -- output must not make the whole message unstorable.
-    tsv             tsvector    GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000))
+    -- The content's language (ISO 639-1; NULL: unknown), set at write (sql/triggers.sql
+    -- memory._set_language): it decides how keyword search reads the text.
+    language        text        CHECK (language ~ '^[a-z]{2}$'),
+    tsv             tsvector    GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
                                                      || memory.tenant_tsvector(user_id)) STORED,
     -- The Responses-API item this message was added as (session_add_items), kept verbatim.
     item            jsonb,
@@ -183,8 +245,10 @@ CREATE TABLE memory.items (
     happened_at      timestamptz NOT NULL DEFAULT now(),
     embedding        vector,
     embedding_model  text,
+    -- The text's language (0.13.0; as memory.messages.language).
+    language         text        CHECK (language ~ '^[a-z]{2}$'),
     tsv              tsvector    GENERATED ALWAYS AS (
-                         setweight(to_tsvector('english'::regconfig, left(text, 100000)), 'A') ||
+                         setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
                          setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
                          memory.tenant_tsvector(user_id)) STORED,
     -- clock_timestamp, not now(): memories written in one transaction (memory_write_batch) must
@@ -349,6 +413,14 @@ CREATE TABLE memory.events (
 CREATE INDEX events_ts_idx ON memory.events (user_id, ts DESC);
 CREATE INDEX events_node_idx ON memory.events (user_id, node, ts DESC);
 
+-- A tenant's settings (0.13.0): its default language (memory_configure's "language", an ISO
+-- 639-1 code), for texts whose language detection cannot tell (sql/triggers.sql
+-- memory._set_language) and for reading queries.
+CREATE TABLE memory.settings (
+    user_id  text NOT NULL PRIMARY KEY CHECK (user_id <> ''),
+    language text CHECK (language ~ '^[a-z]{2}$')
+);
+
 -- Categories and agent allowlists (docs/design.md "Categories and allowlists"), per tenant; memory_configure replaces them.
 CREATE TABLE memory.categories (
     user_id    text    NOT NULL,
@@ -434,9 +506,11 @@ CREATE TABLE memory.files (
     metadata         jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(metadata) = 'object'),
     embedding        vector,
     embedding_model  text,
+    -- The content's language (0.13.0; as memory.messages.language).
+    language         text        CHECK (language ~ '^[a-z]{2}$'),
     tsv              tsvector    GENERATED ALWAYS AS (
-                         setweight(to_tsvector('english'::regconfig, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
-                         to_tsvector('english'::regconfig, left(content, 100000)) ||
+                         setweight(memory.text_tsvector(language, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
+                         memory.text_tsvector(language, left(content, 100000)) ||
                          memory.tenant_tsvector(user_id)) STORED,
     created_at       timestamptz NOT NULL DEFAULT now(),
     updated_at       timestamptz NOT NULL DEFAULT now(),

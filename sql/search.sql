@@ -160,3 +160,22 @@ REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION memory._it
 -- memory_query computes `idf` and `avg_len` from memory.lexicon and memory.corpus.
 CREATE FUNCTION memory.bm25(tsv tsvector, terms text[], idf float8[], avg_len float8) RETURNS float8
 IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'bm25_wrapper';
+
+-- A query's lexemes (docs/api.md "Languages"): the query read in its own language (p_language,
+-- when detection was sure) and in the tenant's default (English without one), distinct and
+-- sorted; every keyword path takes its terms from here (src/pg/fulltext.rs, memory_query's
+-- sql/queries/search_terms.sql). A text matches in its own language (memory.text_tsvector).
+-- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
+-- a German reading also asks for each stem with and without a final t.
+CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    WITH l AS (
+        SELECT u.lexeme, v.lang
+        FROM (VALUES (p_language), ((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user))) v(lang),
+             LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
+    )
+    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
+    FROM (SELECT lexeme FROM l
+          UNION ALL SELECT lexeme || 't' FROM l WHERE lang = 'de' AND lexeme !~ 't$'
+          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x)
+$$;

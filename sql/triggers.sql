@@ -307,6 +307,52 @@ EXECUTE FUNCTION memory._blocks_audit();
 CREATE TRIGGER blocks_audit_delete AFTER DELETE ON memory.blocks FOR EACH ROW
 EXECUTE FUNCTION memory._blocks_audit();
 
+-------------------------------------------------------------------------------- languages
+
+-- A row's language when its writer gave none (docs/api.md "Languages"): detected from its text
+-- when detection is sure (memory.detect_language), else the tenant's default
+-- (memory.settings.language), else NULL. An update that changes the text and not the language
+-- detects again, keeping the old language when detection is not sure. TG_ARGV[0] names the
+-- text column ('text' for memories, 'content' for messages and files). A restore keeps what
+-- was dumped.
+CREATE FUNCTION memory._set_language() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    body text;
+BEGIN
+    IF memory._restoring() THEN
+        RETURN NEW;
+    END IF;
+    IF TG_ARGV[0] = 'text' THEN
+        body := NEW.text;
+        IF TG_OP = 'UPDATE' AND (NEW.text IS NOT DISTINCT FROM OLD.text OR NEW.language IS DISTINCT FROM OLD.language) THEN
+            RETURN NEW;
+        END IF;
+    ELSE
+        body := NEW.content;
+        IF TG_OP = 'UPDATE' AND (NEW.content IS NOT DISTINCT FROM OLD.content OR NEW.language IS DISTINCT FROM OLD.language) THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    IF TG_OP = 'UPDATE' THEN
+        NEW.language := coalesce(memory.detect_language(body), OLD.language);
+    ELSIF NEW.language IS NULL THEN
+        NEW.language := coalesce(memory.detect_language(body),
+                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id));
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('text');
+CREATE TRIGGER messages_language BEFORE INSERT OR UPDATE OF content, language ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content');
+-- Files: at insert only. A BEFORE UPDATE trigger would make every update recompute the
+-- generated full-text column, and a file's are mostly access bookkeeping (memory_file_read's
+-- last_accessed_at); its writes set the language themselves (sql/queries/files_write.sql,
+-- files_edit.sql).
+CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content');
+
 -------------------------------------------------------------------------------- messages
 
 -- Numbers a new message within its thread (creating the thread on first use) and counts its

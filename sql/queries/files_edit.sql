@@ -4,7 +4,9 @@
 -- schema-qualified type. The answer is built outside RETURNING (Citus allows only immutable
 -- functions there).
 WITH f AS (
-    UPDATE memory.files SET content = $3, embedding = $4::{vector}, embedding_model = $5, updated_at = now()
+    -- The language detected again from the new content, kept when detection is not sure.
+    UPDATE memory.files SET content = $3, embedding = $4::{vector}, embedding_model = $5, updated_at = now(),
+                            language = coalesce(memory.detect_language($3), language)
     WHERE user_id = $1 AND path = $2
     RETURNING path, id, content, updated_at
 )

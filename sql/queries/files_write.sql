@@ -9,7 +9,9 @@ WITH f AS (
        SET title = EXCLUDED.title, content = EXCLUDED.content,
            tags = coalesce($5, f.tags), metadata = coalesce($6, f.metadata),
            embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
-           updated_at = EXCLUDED.updated_at
+           updated_at = EXCLUDED.updated_at,
+           -- as sql/triggers.sql memory._set_language set it for the proposed row
+           language = EXCLUDED.language
     RETURNING f.path, f.id, xmax = 0 AS created, f.content, f.updated_at
 )
 SELECT jsonb_build_object('path', path, 'id', id, 'event', CASE WHEN created THEN 'created' ELSE 'updated' END,

@@ -13,6 +13,8 @@ UPDATE memory.items SET
     embedding       = $10::{vector},
     embedding_model = $11,
     happened_at     = coalesce($12::timestamptz, happened_at),
-    kind            = coalesce($13, kind)
+    kind            = coalesce($13, kind),
+    -- $14 a language given with the update; none: detected again from the new text (or kept).
+    language        = coalesce($14, language)
 WHERE user_id = $1 AND id = $2::uuid AND metadata -> 'immutable' IS DISTINCT FROM 'true'::jsonb
 RETURNING id::text

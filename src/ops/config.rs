@@ -1,6 +1,6 @@
-//! memory_configure's writes (docs/api.md "Categories and allowlists"): a tenant's categories
-//! and agent allowlists, replaced atomically (these statements run in the caller's
-//! transaction). The document is checked by `memory_core::config`.
+//! memory_configure's writes (docs/api.md "Categories and allowlists", "Languages"): a tenant's
+//! categories and agent allowlists, replaced atomically (these statements run in the caller's
+//! transaction), and its default language. The document is checked by `memory_core::config`.
 
 use crate::pg::{spi, tenant};
 use memory_core::config::Config;
@@ -9,6 +9,22 @@ use serde_json::{json, Value};
 /// Replaces the tenant's configuration with `cfg`; returns the counts.
 pub fn configure(cfg: &Config) -> Value {
     let user = tenant::resolve(cfg.user_id.as_deref());
+    if let Some(language) = &cfg.language {
+        spi::run(
+            "INSERT INTO memory.settings AS s (user_id, language) VALUES ($1, $2)
+             ON CONFLICT (user_id) DO UPDATE SET language = EXCLUDED.language",
+            &[user.as_str().into(), language.clone().into()],
+            "storing the default language",
+        );
+    }
+    let language = spi::one_opt::<String>(
+        "SELECT language FROM memory.settings WHERE user_id = $1",
+        &[user.as_str().into()],
+        "reading the default language",
+    );
+    if cfg.language_only {
+        return json!({ "user_id": user, "language": language });
+    }
     spi::run(
         "DELETE FROM memory.categories WHERE user_id = $1",
         &[user.as_str().into()],
@@ -41,5 +57,11 @@ pub fn configure(cfg: &Config) -> Value {
             "storing an allowlist",
         );
     }
-    json!({ "user_id": user, "categories": cfg.categories.len(), "allowlists": cfg.agents() })
+    let mut answer =
+        json!({ "user_id": user, "categories": cfg.categories.len(), "allowlists": cfg.agents() });
+    // Named when there is one: answers of tenants without a default read as before 0.13.0.
+    if let Some(l) = language {
+        answer["language"] = json!(l);
+    }
+    answer
 }

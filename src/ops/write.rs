@@ -289,6 +289,7 @@ fn update_named(c: Columns, id: &str, embedding: &WriteEmbedding) -> Value {
             c.model_id.into(),
             c.happened.into(),
             req.kind.clone().into(),
+            req.language.clone().into(),
         ],
         "updating a memory",
     );
@@ -426,6 +427,7 @@ fn insert_new(c: Columns) -> String {
             c.happened.into(),
             c.vec_text.into(),
             c.model_id.into(),
+            req.language.clone().into(),
         ],
         "inserting a memory",
     )

@@ -1,20 +1,29 @@
-//! Full-text pieces every search shares: a query's lexemes as Postgres' english configuration
-//! makes them, the tenant's own lexeme, and the tsquery text that keeps a GIN lookup inside
-//! the tenant (sql/schema.sql, `memory.tenant_lexeme`).
+//! Full-text pieces every search shares: a query's lexemes in its language, the tenant's own
+//! lexeme, and the tsquery text that keeps a GIN lookup inside the tenant (sql/schema.sql,
+//! `memory.tenant_lexeme`).
 
 use crate::pg::spi;
 
-/// The query's lexemes as Postgres' english configuration produces them.
-pub fn lexemes(query: &str) -> Vec<String> {
+/// The query's lexemes (docs/api.md "Languages"): read in the language it is written in when
+/// detection is sure, and in the tenant's default language (English without one), both; a
+/// text matches in its own language (`memory.text_tsvector`). The default's reading keeps a
+/// short query that detection cannot place ("Lissabon?") matching the tenant's texts, and an
+/// English query over English texts reads as it always did.
+pub fn lexemes(user: &str, query: &str) -> Vec<String> {
     if query.trim().is_empty() {
         return vec![];
     }
     spi::one_opt::<Vec<String>>(
-        "SELECT coalesce(array_agg(DISTINCT lexeme ORDER BY lexeme), '{}') FROM unnest(to_tsvector('english', $1))",
-        &[query.into()],
+        include_str!("../../sql/queries/query_lexemes.sql"),
+        &[user.into(), query.into(), query_language(query).into()],
         "parsing the query",
     )
     .unwrap_or_default()
+}
+
+/// The language a query is written in, when detection is sure of it.
+pub fn query_language(query: &str) -> Option<&'static str> {
+    memory_core::language::detect(query)
 }
 
 /// The tenant's own lexeme, which every memory's and file's tsvector carries

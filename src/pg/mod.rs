@@ -8,6 +8,7 @@ pub mod events;
 pub mod fulltext;
 pub mod hints;
 pub mod json;
+pub mod language;
 pub mod limits;
 pub mod lookup;
 pub mod owner;

@@ -57,6 +57,12 @@ pub struct Config {
     pub categories: Vec<Category>,
     /// (agent, category), each pair once, in the order given.
     pub allowlists: Vec<(String, String)>,
+    /// The tenant's default language (docs/api.md "Languages"): `None` when the document does
+    /// not name it (kept as it is), `Some(None)` for `null` (cleared), else an ISO 639-1 code.
+    pub language: Option<Option<String>>,
+    /// The document sets the language alone (`{"language": "de"}`): categories and allowlists
+    /// are kept as they are, not replaced by none.
+    pub language_only: bool,
 }
 
 impl Config {
@@ -75,10 +81,20 @@ pub fn parse(cfg: &Value, max_categories: usize) -> Result<Config, ConfigError> 
     };
     if let Some(k) = obj
         .keys()
-        .find(|k| !["categories", "allowlists", "user_id"].contains(&k.as_str()))
+        .find(|k| !["categories", "allowlists", "user_id", "language"].contains(&k.as_str()))
     {
         return err(k, "unknown key");
     }
+    let language = match obj.get("language") {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(Value::String(s)) => Some(Some(
+            crate::language::code(s).or_else(|e| err("language", &e))?,
+        )),
+        Some(_) => return err("language", "must be an ISO 639-1 code or null"),
+    };
+    let language_only =
+        language.is_some() && !obj.contains_key("categories") && !obj.contains_key("allowlists");
     let user_id = match obj.get("user_id") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -140,6 +156,8 @@ pub fn parse(cfg: &Value, max_categories: usize) -> Result<Config, ConfigError> 
         user_id,
         categories,
         allowlists,
+        language,
+        language_only,
     })
 }
 

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod files;
 pub mod idempotency;
 pub mod import;
+pub mod language;
 pub mod names;
 pub mod rank;
 pub mod render;

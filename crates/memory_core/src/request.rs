@@ -289,6 +289,9 @@ pub struct WriteRequest {
     /// A superuser's screening policy for this call, `{"detector or family": "action"}` over
     /// the operator's (checked by crate::screen; who may give it is checked where it is used).
     pub screen: Option<Value>,
+    /// The text's language, an ISO 639-1 code (crate::language::code); `None`: detected, or
+    /// the tenant's default (sql/triggers.sql memory._set_language).
+    pub language: Option<String>,
 }
 
 /// A retried write's key and what it asked for ([`crate::idempotency::body`]).
@@ -331,12 +334,14 @@ impl WriteRequest {
         );
         put("id", json!(self.id));
         put("supersedes", json!(self.supersedes));
+        put("language", json!(self.language));
         Value::Object(m)
     }
 }
 
-pub const WRITE_KEYS: [&str; 22] = [
+pub const WRITE_KEYS: [&str; 23] = [
     "confidence",
+    "language",
     "idempotency_key",
     "screen",
     "source",
@@ -419,8 +424,13 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
             Some(v.clone())
         }
     };
+    let language = match f.string("language")? {
+        None => None,
+        Some(l) => Some(crate::language::code(&l).map_err(|e| err("language", e))?),
+    };
     Ok(WriteRequest {
         screen,
+        language,
         user_id: f.id("user_id")?,
         text,
         kind: f.one_of("kind", &KINDS)?,

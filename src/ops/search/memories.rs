@@ -220,7 +220,7 @@ fn state_sql(f: &Filters) -> &'static str {
 
 /// The query's terms as the tenant's statistics see them, read in one statement.
 struct Terms {
-    /// The query's lexemes (Postgres' english configuration), sorted.
+    /// The query's lexemes (in its language and the tenant's, src/pg/fulltext.rs), sorted.
     lexemes: Vec<String>,
     /// Each lexeme's BM25 idf in the tenant, aligned with `lexemes`.
     idf: Vec<f64>,
@@ -239,7 +239,11 @@ fn terms(user: &str, query: &str) -> Terms {
             spi::rows_prepared(
                 c,
                 include_str!("../../../sql/queries/search_terms.sql"),
-                &[user.into(), query.into()],
+                &[
+                    user.into(),
+                    query.into(),
+                    fulltext::query_language(query).into(),
+                ],
                 |r| {
                     Ok((
                         r.get::<String>(1)?.unwrap_or_default(),

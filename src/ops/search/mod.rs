@@ -125,7 +125,7 @@ pub fn messages(
     end: Option<TimestampWithTimeZone>,
     limit: usize,
 ) -> Vec<MessageHit> {
-    let lexemes = fulltext::lexemes(query);
+    let lexemes = fulltext::lexemes(user, query);
     let tsq = fulltext::tsquery(&lexemes, &fulltext::tenant_lexeme(user));
     let score = fulltext::score_query(&lexemes);
     let probe = Probe::new(query, None, "searching by keyword only");
@@ -225,7 +225,7 @@ fn file_lookup_terms(user: &str, lexemes: &[String]) -> Vec<String> {
 /// The tenant's files for `query` (with any of `tags`, when given), best first, at most `limit`,
 /// each with a snippet; their access is recorded.
 pub fn files(user: &str, query: &str, tags: Option<Vec<String>>, limit: usize) -> Vec<FileHit> {
-    let lexemes = fulltext::lexemes(query);
+    let lexemes = fulltext::lexemes(user, query);
     // Every query term scores the candidates; only the rarer ones look candidates up (a term in
     // every file would have the lexical side rank all of them: 55 vs 17 ms at 10,000 files).
     let tenant = fulltext::tenant_lexeme(user);

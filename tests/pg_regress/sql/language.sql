@@ -1,0 +1,96 @@
+-- Languages (docs/api.md "Languages"): each text is read by keyword search in its own language
+-- (its Snowball stemmer, accents folded where the language wants it, scripts written without
+-- spaces split into bigrams), the language detected at write, given by the writer, or the
+-- tenant's default; a query is read in its own language and the tenant's.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'polyglot';
+
+-- The default language: checked, stored, answered; a document that sets only the language keeps
+-- the tenant's categories.
+SELECT memory_configure('{"categories": [{"name": "home"}]}') AS configured;
+SELECT memory_configure('{"language": "deu"}');
+SELECT memory_configure('{"language": 7}');
+SELECT memory_configure('{"language": "DE-at"}') AS language_only;
+SELECT name FROM memory.categories ORDER BY name;
+SELECT user_id, language FROM memory.settings;
+
+-- Writes record the language: detected when detection is sure, the writer's, else the default.
+SELECT memory_write('{"text": "x", "language": "spanish"}');
+SELECT memory_write(x) ->> 'event' AS written FROM (VALUES
+    ('{"text": "Ich wohnte drei Jahre lang in Lissabon, bevor ich nach Porto zog."}'::jsonb),
+    ('{"text": "Je travaille à Lyon depuis trois ans, dans une petite librairie du centre."}'),
+    ('{"text": "Trabajé como enfermera en un hospital de Sevilla durante cinco años."}'),
+    ('{"text": "Eu moro em Lisboa há dois anos e trabalho como professora numa escola pública."}'),
+    ('{"text": "Я живу в Лиссабоне уже два года и работаю учителем."}'),
+    ('{"text": "我住在里斯本，在一所学校当老师。"}'),
+    ('{"text": "私は東京の小さな会社でエンジニアとして働いています。"}'),
+    ('{"text": "أعيش في القاهرة منذ خمس سنوات وأعمل طبيبة في مستشفى كبير."}'),
+    ('{"text": "Sie kocht gern."}'),
+    ('{"text": "Vivo en Madrid con mi hermana.", "language": "es"}'),
+    ('{"text": "Ana lives in Porto and works as a nurse at the children''s hospital."}')) v(x);
+SELECT language, text FROM memory.items ORDER BY created_at;
+
+-- Keyword search, one text at a time: the query's terms (read in its language and the
+-- tenant's) against the text's (read in its own).
+CREATE FUNCTION pg_temp.finds(q text, t text) RETURNS boolean LANGUAGE sql AS $$
+    SELECT EXISTS (SELECT 1 FROM memory.items i, unnest(i.tsv) u
+                   WHERE i.text = t AND u.lexeme = ANY (memory.query_lexemes('polyglot', q, memory.detect_language(q))))
+$$;
+SELECT q, left(t, 30) AS text, pg_temp.finds(q, t) AS finds FROM (VALUES
+    -- German inflection, both ways (wohnen, wohnte; zog, ziehen is irregular: not found)
+    ('Wo kann man wohnen?', 'Ich wohnte drei Jahre lang in Lissabon, bevor ich nach Porto zog.'),
+    ('umziehen', 'Ich wohnte drei Jahre lang in Lissabon, bevor ich nach Porto zog.'),
+    -- French, Spanish and Portuguese inflection, accents or not
+    ('Où travaillait-elle avant de venir à Paris ?', 'Je travaille à Lyon depuis trois ans, dans une petite librairie du centre.'),
+    ('Elle a travaille dans des librairies pendant des annees.', 'Je travaille à Lyon depuis trois ans, dans une petite librairie du centre.'),
+    -- a short query that detection cannot place is read in the tenant's default (German here):
+    -- the French word's stem is not found (the multilingual model finds it by meaning)
+    ('librairies', 'Je travaille à Lyon depuis trois ans, dans une petite librairie du centre.'),
+    ('¿Dónde trabaja como enfermero?', 'Trabajé como enfermera en un hospital de Sevilla durante cinco años.'),
+    ('hospitales de sevilla', 'Trabajé como enfermera en un hospital de Sevilla durante cinco años.'),
+    ('A professora mora em Lisboa e ensina numa das escolas publicas.', 'Eu moro em Lisboa há dois anos e trabalho como professora numa escola pública.'),
+    ('Где работает учитель?', 'Я живу в Лиссабоне уже два года и работаю учителем.'),
+    -- Chinese and Japanese: words found inside a text written without spaces
+    ('里斯本', '我住在里斯本，在一所学校当老师。'),
+    ('老师', '我住在里斯本，在一所学校当老师。'),
+    ('東京の会社', '私は東京の小さな会社でエンジニアとして働いています。'),
+    ('エンジニア', '私は東京の小さな会社でエンジニアとして働いています。'),
+    ('大阪', '私は東京の小さな会社でエンジニアとして働いています。'),
+    ('القاهرة', 'أعيش في القاهرة منذ خمس سنوات وأعمل طبيبة في مستشفى كبير.'),
+    -- English reads as it always did
+    ('nurses in Porto', 'Ana lives in Porto and works as a nurse at the children''s hospital.')) v(q, t);
+
+-- Through memory_query: a German question finds the German memory by its words (the lexical
+-- side of explain), a Chinese one the Chinese memory.
+SELECT regexp_replace(i ->> 'text', '^\(\d{4}-\d\d-\d\d\) ', '') AS first, (i -> 'explain' -> 'signals' ->> 'bm25')::float8 > 0 AS by_keyword
+FROM (SELECT memory_query('{"query": "Wann wohnte sie in Lissabon?", "top_k": 1, "explain": true}') -> 'items' -> 0) q(i);
+SELECT regexp_replace(i ->> 'text', '^\(\d{4}-\d\d-\d\d\) ', '') AS first, (i -> 'explain' -> 'signals' ->> 'bm25')::float8 > 0 AS by_keyword
+FROM (SELECT memory_query('{"query": "谁住在里斯本？", "top_k": 1, "explain": true}') -> 'items' -> 0) q(i);
+
+-- An update detects again; a language given with it is kept.
+SELECT memory_write(jsonb_build_object('id', id, 'text', 'A Ana mora no Porto e trabalha como enfermeira no hospital das crianças.')) ->> 'event' AS updated
+FROM memory.items WHERE text LIKE 'Ana lives%';
+SELECT language FROM memory.items WHERE text LIKE 'A Ana mora%';
+SELECT memory_write(jsonb_build_object('id', id, 'text', 'Ana: Porto.', 'language', 'pt')) ->> 'event' AS updated
+FROM memory.items WHERE text LIKE 'A Ana mora%';
+SELECT language FROM memory.items WHERE text = 'Ana: Porto.';
+
+-- Messages and files get a language the same way; conversation_search and memory_file_search
+-- find inflected and unspaced words.
+SELECT message_append('polyglot-t', 'user', 'Gestern habe ich in einer Bäckerei in Lissabon gearbeitet.') ->> 'seq' AS seq;
+SELECT message_append('polyglot-t', 'user', '昨日は大阪のパン屋で働きました。') ->> 'seq' AS seq;
+SELECT seq, language FROM memory.messages WHERE thread_id = 'polyglot-t' ORDER BY seq;
+SELECT memory_file_write('notizen/arbeit.md', 'Ich arbeite seit Mai in einer Bäckerei am Hafen von Lissabon.') ->> 'event' AS file;
+SELECT language FROM memory.files WHERE path = 'notizen/arbeit.md';
+SELECT path FROM memory_file_search('Bäckereien');
+SELECT seq, content FROM conversation_search('polyglot-t', 'Wo hat sie gearbeitet?');
+SELECT seq, content FROM conversation_search('polyglot-t', '大阪で働く');
+
+-- Another tenant without a default: a short German text is unknown (read as English, as before
+-- 0.13.0), a long one is German.
+SET memory_ext.user_id = 'polyglot-otto';
+SELECT memory_write('{"text": "Sie kocht gern."}') ->> 'event' AS written;
+SELECT memory_write('{"text": "Otto kocht jeden Sonntag für seine ganze Familie Spaghetti."}') ->> 'event' AS written;
+SELECT language, text FROM memory.items ORDER BY created_at;
+SELECT memory_configure('{"language": null}') AS cleared;
