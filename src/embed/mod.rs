@@ -95,14 +95,26 @@ pub fn active_model() -> Result<ActiveModel, EmbedError> {
     }
 }
 
-/// Vectors for `texts` from the active model, with the model's id.
+/// Vectors for stored `texts` from the active model, with the model's id. A built-in model
+/// trained with a passage prefix gets it (`Spec::passage_prefix`).
 pub fn embed(texts: &[&str]) -> Result<(ActiveModel, Vec<Vec<f32>>), EmbedError> {
+    embed_as(texts, builtin_spec().passage_prefix)
+}
+
+/// `texts` from the active model, a built-in model's texts after `prefix`.
+fn embed_as(texts: &[&str], prefix: &str) -> Result<(ActiveModel, Vec<Vec<f32>>), EmbedError> {
     let model = active_model()?;
     let clipped: Vec<&str> = texts.iter().map(|t| clip(t)).collect();
     let vectors = match gucs::embedding_provider() {
         EmbeddingProvider::Builtin => {
             let m = builtin_model()?;
-            with_signals_blocked(|| m.embed(&clipped))?
+            if prefix.is_empty() {
+                with_signals_blocked(|| m.embed(&clipped))?
+            } else {
+                let owned: Vec<String> = clipped.iter().map(|t| format!("{prefix}{t}")).collect();
+                let with: Vec<&str> = owned.iter().map(String::as_str).collect();
+                with_signals_blocked(|| m.embed(&with))?
+            }
         }
         EmbeddingProvider::OpenAi => http::embed(&http_config(Api::OpenAi), &clipped)?,
         EmbeddingProvider::Ollama => http::embed(&http_config(Api::Ollama), &clipped)?,
@@ -116,11 +128,7 @@ pub fn embed_query(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedE
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let prefix = match gucs::embedding_provider() {
-        EmbeddingProvider::Builtin => builtin_spec().query_prefix,
-        _ => "",
-    };
-    let (m, mut v) = embed(&[&format!("{prefix}{text}")])?;
+    let (m, mut v) = embed_as(&[text], builtin_spec().query_prefix)?;
     Ok(v.pop().map(|v| (m, v)))
 }
 
@@ -161,6 +169,7 @@ pub fn builtin_spec() -> Spec {
     match gucs::builtin_model() {
         BuiltinModel::MiniLm => builtin::MINILM,
         BuiltinModel::BgeSmall => builtin::BGE_SMALL,
+        BuiltinModel::MultilingualE5 => builtin::MULTILINGUAL_E5,
     }
 }
 

