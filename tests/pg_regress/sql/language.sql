@@ -94,3 +94,39 @@ SELECT memory_write('{"text": "Sie kocht gern."}') ->> 'event' AS written;
 SELECT memory_write('{"text": "Otto kocht jeden Sonntag für seine ganze Familie Spaghetti."}') ->> 'event' AS written;
 SELECT language, text FROM memory.items ORDER BY created_at;
 SELECT memory_configure('{"language": null}') AS cleared;
+
+-- Cross-lingual recall: an English question over memories written in other languages. With the
+-- English default model the answer is not first; with the multilingual model it is, for each
+-- language (the keyword side finds nothing in English and does not pull it down).
+CREATE FUNCTION pg_temp.facts() RETURNS void LANGUAGE sql AS $$
+    SELECT memory_write(x) FROM (VALUES
+        ('{"text": "Meine Schwester arbeitet als Krankenschwester in einem Krankenhaus in Hamburg."}'::jsonb),
+        ('{"text": "Mi hermano toca la guitarra en una banda de jazz todos los viernes."}'),
+        ('{"text": "我的女儿正在大学里学习化学。"}'),
+        ('{"text": "父は毎朝公園で犬の散歩をしています。"}'),
+        ('{"text": "Notre voisin répare de vieilles voitures dans son garage."}'),
+        ('{"text": "Мой друг переехал в Новосибирск в прошлом году."}')) v(x)
+$$;
+CREATE FUNCTION pg_temp.first(q text) RETURNS text LANGUAGE sql AS $$
+    SELECT regexp_replace(memory_query(jsonb_build_object('query', q, 'top_k', 1)) -> 'items' -> 0 ->> 'text',
+                          '^\(\d{4}-\d\d-\d\d\) ', '')
+$$;
+SET memory_ext.user_id = 'polyglot-minilm';
+SELECT pg_temp.facts();
+RESET ROLE;
+SET memory_ext.builtin_model = 'multilingual-e5-small';
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'polyglot-e5';
+SELECT pg_temp.facts();
+SELECT count(*) FILTER (WHERE embedding_model = 'builtin:multilingual-e5-small') AS e5_vectors FROM memory.items;
+SELECT q, pg_temp.first(q) AS multilingual_first FROM (VALUES
+    ('Where does my sister work?'), ('What instrument does my brother play?'), ('What is my daughter studying?'),
+    ('Who walks the dog in the morning?'), ('What does the neighbour fix?'), ('Which city did my friend move to?')) v(q);
+RESET ROLE;
+RESET memory_ext.builtin_model;
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'polyglot-minilm';
+SELECT count(*) FILTER (WHERE embedding_model = 'builtin:all-MiniLM-L6-v2') AS minilm_vectors FROM memory.items;
+SELECT q, pg_temp.first(q) AS minilm_first FROM (VALUES
+    ('Where does my sister work?'), ('What instrument does my brother play?'), ('What is my daughter studying?'),
+    ('Who walks the dog in the morning?'), ('What does the neighbour fix?'), ('Which city did my friend move to?')) v(q);
