@@ -7,7 +7,7 @@ export PG
 # scripts/lib.sh is bash.
 SHELL := /bin/bash
 
-.PHONY: all deps deps-run build install run stop test bench eval package test-core lint clean-run help
+.PHONY: all deps deps-run build install run stop test bench eval eval-languages package test-core lint clean-run help
 
 all: build
 
@@ -22,6 +22,7 @@ help:
 	@echo "make package  Debian packages for PostgreSQL $(PG) into target/debian/"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
+	@echo "make eval-languages  the same in German, Japanese, Chinese, Spanish (translated turns); bench/results/eval-languages.md"
 	@echo "make clean-run  stop the local server and delete its data"
 
 # What running needs (deps-run) and what the tests add (deps): `make run` installs only the former.
@@ -61,6 +62,10 @@ package: deps
 # DATA=path/to/locomo.json scores any LoCoMo-format file (default: the dev split).
 eval: deps
 	DATA=$(DATA) scripts/eval.sh
+
+# Retrieval in other languages (docs/retrieval.md "Languages"); LANGS=de,ja,zh,es.
+eval-languages: deps
+	DATA=$(DATA) EVAL_LANGUAGES=$(or $(LANGS),de,ja,zh,es) scripts/eval.sh
 
 # Single layers, for a quicker loop.
 lint:

@@ -33,6 +33,16 @@ scripts/cluster.sh start "$EVAL_PGDATA" "$EVAL_PORT"
 psql_e -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_eval'" | grep -q 1 ||
   psql_e -d postgres -c "CREATE DATABASE memory_eval"
 psql_e -d memory_eval -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
+# EVAL_LANGUAGES=de,ja,zh,es (make eval-languages): retrieval in other languages on LoCoMo turns
+# translated by a local model (bench/multilingual/eval.py; the translations are a cache made by
+# bench/multilingual/translate.py, never part of the repository); results in
+# bench/results/eval-languages.{md,json}.
+if [ -n "${EVAL_LANGUAGES:-}" ]; then
+  python3 bench/multilingual/eval.py --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
+    --data "$DATA" --cache "${EVAL_TRANSLATIONS:-$MEMORY_EXT_HOME/locomo-ml}" --langs "$EVAL_LANGUAGES" \
+    --out bench/results --binary "$CARGO_TARGET_DIR"/release/memory_ext_bench
+  exit 0
+fi
 "$CARGO_TARGET_DIR"/release/memory_ext_bench eval --dsn "host=127.0.0.1 port=$EVAL_PORT user=postgres dbname=memory_eval" \
   --data "$DATA" --out bench/results --shapes "${EVAL_SHAPES:-}" $ablation $reuse
 # The no-LLM supersede rule on the same file's observations (docs/retrieval.md "Supersede

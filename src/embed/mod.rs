@@ -108,10 +108,26 @@ fn embed_as(texts: &[&str], prefix: &str) -> Result<(ActiveModel, Vec<Vec<f32>>)
     let vectors = match gucs::embedding_provider() {
         EmbeddingProvider::Builtin => {
             let m = builtin_model()?;
-            if prefix.is_empty() {
+            let spec = builtin_spec();
+            // A text that already carries one of the model's prefixes is embedded as written:
+            // `memory_embed('query: ...')` is how a caller asks e5 for a query's vector.
+            let marked = |t: &str| {
+                (!spec.query_prefix.is_empty() && t.starts_with(spec.query_prefix))
+                    || (!spec.passage_prefix.is_empty() && t.starts_with(spec.passage_prefix))
+            };
+            if prefix.is_empty() || clipped.iter().all(|t| marked(t)) {
                 with_signals_blocked(|| m.embed(&clipped))?
             } else {
-                let owned: Vec<String> = clipped.iter().map(|t| format!("{prefix}{t}")).collect();
+                let owned: Vec<String> = clipped
+                    .iter()
+                    .map(|t| {
+                        if marked(t) {
+                            t.to_string()
+                        } else {
+                            format!("{prefix}{t}")
+                        }
+                    })
+                    .collect();
                 let with: Vec<&str> = owned.iter().map(String::as_str).collect();
                 with_signals_blocked(|| m.embed(&with))?
             }

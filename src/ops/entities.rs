@@ -50,7 +50,12 @@ pub fn link(user: &str, item: &str, text: &str, actor: Option<&str>) {
         })
         .into_iter()
         .collect();
-    mentions.extend(rules::mentions(text));
+    // Read in the text's language (German nouns are capitalised; each language has its own
+    // common words, days and months: memory_core::entities::mentions_in).
+    mentions.extend(rules::mentions_in(
+        text,
+        memory_core::language::detect(text),
+    ));
     let pairs = rules::aliases_in(text);
     let stated = rules::relations_in(text);
     let to_user = stated
@@ -426,7 +431,9 @@ pub fn split(user_id: Option<&str>, id: &str, name: &str) -> Value {
     let moving: Vec<String> = linked
         .into_iter()
         .filter(|(_, t)| {
-            rules::mentions(t).iter().any(|m| rules::norm(&m.name) == n)
+            rules::mentions_in(t, memory_core::language::detect(t))
+                .iter()
+                .any(|m| rules::norm(&m.name) == n)
                 || rules::named_in(
                     t,
                     &[Entity {

@@ -152,7 +152,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     }
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
     let reference = q.reference_time.unwrap_or_else(when::now);
-    let window = when::window(&q.query, reference);
+    let window = crate::pg::fulltext::time_window(&user, &q.query, reference);
     // Context modes: `rag` categories within their rag_length, so the ranking is
     // asked for more to fill what the caps leave out; `all` categories first.
     let caps = if q.context_modes {
@@ -549,7 +549,7 @@ pub struct Ranked {
 /// memory_search: the same ranking for SQL users, `top_k` rows under `q`'s filters.
 pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
     let user = tenant::resolve(q.filters.user_id.as_deref());
-    let window = when::window(query, when::now());
+    let window = crate::pg::fulltext::time_window(&user, query, when::now());
     let mut hits = search::memories(
         &user,
         query,

@@ -26,6 +26,27 @@ pub fn query_language(query: &str) -> Option<&'static str> {
     memory_core::language::detect(query)
 }
 
+/// The language to read a query's words in (its time words, `memory_core::when::window_in`):
+/// the detected one, else the tenant's default (memory.settings), else none (English rules).
+pub fn reading_language(user: &str, query: &str) -> Option<String> {
+    query_language(query).map(str::to_string).or_else(|| {
+        spi::one_opt::<String>(
+            "SELECT language FROM memory.settings WHERE user_id = $1",
+            &[user.into()],
+            "reading the default language",
+        )
+    })
+}
+
+/// The event-time window `query` names (`memory_core::when`), read in its language.
+pub fn time_window(
+    user: &str,
+    query: &str,
+    reference: memory_core::when::Time,
+) -> Option<memory_core::when::Window> {
+    memory_core::when::window_in(query, reference, reading_language(user, query).as_deref())
+}
+
 /// The tenant's own lexeme, which every memory's and file's tsvector carries
 /// (`memory.tenant_lexeme`): ANDed into a tsquery, it keeps a GIN lookup inside the tenant.
 pub fn tenant_lexeme(user: &str) -> String {

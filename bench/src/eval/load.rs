@@ -229,6 +229,11 @@ fn requests(
                 if let Some(t) = &when {
                     r["happened_at"] = json!(t);
                 }
+                // EVAL_LANGUAGE: every turn written in this language (`en`: read as before
+                // 0.13.0, the baseline of the multilingual eval, bench/multilingual/eval.py).
+                if let Ok(l) = std::env::var("EVAL_LANGUAGE") {
+                    r["language"] = json!(l);
+                }
                 batch.push((r, vec![dia]));
             }
         }

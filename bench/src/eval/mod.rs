@@ -247,6 +247,7 @@ fn ask(db: &mut Client, l: &Loaded, how: &Ask) -> Result {
 fn query_prefix() -> &'static str {
     match std::env::var("EVAL_MODEL").as_deref() {
         Ok("bge-small-en-v1.5") => "Represent this sentence for searching relevant passages: ",
+        Ok("multilingual-e5-small") => "query: ",
         _ => "",
     }
 }

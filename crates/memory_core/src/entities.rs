@@ -385,6 +385,437 @@ const ORG_LAST: [&str; 13] = [
     "group",
 ];
 
+/// What `COMMON`, `DAYS` and `PLACE_BEFORE` are for English, in German, French, Spanish,
+/// Portuguese and Italian: the words that start sentences without naming anyone (pronouns,
+/// articles, greetings, conjunctions), the days, and the prepositions before a place.
+struct Lexicon {
+    common: &'static [&'static str],
+    days: [&'static str; 7],
+    place_before: &'static [&'static str],
+}
+
+fn lexicon(language: &str) -> Option<Lexicon> {
+    Some(match language {
+        "de" => Lexicon {
+            common: &[
+                "ich",
+                "du",
+                "er",
+                "sie",
+                "es",
+                "wir",
+                "ihr",
+                "der",
+                "die",
+                "das",
+                "den",
+                "dem",
+                "des",
+                "ein",
+                "eine",
+                "einen",
+                "einem",
+                "einer",
+                "mein",
+                "meine",
+                "dein",
+                "deine",
+                "sein",
+                "seine",
+                "unser",
+                "unsere",
+                "hallo",
+                "hi",
+                "danke",
+                "ja",
+                "nein",
+                "und",
+                "aber",
+                "oder",
+                "als",
+                "wenn",
+                "dann",
+                "auch",
+                "heute",
+                "gestern",
+                "morgen",
+                "wo",
+                "wie",
+                "was",
+                "wer",
+                "wann",
+                "warum",
+                "welche",
+                "welcher",
+                "welches",
+                "gut",
+                "toll",
+                "super",
+                "cool",
+                "wow",
+                "oh",
+                "ach",
+                "na",
+                "genau",
+                "klar",
+                "schön",
+                "letzte",
+                "letzten",
+                "nächste",
+                "nächsten",
+                "im",
+                "am",
+                "in",
+                "mit",
+                "nach",
+                "vor",
+                "seit",
+                "bei",
+                "für",
+                "zum",
+                "zur",
+                "das",
+                "dies",
+                "diese",
+                "dieser",
+                "dieses",
+                "man",
+                "hey",
+                "liebe",
+                "lieber",
+                "viele",
+                "alles",
+                "nichts",
+                "vielen",
+                "herzlichen",
+                "glückwunsch",
+            ],
+            days: [
+                "montag",
+                "dienstag",
+                "mittwoch",
+                "donnerstag",
+                "freitag",
+                "samstag",
+                "sonntag",
+            ],
+            place_before: &["in", "aus", "nach", "bei", "von"],
+        },
+        "fr" => Lexicon {
+            common: &[
+                "je",
+                "j'ai",
+                "tu",
+                "il",
+                "elle",
+                "on",
+                "nous",
+                "vous",
+                "ils",
+                "elles",
+                "le",
+                "la",
+                "les",
+                "l'",
+                "un",
+                "une",
+                "des",
+                "mon",
+                "ma",
+                "mes",
+                "ton",
+                "ta",
+                "son",
+                "sa",
+                "notre",
+                "votre",
+                "bonjour",
+                "salut",
+                "merci",
+                "oui",
+                "non",
+                "et",
+                "mais",
+                "ou",
+                "quand",
+                "si",
+                "alors",
+                "aussi",
+                "aujourd'hui",
+                "hier",
+                "demain",
+                "où",
+                "comment",
+                "quoi",
+                "qui",
+                "pourquoi",
+                "quel",
+                "quelle",
+                "c'est",
+                "ce",
+                "cette",
+                "ça",
+                "super",
+                "génial",
+                "wow",
+                "oh",
+                "ah",
+                "bien",
+                "bravo",
+                "en",
+                "à",
+                "au",
+                "avec",
+                "depuis",
+                "pour",
+                "dans",
+                "félicitations",
+            ],
+            days: [
+                "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
+            ],
+            place_before: &["à", "en", "de", "depuis", "vers"],
+        },
+        "es" => Lexicon {
+            common: &[
+                "yo",
+                "tú",
+                "él",
+                "ella",
+                "nosotros",
+                "vosotros",
+                "ellos",
+                "ellas",
+                "usted",
+                "el",
+                "la",
+                "los",
+                "las",
+                "un",
+                "una",
+                "mi",
+                "mis",
+                "tu",
+                "tus",
+                "su",
+                "sus",
+                "nuestro",
+                "nuestra",
+                "hola",
+                "gracias",
+                "sí",
+                "no",
+                "y",
+                "pero",
+                "o",
+                "cuando",
+                "si",
+                "entonces",
+                "también",
+                "hoy",
+                "ayer",
+                "mañana",
+                "dónde",
+                "cómo",
+                "qué",
+                "quién",
+                "por",
+                "porque",
+                "cuál",
+                "este",
+                "esta",
+                "eso",
+                "genial",
+                "vaya",
+                "oh",
+                "ah",
+                "bien",
+                "en",
+                "a",
+                "con",
+                "desde",
+                "para",
+                "felicidades",
+                "¡hola",
+                "¿qué",
+                "¿dónde",
+                "¿cómo",
+                "¿quién",
+                "¿cuándo",
+            ],
+            days: [
+                "lunes",
+                "martes",
+                "miércoles",
+                "jueves",
+                "viernes",
+                "sábado",
+                "domingo",
+            ],
+            place_before: &["en", "de", "desde", "a"],
+        },
+        "pt" => Lexicon {
+            common: &[
+                "eu",
+                "tu",
+                "você",
+                "ele",
+                "ela",
+                "nós",
+                "vocês",
+                "eles",
+                "elas",
+                "o",
+                "a",
+                "os",
+                "as",
+                "um",
+                "uma",
+                "meu",
+                "minha",
+                "meus",
+                "minhas",
+                "seu",
+                "sua",
+                "nosso",
+                "nossa",
+                "olá",
+                "oi",
+                "obrigado",
+                "obrigada",
+                "sim",
+                "não",
+                "e",
+                "mas",
+                "ou",
+                "quando",
+                "se",
+                "então",
+                "também",
+                "hoje",
+                "ontem",
+                "amanhã",
+                "onde",
+                "como",
+                "que",
+                "quem",
+                "porque",
+                "qual",
+                "este",
+                "esta",
+                "isso",
+                "legal",
+                "ótimo",
+                "uau",
+                "oh",
+                "ah",
+                "bem",
+                "em",
+                "no",
+                "na",
+                "com",
+                "desde",
+                "para",
+                "parabéns",
+            ],
+            days: [
+                "segunda-feira",
+                "terça-feira",
+                "quarta-feira",
+                "quinta-feira",
+                "sexta-feira",
+                "sábado",
+                "domingo",
+            ],
+            place_before: &["em", "no", "na", "de", "do", "da", "para"],
+        },
+        "it" => Lexicon {
+            common: &[
+                "io",
+                "tu",
+                "lui",
+                "lei",
+                "noi",
+                "voi",
+                "loro",
+                "il",
+                "lo",
+                "la",
+                "i",
+                "gli",
+                "le",
+                "l'",
+                "un",
+                "una",
+                "uno",
+                "mio",
+                "mia",
+                "miei",
+                "mie",
+                "tuo",
+                "tua",
+                "suo",
+                "sua",
+                "nostro",
+                "nostra",
+                "ciao",
+                "grazie",
+                "sì",
+                "no",
+                "e",
+                "ma",
+                "o",
+                "quando",
+                "se",
+                "allora",
+                "anche",
+                "oggi",
+                "ieri",
+                "domani",
+                "dove",
+                "come",
+                "cosa",
+                "chi",
+                "perché",
+                "quale",
+                "questo",
+                "questa",
+                "bello",
+                "bravo",
+                "wow",
+                "oh",
+                "ah",
+                "bene",
+                "in",
+                "a",
+                "con",
+                "da",
+                "per",
+                "complimenti",
+            ],
+            days: [
+                "lunedì",
+                "martedì",
+                "mercoledì",
+                "giovedì",
+                "venerdì",
+                "sabato",
+                "domenica",
+            ],
+            place_before: &["a", "in", "da", "di"],
+        },
+        _ => return None,
+    })
+}
+
+/// German writes every noun capitalised: after an article, a determiner, a number or an
+/// adjective-like lower-case word a capitalised word is a noun ("drei Jahre", "die Bäckerei"),
+/// and a single one is taken for a name only after a preposition of place or "namens"/"mit"
+/// ("in Lissabon", "mit Anna"), or at the start of a sentence when the tenant knows it. Two or
+/// more in a row are taken ("Anna Schmidt") unless an article comes before them. Still not
+/// right: a name after an adjective ("die kleine Anna"), a noun after "in" ("in Ruhe").
+const DE_NAME_BEFORE: [&str; 7] = ["in", "aus", "nach", "bei", "von", "namens", "mit"];
+
 /// Longest mention, in words and characters.
 const MAX_WORDS: usize = 4;
 pub const MAX_NAME_CHARS: usize = 100;
@@ -436,22 +867,53 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     x.intersection(&y).count() as f64 / union as f64
 }
 
-fn is_name_word(w: &str) -> bool {
+fn is_name_word(w: &str, lex: Option<&Lexicon>, language: Option<&str>) -> bool {
     let mut chars = w.chars();
     let Some(first) = chars.next() else {
         return false;
     };
-    first.is_uppercase()
+    let n = norm(w);
+    let shape = first.is_uppercase()
         && w.chars().any(char::is_alphabetic)
         && w.chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.' | '&'))
-        && (!COMMON.contains(&norm(w).as_str()) || AMBIGUOUS.contains(&norm(w).as_str()))
-        && !DAYS.contains(&norm(w).as_str())
-        && !crate::when::MONTHS.contains(&norm(w).as_str())
+            .all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | '.' | '&'));
+    if !shape {
+        return false;
+    }
+    match lex {
+        Some(l) => {
+            !l.common.contains(&n.as_str())
+                && !l.days.contains(&n.as_str())
+                && !crate::when::in_english(&n, language.unwrap_or(""))
+                    .split(' ')
+                    .any(|e| {
+                        crate::when::MONTHS.contains(&e)
+                            && !crate::when::MONTHS.contains(&n.as_str())
+                    })
+                && !crate::when::MONTHS.contains(&n.as_str())
+        }
+        None => {
+            (!COMMON.contains(&n.as_str()) || AMBIGUOUS.contains(&n.as_str()))
+                && !DAYS.contains(&n.as_str())
+                && !crate::when::MONTHS.contains(&n.as_str())
+        }
+    }
 }
 
-/// The names `text` mentions, in order, each once (by its normalised form).
+/// The names `text` mentions, in order, each once (by its normalised form), read as English.
 pub fn mentions(text: &str) -> Vec<Mention> {
+    mentions_in(text, None)
+}
+
+/// The names `text` mentions, read in `language` (ISO 639-1): German, French, Spanish,
+/// Portuguese and Italian have their own common words, days, months and prepositions of place
+/// ([`Lexicon`]), German its capitalised nouns ([`DE_NAME_BEFORE`]); any other language is read
+/// with the English lists (a capitalised run is a name).
+pub fn mentions_in(text: &str, language: Option<&str>) -> Vec<Mention> {
+    let lex = language.and_then(lexicon);
+    let lex = lex.as_ref();
+    let is_name_word = |w: &str| is_name_word(w, lex, language);
+    let place_before: &[&str] = lex.map(|l| l.place_before).unwrap_or(&PLACE_BEFORE);
     // Words with the punctuation that ends them: a run of names stops at a comma or a stop.
     let raw: Vec<&str> = text.split_whitespace().collect();
     let mut out: Vec<Mention> = vec![];
@@ -494,6 +956,20 @@ pub fn mentions(text: &str) -> Vec<Mention> {
         let before = (start > 0).then(|| norm(raw[start - 1]));
         let before2 = (start > 1).then(|| norm(raw[start - 2]));
         let after = raw.get(i).map(|w| norm(w));
+        if language == Some("de") && !initial {
+            // A noun, not a name (DE_NAME_BEFORE): one word not after a preposition of place,
+            // or any run after a lower-case article or determiner.
+            let prev_word = start.checked_sub(1).map(|k| raw[k]).unwrap_or("");
+            let after_article = lex.is_some_and(|l| l.common.contains(&norm(prev_word).as_str()))
+                && !DE_NAME_BEFORE.contains(&norm(prev_word).as_str());
+            let single = words.len() == 1
+                && !before
+                    .as_deref()
+                    .is_some_and(|b| DE_NAME_BEFORE.contains(&b));
+            if single || after_article || prev_word.chars().any(char::is_numeric) {
+                continue;
+            }
+        }
         let last = norm(words.last().copied().unwrap_or_default());
         let kind = if ORG_LAST.contains(&last.as_str()) {
             Some("organization")
@@ -505,7 +981,7 @@ pub fn mentions(text: &str) -> Vec<Mention> {
         } else if possessive {
             // "visited Mel's bakery": Mel is not the place.
             None
-        } else if before.as_deref().is_some_and(|b| PLACE_BEFORE.contains(&b))
+        } else if before.as_deref().is_some_and(|b| place_before.contains(&b))
             || (before.as_deref() == Some("to")
                 && before2.as_deref().is_some_and(|b| MOTION.contains(&b)))
         {
@@ -663,14 +1139,14 @@ fn words_of(text: &str) -> Vec<Word<'_>> {
 /// The name (a run of capitalised words, at most MAX_WORDS) that ends at word `end`, included.
 fn name_ending(w: &[Word], end: usize) -> Option<String> {
     let word = |k: usize| w[k].name;
-    if !is_name_word(word(end)) {
+    if !is_name_word(word(end), None, None) {
         return None;
     }
     let mut start = end;
     while start > 0
         && end - start + 1 < MAX_WORDS
         && !w[start - 1].ends_clause
-        && is_name_word(word(start - 1))
+        && is_name_word(word(start - 1), None, None)
     {
         start -= 1;
     }
@@ -683,7 +1159,7 @@ fn name_starting(w: &[Word], mut start: usize) -> Option<(String, usize)> {
         start += 1;
     }
     let word = |k: usize| w[k].name;
-    if start >= w.len() || !is_name_word(word(start)) {
+    if start >= w.len() || !is_name_word(word(start), None, None) {
         return None;
     }
     let mut end = start;
@@ -691,7 +1167,7 @@ fn name_starting(w: &[Word], mut start: usize) -> Option<(String, usize)> {
         && end - start + 1 < MAX_WORDS
         && !w[end].ends_clause
         && !w[end].possessive
-        && is_name_word(word(end + 1))
+        && is_name_word(word(end + 1), None, None)
     {
         end += 1;
     }
@@ -913,6 +1389,48 @@ mod tests {
             ]
         );
         assert!(mentions("the user said hello.").is_empty());
+    }
+
+    #[test]
+    fn mentions_in_other_languages() {
+        let names = |t: &str, l: &str| -> Vec<(String, Option<&'static str>)> {
+            mentions_in(t, Some(l))
+                .into_iter()
+                .filter(|m| !m.initial)
+                .map(|m| (m.name, m.kind))
+                .collect()
+        };
+        // German: nouns are capitalised too.
+        assert_eq!(
+            names("Ich wohnte drei Jahre lang in Lissabon, bevor ich mit Anna Schmidt nach Porto zog.", "de"),
+            vec![("Lissabon".into(), Some("place")), ("Anna Schmidt".into(), None), ("Porto".into(), Some("place"))]
+        );
+        assert_eq!(names("Am Montag hat die Bäckerei im Mai zu.", "de"), vec![]);
+        assert_eq!(
+            names("Hier, j'ai vu Marie à Lyon lundi. Bonjour Paul!", "fr"),
+            vec![
+                ("Marie".into(), None),
+                ("Lyon".into(), Some("place")),
+                ("Paul".into(), None)
+            ]
+        );
+        assert_eq!(
+            names("El lunes Carmen viajó desde Sevilla. Hola a todos.", "es"),
+            vec![("Carmen".into(), None), ("Sevilla".into(), Some("place"))]
+        );
+        assert_eq!(
+            names("Ontem a Joana foi ao Porto em maio.", "pt"),
+            vec![("Joana".into(), None), ("Porto".into(), None)]
+        );
+        assert_eq!(
+            names("Ieri Giulia è andata a Roma. Ciao!", "it"),
+            vec![("Giulia".into(), None), ("Roma".into(), Some("place"))]
+        );
+        // Other languages are read with the English lists.
+        assert_eq!(
+            names("Caroline moved to Denver.", "en"),
+            vec![("Caroline".into(), None), ("Denver".into(), Some("place"))]
+        );
     }
 
     #[test]

@@ -4,11 +4,20 @@
 //!
 //! Only phrases that name a time say anything: "when did Sam move?" names none, and a
 //! window is returned only when the query names exactly one.
+//!
+//! German, French, Spanish, Portuguese and Italian queries (`window_in`) are read by the same
+//! rules after their time words are put in English words and order (`in_english`): "letzte
+//! Woche", "la semaine dernière", "la semana pasada", "semana passada", "la settimana scorsa"
+//! are "last week"; "vor 3 Wochen", "il y a 3 semaines", "hace 3 semanas", "há 3 semanas",
+//! "3 settimane fa" are "3 weeks ago"; month names, days, seasons, numbers up to twelve.
 
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// [start, end) in days since the Unix epoch (fractions allowed).
 pub type Window = (f64, f64);
+
+/// A point in time (a query's reference time).
+pub type Time = DateTime<Utc>;
 
 /// The months' names, lower-case (crate::entities leaves them out of names too).
 pub const MONTHS: [&str; 12] = [
@@ -224,6 +233,424 @@ pub fn window(query: &str, reference: DateTime<Utc>) -> Option<Window> {
     (found.len() == 1).then(|| found[0])
 }
 
+/// The time `query` names, read in `language` (ISO 639-1; English rules for any other).
+pub fn window_in(query: &str, reference: DateTime<Utc>, language: Option<&str>) -> Option<Window> {
+    match language {
+        Some(l @ ("de" | "fr" | "es" | "pt" | "it")) => window(&in_english(query, l), reference),
+        _ => window(query, reference),
+    }
+}
+
+/// The English word for a time word of `language` (lower case), if it is one.
+fn time_word(language: &str, w: &str) -> Option<&'static str> {
+    const MONTHS_OF: [(&str, [&str; 12]); 5] = [
+        (
+            "de",
+            [
+                "januar",
+                "februar",
+                "märz",
+                "april",
+                "mai",
+                "juni",
+                "juli",
+                "august",
+                "september",
+                "oktober",
+                "november",
+                "dezember",
+            ],
+        ),
+        (
+            "fr",
+            [
+                "janvier",
+                "février",
+                "mars",
+                "avril",
+                "mai",
+                "juin",
+                "juillet",
+                "août",
+                "septembre",
+                "octobre",
+                "novembre",
+                "décembre",
+            ],
+        ),
+        (
+            "es",
+            [
+                "enero",
+                "febrero",
+                "marzo",
+                "abril",
+                "mayo",
+                "junio",
+                "julio",
+                "agosto",
+                "septiembre",
+                "octubre",
+                "noviembre",
+                "diciembre",
+            ],
+        ),
+        (
+            "pt",
+            [
+                "janeiro",
+                "fevereiro",
+                "março",
+                "abril",
+                "maio",
+                "junho",
+                "julho",
+                "agosto",
+                "setembro",
+                "outubro",
+                "novembro",
+                "dezembro",
+            ],
+        ),
+        (
+            "it",
+            [
+                "gennaio",
+                "febbraio",
+                "marzo",
+                "aprile",
+                "maggio",
+                "giugno",
+                "luglio",
+                "agosto",
+                "settembre",
+                "ottobre",
+                "novembre",
+                "dicembre",
+            ],
+        ),
+    ];
+    if let Some((_, names)) = MONTHS_OF.iter().find(|(l, _)| *l == language) {
+        if let Some(i) = names.iter().position(|m| *m == w) {
+            return Some(MONTHS[i]);
+        }
+    }
+    let table: &[(&str, &str)] = match language {
+        "de" => &[
+            ("heute", "today"),
+            ("gestern", "yesterday"),
+            ("letzte", "last"),
+            ("letzten", "last"),
+            ("letzter", "last"),
+            ("letztes", "last"),
+            ("vorige", "last"),
+            ("vorigen", "last"),
+            ("voriges", "last"),
+            ("vergangene", "last"),
+            ("vergangenen", "last"),
+            ("diese", "this"),
+            ("diesen", "this"),
+            ("dieses", "this"),
+            ("dieser", "this"),
+            ("woche", "week"),
+            ("wochen", "weeks"),
+            ("wochenende", "weekend"),
+            ("monat", "month"),
+            ("monate", "months"),
+            ("monaten", "months"),
+            ("jahr", "year"),
+            ("jahre", "years"),
+            ("jahren", "years"),
+            ("tag", "day"),
+            ("tage", "days"),
+            ("tagen", "days"),
+            ("frühling", "spring"),
+            ("sommer", "summer"),
+            ("herbst", "autumn"),
+            ("winter", "winter"),
+            ("ein", "a"),
+            ("einem", "a"),
+            ("einer", "a"),
+            ("eine", "a"),
+            ("zwei", "two"),
+            ("drei", "three"),
+            ("vier", "four"),
+            ("fünf", "five"),
+            ("sechs", "six"),
+            ("sieben", "seven"),
+            ("acht", "eight"),
+            ("neun", "nine"),
+            ("zehn", "ten"),
+            ("elf", "eleven"),
+            ("zwölf", "twelve"),
+            ("im", "in"),
+            ("seit", "since"),
+        ],
+        "fr" => &[
+            ("aujourd'hui", "today"),
+            ("hier", "yesterday"),
+            ("dernier", "last"),
+            ("dernière", "last"),
+            ("derniers", "last"),
+            ("passé", "last"),
+            ("passée", "last"),
+            ("ce", "this"),
+            ("cet", "this"),
+            ("cette", "this"),
+            ("semaine", "week"),
+            ("semaines", "weeks"),
+            ("mois", "month"),
+            ("an", "year"),
+            ("ans", "years"),
+            ("année", "year"),
+            ("années", "years"),
+            ("jour", "day"),
+            ("jours", "days"),
+            ("printemps", "spring"),
+            ("été", "summer"),
+            ("automne", "autumn"),
+            ("hiver", "winter"),
+            ("un", "a"),
+            ("une", "a"),
+            ("deux", "two"),
+            ("trois", "three"),
+            ("quatre", "four"),
+            ("cinq", "five"),
+            ("six", "six"),
+            ("sept", "seven"),
+            ("huit", "eight"),
+            ("neuf", "nine"),
+            ("dix", "ten"),
+            ("onze", "eleven"),
+            ("douze", "twelve"),
+            ("en", "in"),
+            ("depuis", "since"),
+        ],
+        "es" => &[
+            ("hoy", "today"),
+            ("ayer", "yesterday"),
+            ("pasado", "last"),
+            ("pasada", "last"),
+            ("último", "last"),
+            ("última", "last"),
+            ("este", "this"),
+            ("esta", "this"),
+            ("semana", "week"),
+            ("semanas", "weeks"),
+            ("mes", "month"),
+            ("meses", "months"),
+            ("año", "year"),
+            ("años", "years"),
+            ("día", "day"),
+            ("días", "days"),
+            ("primavera", "spring"),
+            ("verano", "summer"),
+            ("otoño", "autumn"),
+            ("invierno", "winter"),
+            ("un", "a"),
+            ("una", "a"),
+            ("dos", "two"),
+            ("tres", "three"),
+            ("cuatro", "four"),
+            ("cinco", "five"),
+            ("seis", "six"),
+            ("siete", "seven"),
+            ("ocho", "eight"),
+            ("nueve", "nine"),
+            ("diez", "ten"),
+            ("once", "eleven"),
+            ("doce", "twelve"),
+            ("en", "in"),
+            ("desde", "since"),
+        ],
+        "pt" => &[
+            ("hoje", "today"),
+            ("ontem", "yesterday"),
+            ("passado", "last"),
+            ("passada", "last"),
+            ("último", "last"),
+            ("última", "last"),
+            ("este", "this"),
+            ("esta", "this"),
+            ("neste", "this"),
+            ("nesta", "this"),
+            ("semana", "week"),
+            ("semanas", "weeks"),
+            ("mês", "month"),
+            ("meses", "months"),
+            ("ano", "year"),
+            ("anos", "years"),
+            ("dia", "day"),
+            ("dias", "days"),
+            ("primavera", "spring"),
+            ("verão", "summer"),
+            ("outono", "autumn"),
+            ("inverno", "winter"),
+            ("um", "a"),
+            ("uma", "a"),
+            ("dois", "two"),
+            ("duas", "two"),
+            ("três", "three"),
+            ("quatro", "four"),
+            ("cinco", "five"),
+            ("seis", "six"),
+            ("sete", "seven"),
+            ("oito", "eight"),
+            ("nove", "nine"),
+            ("dez", "ten"),
+            ("onze", "eleven"),
+            ("doze", "twelve"),
+            ("em", "in"),
+            ("desde", "since"),
+        ],
+        "it" => &[
+            ("oggi", "today"),
+            ("ieri", "yesterday"),
+            ("scorso", "last"),
+            ("scorsa", "last"),
+            ("passato", "last"),
+            ("passata", "last"),
+            ("questo", "this"),
+            ("questa", "this"),
+            ("settimana", "week"),
+            ("settimane", "weeks"),
+            ("mese", "month"),
+            ("mesi", "months"),
+            ("anno", "year"),
+            ("anni", "years"),
+            ("giorno", "day"),
+            ("giorni", "days"),
+            ("primavera", "spring"),
+            ("estate", "summer"),
+            ("autunno", "autumn"),
+            ("inverno", "winter"),
+            ("un", "a"),
+            ("una", "a"),
+            ("due", "two"),
+            ("tre", "three"),
+            ("quattro", "four"),
+            ("cinque", "five"),
+            ("sei", "six"),
+            ("sette", "seven"),
+            ("otto", "eight"),
+            ("nove", "nine"),
+            ("dieci", "ten"),
+            ("undici", "eleven"),
+            ("dodici", "twelve"),
+            ("fa", "ago"),
+            ("nel", "in"),
+            ("a", "in"),
+            ("dal", "since"),
+        ],
+        _ => &[],
+    };
+    table.iter().find(|(k, _)| *k == w).map(|(_, v)| *v)
+}
+
+/// `query`'s time words in English words and order (see the module note); other words as they
+/// are, lower case.
+pub fn in_english(query: &str, language: &str) -> String {
+    let q = query.to_lowercase();
+    let words: Vec<&str> = q
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<String> = vec![];
+    let mut i = 0;
+    let unit = |w: &str| {
+        matches!(
+            w,
+            "day"
+                | "days"
+                | "week"
+                | "weeks"
+                | "weekend"
+                | "month"
+                | "months"
+                | "year"
+                | "years"
+                | "spring"
+                | "summer"
+                | "autumn"
+                | "winter"
+        ) || MONTHS.contains(&w)
+    };
+    let en = |w: &str| {
+        time_word(language, w)
+            .map(str::to_string)
+            .unwrap_or_else(|| w.to_string())
+    };
+    while i < words.len() {
+        let w = words[i];
+        // "vor 3 Wochen", "hace 3 semanas", "há 3 semanas", "il y a 3 semaines": N units ago.
+        let lead = match (language, w) {
+            ("de", "vor") | ("es", "hace") | ("pt", "há") | ("pt", "ha") => Some(1),
+            ("fr", "il") if words.get(i + 1) == Some(&"y") && words.get(i + 2) == Some(&"a") => {
+                Some(3)
+            }
+            _ => None,
+        };
+        if let Some(skip) = lead {
+            let (n, u) = (
+                words.get(i + skip).map(|w| en(w)),
+                words.get(i + skip + 1).map(|w| en(w)),
+            );
+            if let (Some(n), Some(u)) = (n, u) {
+                if unit(&u) && (number_word(&n) || n.parse::<u32>().is_ok()) {
+                    out.extend([n, u, "ago".to_string()]);
+                    i += skip + 2;
+                    continue;
+                }
+            }
+        }
+        // "mayo de 2023", "maio de 2023", "8 di maggio": the connector between a day, a month
+        // and a year is left out, as English writes it.
+        if matches!(w, "de" | "di" | "del" | "do" | "da")
+            && out
+                .last()
+                .is_some_and(|p| MONTHS.contains(&p.as_str()) || p.parse::<u32>().is_ok())
+            && words
+                .get(i + 1)
+                .is_some_and(|n| n.parse::<u32>().is_ok() || MONTHS.contains(&en(n).as_str()))
+        {
+            i += 1;
+            continue;
+        }
+        let e = en(w);
+        // "semaine dernière", "semana pasada", "mese scorso": the unit before its "last"/"this".
+        if unit(&e) {
+            if let Some(next) = words.get(i + 1).map(|w| en(w)) {
+                if next == "last" || next == "this" {
+                    out.extend([next, e]);
+                    i += 2;
+                    continue;
+                }
+            }
+        }
+        out.push(e);
+        i += 1;
+    }
+    out.join(" ")
+}
+
+fn number_word(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "one"
+            | "two"
+            | "three"
+            | "four"
+            | "five"
+            | "six"
+            | "seven"
+            | "eight"
+            | "nine"
+            | "ten"
+            | "eleven"
+            | "twelve"
+    )
+}
+
 /// "may" is a month only where a month fits: after "in", "of", "since", "last", a day number, or
 /// before a day number or a year ("I may go" is not a month).
 fn prev_allows_may(prev: &str, next: &str) -> bool {
@@ -284,6 +711,64 @@ mod tests {
 
     fn days(y: i32, m: u32, d: u32) -> f64 {
         day(NaiveDate::from_ymd_opt(y, m, d).unwrap())
+    }
+
+    #[test]
+    fn other_languages_name_times_too() {
+        let r = at("2023-08-20T10:00:00Z"); // a Sunday
+        let last_week = Some((days(2023, 8, 7), days(2023, 8, 14)));
+        for (l, q) in [
+            ("de", "Was habe ich letzte Woche gemacht?"),
+            ("fr", "Qu'ai-je fait la semaine dernière ?"),
+            ("es", "¿Qué hice la semana pasada?"),
+            ("pt", "O que eu fiz na semana passada?"),
+            ("it", "Cosa ho fatto la settimana scorsa?"),
+        ] {
+            assert_eq!(window_in(q, r, Some(l)), last_week, "{l}: {q}");
+        }
+        let three_weeks = Some((days(2023, 7, 27), days(2023, 8, 3)));
+        for (l, q) in [
+            ("de", "vor drei Wochen"),
+            ("fr", "il y a trois semaines"),
+            ("es", "hace 3 semanas"),
+            ("pt", "há três semanas"),
+            ("it", "tre settimane fa"),
+        ] {
+            assert_eq!(window_in(q, r, Some(l)), three_weeks, "{l}: {q}");
+        }
+        let yesterday = Some((days(2023, 8, 19), days(2023, 8, 20)));
+        for (l, q) in [
+            ("de", "gestern"),
+            ("fr", "hier"),
+            ("es", "ayer"),
+            ("pt", "ontem"),
+            ("it", "ieri"),
+        ] {
+            assert_eq!(window_in(q, r, Some(l)), yesterday, "{l}: {q}");
+        }
+        let may = Some((days(2023, 5, 1), days(2023, 6, 1)));
+        for (l, q) in [
+            ("de", "Was war im Mai 2023?"),
+            ("fr", "en mai 2023"),
+            ("es", "en mayo de 2023"),
+            ("pt", "em maio de 2023"),
+            ("it", "a maggio 2023"),
+        ] {
+            assert_eq!(window_in(q, r, Some(l)), may, "{l}: {q}");
+        }
+        assert_eq!(
+            window_in("am 8. Mai 2023", r, Some("de")),
+            Some((days(2023, 5, 8), days(2023, 5, 9)))
+        );
+        assert_eq!(
+            window_in("le mois dernier", r, Some("fr")),
+            Some((days(2023, 7, 1), days(2023, 8, 1)))
+        );
+        // No time named; English rules for other languages; the words of one language are not
+        // another's ("hier" is "here" in German).
+        assert_eq!(window_in("Wo wohnt Anna?", r, Some("de")), None);
+        assert_eq!(window_in("Ich bin hier", r, Some("de")), None);
+        assert_eq!(window_in("what happened last week", r, None), last_week);
     }
 
     #[test]

@@ -215,7 +215,7 @@ fn paged_memories(
     };
     let categories =
         query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
-    let window = when::window(query, when::now());
+    let window = crate::pg::fulltext::time_window(user, query, when::now());
     let mut hits = search::memories(
         user,
         query,
