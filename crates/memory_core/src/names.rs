@@ -110,11 +110,26 @@ pub fn legible(s: &str) -> Result<(), &'static str> {
     // (a Cyrillic а among Latin letters) is one word in two.
     if !s
         .split(|c: char| !c.is_alphanumeric())
-        .all(|w| w.is_single_script())
+        .all(|w| w.is_single_script() || east_asian_with_latin(w))
     {
         return Err("mixes letters of different scripts in one word");
     }
     Ok(())
+}
+
+/// TR 39's "highly restrictive" level: besides one script, a word may be Latin with Japanese
+/// (Han, Hiragana, Katakana: `Tシャツ`, `PDFファイル`), with Chinese (Han, Bopomofo) or with Korean
+/// (Hangul, Han), the way those languages are written. Japanese alone is one script to TR 39
+/// already (`仕事メモ` mixes Han and Katakana); what stays refused is Latin with Cyrillic or Greek,
+/// where letters are drawn alike.
+fn east_asian_with_latin(w: &str) -> bool {
+    let rest: String = w.chars().filter(|c| !c.is_ascii_alphanumeric()).collect();
+    !rest.is_empty()
+        && rest.len() < w.len()
+        && rest.is_single_script()
+        && rest.chars().all(|c| {
+            crate::language::unspaced(c) || matches!(c as u32, 0x3100..=0x312F | 0x31A0..=0x31BF | 0x1100..=0x11FF | 0x3130..=0x318F | 0x30FC)
+        })
 }
 
 /// A category as every write path stores it and every rule compares it: NFKC, trimmed,
@@ -220,6 +235,25 @@ mod tests {
             assert!(!e.to_string().contains('\u{200b}'), "{e}");
         }
         assert!(category(&"a".repeat(101)).is_err());
+    }
+
+    #[test]
+    fn east_asian_names_are_legible() {
+        for ok in [
+            "仕事メモ",
+            "東京タワーの写真",
+            "Tシャツ",
+            "PDFファイル",
+            "서울大學",
+            "我的iPhone",
+            "家族_りょこう",
+            "план.md",
+        ] {
+            assert_eq!(legible(ok), Ok(()), "{ok}");
+        }
+        for bad in ["сity", "pаypal", "αlpha"] {
+            assert!(legible(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

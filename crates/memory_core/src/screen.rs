@@ -57,6 +57,9 @@ fn always(_: &str, _: &str) -> bool {
     true
 }
 
+// Word boundaries are ASCII ones, `(?-u:\b)`: with Unicode's, a number or an address written
+// against Japanese or Chinese text ("電話は090-1234-5678です") has no boundary (both sides are
+// word characters) and was never a candidate.
 const DETECTORS: &[Detector] = &[
     // Private keys first: a key block contains base64 runs that other detectors would split.
     Detector {
@@ -68,133 +71,133 @@ const DETECTORS: &[Detector] = &[
     Detector {
         name: "anthropic_key",
         family: Family::Secret,
-        pattern: r"\bsk-ant-[A-Za-z0-9_\-]{20,}",
+        pattern: r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}",
         check: always,
     },
     Detector {
         name: "openai_key",
         family: Family::Secret,
-        pattern: r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+        pattern: r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
         check: mixed_token,
     },
     Detector {
         name: "aws_access_key",
         family: Family::Secret,
-        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        pattern: r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?-u:\b)",
         check: always,
     },
     Detector {
         name: "github_token",
         family: Family::Secret,
-        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+        pattern: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
         check: always,
     },
     Detector {
         name: "gitlab_token",
         family: Family::Secret,
-        pattern: r"\bglpat-[A-Za-z0-9_\-]{20,}",
+        pattern: r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
         check: always,
     },
     Detector {
         name: "slack_token",
         family: Family::Secret,
-        pattern: r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+        pattern: r"(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}",
         check: always,
     },
     Detector {
         name: "stripe_key",
         family: Family::Secret,
-        pattern: r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        pattern: r"(?-u:\b)(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
         check: always,
     },
     Detector {
         name: "google_api_key",
         family: Family::Secret,
-        pattern: r"\bAIza[0-9A-Za-z_\-]{35}",
+        pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
         check: always,
     },
     Detector {
         name: "huggingface_token",
         family: Family::Secret,
-        pattern: r"\bhf_[A-Za-z0-9]{30,}",
+        pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}",
         check: always,
     },
     Detector {
         name: "jwt",
         family: Family::Secret,
-        pattern: r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
         check: always,
     },
     Detector {
         name: "bearer_token",
         family: Family::Secret,
-        pattern: r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{16,}=*)",
+        pattern: r"(?i)(?-u:\b)bearer\s+(?P<v>[A-Za-z0-9._~+/\-]{16,}=*)",
         check: mixed_token,
     },
     Detector {
         name: "url_password",
         family: Family::Secret,
-        pattern: r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{1,128})@",
+        pattern: r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{1,128})@",
         check: always,
     },
     Detector {
         name: "password",
         family: Family::Secret,
-        pattern: r#"(?i)\b(?:password|passwd|passphrase|passcode|pwd)\b(?:\s+(?:for|of|to|on|at)(?:\s+[\w'\-]{1,40}){1,4}?)?\s*(?:is|was|:|=|->)\s*["'`]?(?P<v>[^\s"'`]{3,128})"#,
+        pattern: r#"(?i)(?-u:\b)(?:password|passwd|passphrase|passcode|pwd)(?-u:\b)(?:\s+(?:for|of|to|on|at)(?:\s+[\w'\-]{1,40}){1,4}?)?\s*(?:is|was|:|=|->)\s*["'`]?(?P<v>[^\s"'`]{3,128})"#,
         check: password_value,
     },
     Detector {
         name: "keyword_token",
         family: Family::Secret,
-        pattern: r#"(?i)\b(?:secret|token|api[_\- ]?key|access[_\- ]?key|auth[_\- ]?key|client[_\- ]?secret|private[_\- ]?key)\b\s*(?:is|:|=|->)?\s*["'`]?(?P<v>[A-Za-z0-9+/_=\-.]{20,})"#,
+        pattern: r#"(?i)(?-u:\b)(?:secret|token|api[_\- ]?key|access[_\- ]?key|auth[_\- ]?key|client[_\- ]?secret|private[_\- ]?key)(?-u:\b)\s*(?:is|:|=|->)?\s*["'`]?(?P<v>[A-Za-z0-9+/_=\-.]{20,})"#,
         check: high_entropy,
     },
     Detector {
         name: "payment_card",
         family: Family::PaymentCard,
-        pattern: r"\b(?:\d[ \-]?){12,18}\d\b",
+        pattern: r"(?-u:\b)(?:\d[ \-]?){12,18}\d(?-u:\b)",
         check: card,
     },
     Detector {
         name: "iban",
         family: Family::Iban,
-        pattern: r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b",
+        pattern: r"(?-u:\b)[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?-u:\b)",
         check: iban,
     },
     Detector {
         name: "us_ssn",
         family: Family::NationalId,
-        pattern: r"\b\d{3}-\d{2}-\d{4}\b",
+        pattern: r"(?-u:\b)\d{3}-\d{2}-\d{4}(?-u:\b)",
         check: us_ssn,
     },
     Detector {
         name: "uk_nino",
         family: Family::NationalId,
-        pattern: r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",
+        pattern: r"(?-u:\b)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?-u:\b)",
         check: uk_nino,
     },
     Detector {
         name: "es_dni",
         family: Family::NationalId,
-        pattern: r"\b[XYZ]?\d{7,8}-?[A-Z]\b",
+        pattern: r"(?-u:\b)[XYZ]?\d{7,8}-?[A-Z](?-u:\b)",
         check: es_dni,
     },
     Detector {
         name: "ca_sin",
         family: Family::NationalId,
-        pattern: r"\b\d{3}[ \-]\d{3}[ \-]\d{3}\b",
+        pattern: r"(?-u:\b)\d{3}[ \-]\d{3}[ \-]\d{3}(?-u:\b)",
         check: ca_sin,
     },
     Detector {
         name: "email",
         family: Family::Email,
-        pattern: r"\b[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*\.[A-Za-z]{2,24}\b",
+        pattern: r"(?-u:\b)[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})*\.[A-Za-z]{2,24}(?-u:\b)",
         check: always,
     },
     Detector {
         name: "phone",
         family: Family::Phone,
-        pattern: r"(?:\+|\(|\b)\d[\d ().\-]{6,18}\d\b",
+        pattern: r"(?:\+|\(|(?-u:\b))\d[\d ().\-]{6,18}\d(?-u:\b)",
         check: phone,
     },
 ];
@@ -217,6 +220,13 @@ fn decimal_fraction(text: &str, start: usize) -> bool {
 /// of the earlier detector in the list (secrets before numbers, numbers before phones).
 pub fn scan(text: &str) -> Vec<Finding> {
     let mut found: Vec<Finding> = Vec::new();
+    // The country whose national phone format the text may use: its language's
+    // (crate::language; a German text's "030 12345678" is a Berlin number).
+    let region = if text.bytes().any(|b| b.is_ascii_digit()) {
+        crate::language::detect(text).and_then(region_of)
+    } else {
+        None
+    };
     for (d, re) in DETECTORS.iter().zip(COMPILED.iter()) {
         for c in re.captures_iter(text) {
             let whole = c.get(0).expect("group 0");
@@ -224,7 +234,12 @@ pub fn scan(text: &str) -> Vec<Finding> {
             // A value that ends a sentence: the full stop or comma is the sentence's.
             let v = m.as_str().trim_end_matches(['.', ',', ';', ')']);
             let (start, end) = (m.start(), m.start() + v.len());
-            if v.is_empty() || !(d.check)(v, whole.as_str()) {
+            let ok = if d.family == Family::Phone {
+                phone(v, whole.as_str()) || national_phone(v, region)
+            } else {
+                (d.check)(v, whole.as_str())
+            };
+            if v.is_empty() || !ok {
                 continue;
             }
             if d.family == Family::PaymentCard && decimal_fraction(text, start) {
@@ -772,9 +787,96 @@ fn phone(v: &str, _: &str) -> bool {
     parsed.is_ok_and(|p| phonenumber::is_valid(&p))
 }
 
+/// The country of a language's national phone numbers (the one with the most speakers where
+/// several write it).
+fn region_of(language: &str) -> Option<phonenumber::country::Id> {
+    use phonenumber::country::Id;
+    Some(match language {
+        "de" => Id::DE,
+        "fr" => Id::FR,
+        "es" => Id::ES,
+        "pt" => Id::PT,
+        "it" => Id::IT,
+        "nl" => Id::NL,
+        "pl" => Id::PL,
+        "sv" => Id::SE,
+        "tr" => Id::TR,
+        "ru" => Id::RU,
+        "ja" => Id::JP,
+        "zh" => Id::CN,
+        "ko" => Id::KR,
+        _ => return None,
+    })
+}
+
+/// A phone number in its country's national form ("030 12345678", "06 12 34 56 78",
+/// "090-1234-5678"), valid for the country of the text's language. Written in groups: a plain
+/// run of digits is an order number or a count as often as a phone.
+fn national_phone(v: &str, region: Option<phonenumber::country::Id>) -> bool {
+    let Some(r) = region else {
+        return false;
+    };
+    let d = digits_of(v);
+    if v.starts_with('+') || d.len() < 8 || d.len() > 13 || !v.contains([' ', '-', '.', '(', '/']) {
+        return false;
+    }
+    phonenumber::parse(Some(r), v).is_ok_and(|p| phonenumber::is_valid(&p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn national_phone_numbers_in_the_texts_language() {
+        for (text, number) in [
+            (
+                "Du erreichst mich unter 030 12345678, am besten abends nach der Arbeit.",
+                "030 12345678",
+            ),
+            (
+                "Tu peux m'appeler au 06 12 34 56 78 quand tu veux, je suis à la maison.",
+                "06 12 34 56 78",
+            ),
+            (
+                "Puedes llamarme al 612 34 56 78 cuando quieras, estoy en casa todo el día.",
+                "612 34 56 78",
+            ),
+            (
+                "Podes ligar-me para o 912 345 678 quando quiseres, estou em casa o dia todo.",
+                "912 345 678",
+            ),
+            (
+                "Puoi chiamarmi al 333 123 4567 quando vuoi, sono a casa tutto il giorno.",
+                "333 123 4567",
+            ),
+            (
+                "私の電話番号は090-1234-5678です。いつでも電話してください。",
+                "090-1234-5678",
+            ),
+        ] {
+            let found = scan(text);
+            assert!(
+                found
+                    .iter()
+                    .any(|f| f.detector == "phone" && &text[f.start..f.end] == number),
+                "{text}: {found:?}"
+            );
+        }
+        let jp = "連絡先はtaro.yamada@example.jpです。";
+        assert_eq!(
+            scan(jp)
+                .iter()
+                .map(|f| &jp[f.start..f.end])
+                .collect::<Vec<_>>(),
+            ["taro.yamada@example.jp"]
+        );
+        // Not in an English text, nor a run of digits without groups.
+        assert!(scan("My order number is 030 12345678 and it has not arrived.").is_empty());
+        assert!(
+            scan("Die Bestellnummer ist 03012345678 und sie ist noch nicht angekommen.").is_empty()
+        );
+    }
 
     fn detectors(text: &str) -> Vec<&'static str> {
         scan(text).into_iter().map(|f| f.detector).collect()

@@ -116,13 +116,30 @@ fn cut_point(s: &str) -> usize {
     // Search backwards from `hi` so chunks stay near the upper size.
     let exact = (lo..hi)
         .rev()
-        .find(|&i| (b[i] == b' ' || b[i] == b'\n') && !is_ws(b[i - 1]) && !is_ws(b[i + 1]));
+        .find(|&i| (b[i] == b' ' || b[i] == b'\n') && !is_ws(b[i - 1]) && !is_ws(b[i + 1]))
+        .or_else(|| cjk_cut(s, lo, hi));
     match exact {
         Some(i) => i,
         None => (CHUNK_BYTES..=hi)
             .find(|&i| s.is_char_boundary(i))
             .unwrap_or(s.len()),
     }
+}
+
+/// Chinese and Japanese put no spaces between sentences: the last place in `s[lo..hi]` before a
+/// full-width full stop, comma, question or exclamation mark (。、！？，) that follows a letter.
+/// Both encodings' pre-tokenisers end a run of letters there and start the next piece with the
+/// mark (it may lead the letters after it), so the count is exact there too.
+fn cjk_cut(s: &str, lo: usize, hi: usize) -> Option<usize> {
+    let mut last = None;
+    let mut prev_letter = false;
+    for (i, c) in s.char_indices().take_while(|(i, _)| *i < hi) {
+        if i >= lo && prev_letter && matches!(c, '。' | '、' | '！' | '？' | '，') {
+            last = Some(i);
+        }
+        prev_letter = c.is_alphabetic();
+    }
+    last
 }
 
 /// Framing tokens per chat message (OpenAI cookbook `num_tokens_from_messages`: 3 for current
@@ -249,6 +266,21 @@ mod tests {
                 o2.count_ordinary(&text),
                 "{reps}"
             );
+        }
+    }
+
+    #[test]
+    fn chunked_counts_are_exact_on_text_without_spaces() {
+        // Japanese and Chinese, well past the chunk size: cut at their sentence marks, the total
+        // equals one count of the whole.
+        let ja = "私は東京の小さな会社でエンジニアとして働いています。週末には公園で犬と散歩をします、天気が良ければ！".repeat(400);
+        let zh = "我住在里斯本，在一所学校当老师。周末我喜欢去海边散步？".repeat(500);
+        for text in [ja.as_str(), zh.as_str()] {
+            assert!(text.len() > 4 * CHUNK_BYTES);
+            assert!(chunks(text).count() > 2);
+            for enc in [Encoding::Cl100kBase, Encoding::O200kBase] {
+                assert_eq!(enc.count(text), enc.bpe().count_ordinary(text), "{enc:?}");
+            }
         }
     }
 
