@@ -5,7 +5,7 @@ SET memory_ext.user_id = 'upgrade-changes';
 -- 0.9.0: categories normalised and found by any spelling (that the memories' updated_at,
 -- history and change log stay as they were is tests/upgrade/changes_kept.sql's).
 SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS memories_normalised
-FROM memory.items WHERE user_id = 'upgrade-changes';
+FROM memory.items WHERE user_id = 'upgrade-changes' AND category IS NOT NULL;
 SELECT array_agg(name ORDER BY name) = ARRAY['health', 'travel_plans'] AS categories_normalised
 FROM memory.categories WHERE user_id = 'upgrade-changes';
 SELECT array_agg(category ORDER BY category) = ARRAY['health', 'travel_plans'] AS allowlist_normalised
@@ -23,6 +23,13 @@ SELECT count(*) = 0 AS purged_text_scrubbed_from_change_log FROM memory.change_l
 WHERE user_id = 'upgrade-changes' AND meta::text LIKE '%quokkastone%';
 SELECT count(*) >= 3 AS purged_events_kept FROM memory.history
 WHERE user_id = 'upgrade-changes' AND meta ->> 'erased' = 'true';
+-- 0.13.0 (languages): rows written before have no language and keep their English reading; a
+-- text without spaces is read as bigrams now, in the row and in the term statistics.
+SELECT bool_and(language IS NULL) AS old_rows_have_no_language FROM memory.items WHERE user_id = 'upgrade-changes';
+SELECT EXISTS (SELECT 1 FROM memory.lexicon WHERE user_id = 'upgrade-changes' AND lexeme = '里斯' AND df = 1)
+   AND NOT EXISTS (SELECT 1 FROM memory.lexicon WHERE user_id = 'upgrade-changes' AND lexeme LIKE '我住在%')
+   AS bigrams_in_statistics;
+SELECT (SELECT text FROM memory_search('里斯本') ORDER BY score DESC LIMIT 1) = '我住在里斯本。' AS found_by_bigrams;
 -- 0.13.0: a filter whose value is an array matches only the items that have it.
 SELECT coalesce(array_agg(s.key), '{}') <@ ARRAY['shared'] AS store_filter_needs_the_field
 FROM store_search(ARRAY['ch-docs'], filter => '{"acl": ["alice"]}') s;
@@ -39,3 +46,11 @@ SELECT memory_tool_call('upgrade-relations-agent', NULL, 'memory_entity', '{"nam
 -- 0.13.0: memory_export writes other systems' formats (docs/migrating.md "Leaving").
 SELECT jsonb_array_length(memory_export('upgrade-relations', 'mem0') -> 'results') >= 1
    AND memory_export('upgrade-relations', 'letta_af') -> 'agents' -> 0 ->> 'name' = 'upgrade-relations-agent' AS export_formats;
+-- 0.13.0: a tenant's default language, set without touching its categories, taken by a text too
+-- short to detect.
+SET memory_ext.user_id = 'upgrade-languages';
+SELECT memory_configure('{"categories": [{"name": "home"}]}') IS NOT NULL AS configured;
+SELECT memory_configure('{"language": "de"}') ->> 'language' = 'de' AS default_language_set;
+SELECT count(*) = 1 AS categories_kept_by_language FROM memory.categories WHERE user_id = 'upgrade-languages';
+SELECT memory_write('{"text": "Sie kocht gern."}') ->> 'event' = 'created' AS german_written;
+SELECT language = 'de' AS short_text_takes_the_default FROM memory.items WHERE user_id = 'upgrade-languages';

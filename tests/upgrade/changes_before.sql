@@ -8,6 +8,8 @@ SET memory_ext.user_id = 'upgrade-changes';
 SELECT memory_configure('{"categories": [{"name": "Travel Plans"}, {"name": "health"}], "allowlists": {"ch-agent": ["Travel Plans", "health"]}}') IS NOT NULL;
 SELECT memory_write('{"text": "Ana booked the night train to Vienna.", "category": "Travel Plans"}') IS NOT NULL;
 SELECT memory_write('{"text": "Ana swims on Mondays.", "category": " Health"}') IS NOT NULL;
+-- 0.13.0: a text written without spaces is read as bigrams; the term statistics follow.
+SELECT memory_write('{"text": "我住在里斯本。"}') IS NOT NULL;
 -- 0.11.0: what a purge left in history and the change log before 0.11.0 is scrubbed.
 SELECT memory_forget((memory_write('{"text": "Ana hid the spare key under the quokkastone.", "thread_id": "ch-thread"}') ->> 'id')::uuid) IS NOT NULL;
 UPDATE memory.items SET purge_at = now() - interval '1 minute' WHERE user_id = 'upgrade-changes' AND state = 'soft_deleted';
