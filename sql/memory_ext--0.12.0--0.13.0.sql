@@ -501,7 +501,8 @@ CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
 
 -- A row's language when its writer gave none (docs/api.md "Languages"): detected from its text
 -- when detection is sure (memory.detect_language), else the tenant's default
--- (memory.settings.language), else NULL. An update that changes the text and not the language
+-- (memory.settings.language), else the language it usually writes in (memory._usual_language),
+-- else NULL. An update that changes the text and not the language
 -- detects again, keeping the old language when detection is not sure. TG_ARGV[0] names the
 -- text column ('text' for memories, 'content' for messages and files). A restore keeps what
 -- was dumped.
@@ -528,7 +529,8 @@ BEGIN
         NEW.language := coalesce(memory.detect_language(body), OLD.language);
     ELSIF NEW.language IS NULL THEN
         NEW.language := coalesce(memory.detect_language(body),
-                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id));
+                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
+                                 memory._usual_language(NEW.user_id));
     END IF;
     RETURN NEW;
 END $$;
@@ -544,8 +546,21 @@ CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
 EXECUTE FUNCTION memory._set_language('content');
 
 
+-- The language a tenant usually writes in: the most common one among its 25 most recently
+-- updated memories (items_updated_idx), NULL when none has one. What a text or a query whose
+-- language detection cannot tell is read in when the tenant has set no default: a German
+-- tenant's "Wo wohnt Anna?" is read in German without anyone configuring it.
+CREATE FUNCTION memory._usual_language(p_user text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT r.language
+    FROM (SELECT i.language FROM memory.items i WHERE i.user_id = p_user ORDER BY i.updated_at DESC LIMIT 25) r
+    WHERE r.language IS NOT NULL
+    GROUP BY r.language ORDER BY count(*) DESC, r.language LIMIT 1
+$$;
+
 -- A query's lexemes (docs/api.md "Languages"): the query read in its own language (p_language,
--- when detection was sure) and in the tenant's default (English without one), distinct and
+-- when detection was sure) and in the tenant's default (else the language it usually writes
+-- in, memory._usual_language; English without either), distinct and
 -- sorted; every keyword path takes its terms from here (src/pg/fulltext.rs, memory_query's
 -- sql/queries/search_terms.sql). A text matches in its own language (memory.text_tsvector).
 -- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
@@ -554,7 +569,9 @@ CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text)
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     WITH l AS (
         SELECT u.lexeme, v.lang
-        FROM (VALUES (p_language), ((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user))) v(lang),
+        FROM (VALUES (p_language),
+                     (coalesce((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user),
+                               memory._usual_language(p_user)))) v(lang),
              LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
     )
     SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')

@@ -311,7 +311,8 @@ EXECUTE FUNCTION memory._blocks_audit();
 
 -- A row's language when its writer gave none (docs/api.md "Languages"): detected from its text
 -- when detection is sure (memory.detect_language), else the tenant's default
--- (memory.settings.language), else NULL. An update that changes the text and not the language
+-- (memory.settings.language), else the language it usually writes in (memory._usual_language),
+-- else NULL. An update that changes the text and not the language
 -- detects again, keeping the old language when detection is not sure. TG_ARGV[0] names the
 -- text column ('text' for memories, 'content' for messages and files). A restore keeps what
 -- was dumped.
@@ -338,7 +339,8 @@ BEGIN
         NEW.language := coalesce(memory.detect_language(body), OLD.language);
     ELSIF NEW.language IS NULL THEN
         NEW.language := coalesce(memory.detect_language(body),
-                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id));
+                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
+                                 memory._usual_language(NEW.user_id));
     END IF;
     RETURN NEW;
 END $$;

@@ -27,11 +27,12 @@ pub fn query_language(query: &str) -> Option<&'static str> {
 }
 
 /// The language to read a query's words in (its time words, `memory_core::when::window_in`):
-/// the detected one, else the tenant's default (memory.settings), else none (English rules).
+/// the detected one, else the tenant's default (memory.settings), else the one it usually writes
+/// in (`memory._usual_language`), else none (English rules).
 pub fn reading_language(user: &str, query: &str) -> Option<String> {
     query_language(query).map(str::to_string).or_else(|| {
         spi::one_opt::<String>(
-            "SELECT language FROM memory.settings WHERE user_id = $1",
+            "SELECT coalesce((SELECT language FROM memory.settings WHERE user_id = $1), memory._usual_language($1))",
             &[user.into()],
             "reading the default language",
         )
