@@ -72,6 +72,25 @@ pub struct Weights {
     pub half_life_days: f64,
 }
 
+/// The share of a query's words the tenant must have written for the keyword side (BM25 and
+/// the thread's BM25) to count in full; below it the side counts in proportion
+/// ([`lexical_trust`]).
+pub const KNOWN_ENOUGH: f64 = 0.5;
+
+/// How much the keyword side is trusted for a query of which `known` (0-1) of the lexemes occur
+/// in the tenant's memories: fully from [`KNOWN_ENOUGH`] up, in proportion below.
+///
+/// # Why
+/// A question asked in another language than the memories (English over German turns) shares
+/// only names with them: every turn that names the person matches, the pool's best match gets
+/// the full keyword weight, and the ranking fell below the plain vector order (LoCoMo conv-30 in
+/// German, English questions: turn recall@5 0.294 against the raw vector order's 0.341,
+/// docs/retrieval.md "Languages"). In the tenant's own language most of a question's words
+/// have been written before, and nothing changes.
+pub fn lexical_trust(known: f64) -> f64 {
+    (known / KNOWN_ENOUGH).clamp(0.0, 1.0)
+}
+
 pub const DEFAULT_WEIGHTS: Weights = Weights {
     lexical: 0.5,
     vector: 0.5,

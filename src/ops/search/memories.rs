@@ -229,6 +229,9 @@ struct Terms {
     /// The tsquery over the terms worth a GIN lookup (`memory_core::rank::candidate_terms`);
     /// `None` when none is.
     tsquery: Option<String>,
+    /// The share of the query's lexemes that occur in the tenant's memories
+    /// (`memory_core::rank::lexical_trust`).
+    known: f64,
 }
 
 fn terms(user: &str, query: &str) -> Terms {
@@ -268,6 +271,11 @@ fn terms(user: &str, query: &str) -> Terms {
             .collect(),
         avg_len: rank::bm25_avg_len(docs, total_len),
         tsquery: rows.first().and_then(|r| fulltext::tsquery(&lookup, &r.4)),
+        known: if dfs.is_empty() {
+            0.0
+        } else {
+            dfs.iter().filter(|(_, df)| *df > 0.0).count() as f64 / dfs.len() as f64
+        },
     }
 }
 
@@ -472,10 +480,15 @@ pub fn memories(
         related: between(|r| &r.related),
     };
     let mut cands: Vec<Candidate> = rows.iter().map(|r| r.cand.clone()).collect();
-    let weights = match gucs::rank_weights() {
+    let mut weights = match gucs::rank_weights() {
         Some(s) => rank::weights_from_json(&s).or_raise(),
         None => DEFAULT_WEIGHTS,
     };
+    // A query most of whose words the tenant never wrote (asked in another language than its
+    // memories) has keyword matches on names only: the keyword side counts for less.
+    let trust = rank::lexical_trust(st.terms.known);
+    weights.lexical *= trust;
+    weights.thread *= trust;
     // The memories linked to an entity the query names (docs/design.md "Entities"): one read
     // of the links, only when the query names one, and nothing read when the signal is off.
     let named = if weights.entity > 0.0 {

@@ -4,7 +4,7 @@
 
 use memory_ext_client_tests::{admin, connect_as, ensure_role, sqlstate, unique};
 
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "agents",
     "blocks",
     "threads",
@@ -17,6 +17,7 @@ const TABLES: [&str; 12] = [
     "categories",
     "allowlists",
     "checkpoints",
+    "settings",
 ];
 
 /// Tenant B's data, written by B itself through the API and plain SQL.
@@ -44,6 +45,8 @@ fn seed_tenant(role: &str, tenant: &str, agent: &str, thread: &str) {
         &[&tenant, &thread],
     )
     .unwrap();
+    b.execute("SELECT memory_configure('{\"language\": \"de\"}')", &[])
+        .unwrap();
 }
 
 #[test]
