@@ -84,9 +84,10 @@ pub const KNOWN_ENOUGH: f64 = 0.5;
 /// A question asked in another language than the memories (English over German turns) shares
 /// only names with them: every turn that names the person matches, the pool's best match gets
 /// the full keyword weight, and the ranking fell below the plain vector order (LoCoMo conv-30 in
-/// German, English questions: turn recall@5 0.294 against the raw vector order's 0.341,
-/// docs/retrieval.md "Languages"). In the tenant's own language most of a question's words
-/// have been written before, and nothing changes.
+/// German, English questions: turn recall@5 0.294 against the raw vector order's 0.341;
+/// 0.460 with this and queries read in the tenant's usual language, docs/retrieval.md
+/// "Languages"). In the tenant's own language most of a question's words have been written
+/// before, and nothing changes (English `make eval` within 0.002 of before in every shape).
 pub fn lexical_trust(known: f64) -> f64 {
     (known / KNOWN_ENOUGH).clamp(0.0, 1.0)
 }
