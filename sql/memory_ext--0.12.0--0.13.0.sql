@@ -460,6 +460,12 @@ DO $$
 DECLARE
     u text[]; t text[]; v tsvector[];
 BEGIN
+    -- On Citus the script runs on every node, and the new functions are not on the workers yet
+    -- when the coordinator's statements reach their shards: the statistics are left as they are
+    -- there (a few CJK texts' counts; docs/citus.md "Upgrade a cluster").
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
     SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
     FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
     IF u IS NOT NULL THEN
@@ -467,8 +473,11 @@ BEGIN
     END IF;
 END $$;
 ALTER TABLE memory.items DROP COLUMN tsv;
-ALTER TABLE memory.items ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
-    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+-- One column or constraint per command: Citus sends no two in one (and names the check as a
+-- fresh install does).
+ALTER TABLE memory.items ADD COLUMN language text;
+ALTER TABLE memory.items ADD CONSTRAINT items_language_check CHECK (language ~ '^[a-z]{2}$');
+ALTER TABLE memory.items ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
         setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
         setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
         memory.tenant_tsvector(user_id)) STORED;
@@ -478,6 +487,12 @@ DO $$
 DECLARE
     u text[]; t text[]; v tsvector[];
 BEGIN
+    -- On Citus the script runs on every node, and the new functions are not on the workers yet
+    -- when the coordinator's statements reach their shards: the statistics are left as they are
+    -- there (a few CJK texts' counts; docs/citus.md "Upgrade a cluster").
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
     SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
     FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
     IF u IS NOT NULL THEN
@@ -486,14 +501,20 @@ BEGIN
 END $$;
 
 ALTER TABLE memory.messages DROP COLUMN tsv;
-ALTER TABLE memory.messages ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
-    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
+-- One column or constraint per command: Citus sends no two in one (and names the check as a
+-- fresh install does).
+ALTER TABLE memory.messages ADD COLUMN language text;
+ALTER TABLE memory.messages ADD CONSTRAINT messages_language_check CHECK (language ~ '^[a-z]{2}$');
+ALTER TABLE memory.messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
                                                  || memory.tenant_tsvector(user_id)) STORED;
 CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
 
 ALTER TABLE memory.files DROP COLUMN tsv;
-ALTER TABLE memory.files ADD COLUMN language text CHECK (language ~ '^[a-z]{2}$'),
-    ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+-- One column or constraint per command: Citus sends no two in one (and names the check as a
+-- fresh install does).
+ALTER TABLE memory.files ADD COLUMN language text;
+ALTER TABLE memory.files ADD CONSTRAINT files_language_check CHECK (language ~ '^[a-z]{2}$');
+ALTER TABLE memory.files ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
         setweight(memory.text_tsvector(language, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
         memory.text_tsvector(language, left(content, 100000)) ||
         memory.tenant_tsvector(user_id)) STORED;
