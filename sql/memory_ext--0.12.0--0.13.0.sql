@@ -439,7 +439,6 @@ END;
 CREATE FUNCTION memory.detect_language(body text) RETURNS text
 IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'detect_language_wrapper';
 
-
 CREATE TABLE memory.settings (
     user_id  text NOT NULL PRIMARY KEY CHECK (user_id <> ''),
     language text CHECK (language ~ '^[a-z]{2}$')
@@ -554,6 +553,14 @@ BEGIN
                                  memory._usual_language(NEW.user_id));
     END IF;
     RETURN NEW;
+END $$;
+-- On Citus the tables are distributed: their triggers need this setting, for this transaction
+-- (as memory_citus_distribute sets it; docs/citus.md says why they are safe here).
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    END IF;
 END $$;
 CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
 EXECUTE FUNCTION memory._set_language('text');
