@@ -89,3 +89,65 @@ BEGIN
         PERFORM memory._citus_trigger_plans();
     END IF;
 END $$;
+
+-- 0.13.0's full-text columns by language and their triggers (docs/api.md "Languages"), for a
+-- database upgraded from 0.12.0: its tsv columns are dropped and made again from `language`,
+-- with their indexes (their expression cannot be changed in place on PostgreSQL 15 and 16). The
+-- upgrade calls it on one node. On Citus the coordinator runs the upgrade before the workers
+-- have the new functions that the columns call, so memory_citus_distribute() calls it there,
+-- after ALTER EXTENSION (docs/citus.md "Upgrade a cluster"); one column or constraint per
+-- command (Citus sends no two in one), the check named as a fresh install names it. Does
+-- nothing where the columns are there (a fresh install, a second call).
+CREATE FUNCTION memory._language_columns() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    u text[]; t text[]; v tsvector[];
+    citus boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
+BEGIN
+    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'memory.items'::regclass
+                                          AND attname = 'language' AND NOT attisdropped) THEN
+        RETURN false;
+    END IF;
+    IF citus THEN
+        -- As memory_citus_distribute sets it: triggers on distributed tables (docs/citus.md).
+        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    END IF;
+    EXECUTE $s$ALTER TABLE memory.items DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD CONSTRAINT items_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
+        memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv)$s$;
+    PERFORM memory._name_partition_indexes('memory.items_tsv_idx');
+    IF NOT citus THEN
+        SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
+        FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
+        IF u IS NOT NULL THEN
+            PERFORM memory._apply_term_stats(u, t, v, 1);
+        END IF;
+    END IF;
+    EXECUTE $s$ALTER TABLE memory.messages DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD CONSTRAINT messages_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
+                                                 || memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv)$s$;
+    EXECUTE $s$ALTER TABLE memory.files DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD CONSTRAINT files_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(memory.text_tsvector(language, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
+        memory.text_tsvector(language, left(content, 100000)) ||
+        memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv)$s$;
+    EXECUTE $s$CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('text')$s$;
+    EXECUTE $s$CREATE TRIGGER messages_language BEFORE INSERT OR UPDATE OF content, language ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content')$s$;
+    EXECUTE $s$CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content')$s$;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._language_columns() FROM PUBLIC;

@@ -471,53 +471,68 @@ BEGIN
         PERFORM memory._apply_term_stats(u, t, v, -1);
     END IF;
 END $$;
-ALTER TABLE memory.items DROP COLUMN tsv;
--- One column or constraint per command: Citus sends no two in one (and names the check as a
--- fresh install does).
-ALTER TABLE memory.items ADD COLUMN language text;
-ALTER TABLE memory.items ADD CONSTRAINT items_language_check CHECK (language ~ '^[a-z]{2}$');
-ALTER TABLE memory.items ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
-        setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
-        setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
-        memory.tenant_tsvector(user_id)) STORED;
-CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv);
-SELECT memory._name_partition_indexes('memory.items_tsv_idx');
-DO $$
+-- 0.13.0's full-text columns by language and their triggers (docs/api.md "Languages"), for a
+-- database upgraded from 0.12.0: its tsv columns are dropped and made again from `language`,
+-- with their indexes (their expression cannot be changed in place on PostgreSQL 15 and 16). The
+-- upgrade calls it on one node. On Citus the coordinator runs the upgrade before the workers
+-- have the new functions that the columns call, so memory_citus_distribute() calls it there,
+-- after ALTER EXTENSION (docs/citus.md "Upgrade a cluster"); one column or constraint per
+-- command (Citus sends no two in one), the check named as a fresh install names it. Does
+-- nothing where the columns are there (a fresh install, a second call).
+CREATE FUNCTION memory._language_columns() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     u text[]; t text[]; v tsvector[];
+    citus boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
 BEGIN
-    -- On Citus the script runs on every node, and the new functions are not on the workers yet
-    -- when the coordinator's statements reach their shards: the statistics are left as they are
-    -- there (a few CJK texts' counts; docs/citus.md "Upgrade a cluster").
-    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
-        RETURN;
+    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'memory.items'::regclass
+                                          AND attname = 'language' AND NOT attisdropped) THEN
+        RETURN false;
     END IF;
-    SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
-    FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
-    IF u IS NOT NULL THEN
-        PERFORM memory._apply_term_stats(u, t, v, 1);
+    IF citus THEN
+        -- As memory_citus_distribute sets it: triggers on distributed tables (docs/citus.md).
+        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
     END IF;
-END $$;
-
-ALTER TABLE memory.messages DROP COLUMN tsv;
--- One column or constraint per command: Citus sends no two in one (and names the check as a
--- fresh install does).
-ALTER TABLE memory.messages ADD COLUMN language text;
-ALTER TABLE memory.messages ADD CONSTRAINT messages_language_check CHECK (language ~ '^[a-z]{2}$');
-ALTER TABLE memory.messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
-                                                 || memory.tenant_tsvector(user_id)) STORED;
-CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
-
-ALTER TABLE memory.files DROP COLUMN tsv;
--- One column or constraint per command: Citus sends no two in one (and names the check as a
--- fresh install does).
-ALTER TABLE memory.files ADD COLUMN language text;
-ALTER TABLE memory.files ADD CONSTRAINT files_language_check CHECK (language ~ '^[a-z]{2}$');
-ALTER TABLE memory.files ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+    EXECUTE $s$ALTER TABLE memory.items DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD CONSTRAINT items_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.items ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(memory.text_tsvector(language, left(text, 100000)), 'A') ||
+        setweight(to_tsvector('english'::regconfig, coalesce(category, '')), 'B') ||
+        memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX items_tsv_idx ON memory.items USING gin (tsv)$s$;
+    PERFORM memory._name_partition_indexes('memory.items_tsv_idx');
+    IF NOT citus THEN
+        SELECT array_agg(user_id), array_agg(thread_id), array_agg(tsv) INTO u, t, v
+        FROM memory.items WHERE memory.text_prepare(NULL, text) <> text;
+        IF u IS NOT NULL THEN
+            PERFORM memory._apply_term_stats(u, t, v, 1);
+        END IF;
+    END IF;
+    EXECUTE $s$ALTER TABLE memory.messages DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD CONSTRAINT messages_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.messages ADD COLUMN tsv tsvector GENERATED ALWAYS AS (memory.text_tsvector(language, left(content, 100000))
+                                                 || memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv)$s$;
+    EXECUTE $s$ALTER TABLE memory.files DROP COLUMN tsv$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD COLUMN language text$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD CONSTRAINT files_language_check CHECK (language ~ '^[a-z]{2}$')$s$;
+    EXECUTE $s$ALTER TABLE memory.files ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
         setweight(memory.text_tsvector(language, coalesce(title, '') || ' ' || translate(path, '/_.-', '    ')), 'A') ||
         memory.text_tsvector(language, left(content, 100000)) ||
-        memory.tenant_tsvector(user_id)) STORED;
-CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
+        memory.tenant_tsvector(user_id)) STORED$s$;
+    EXECUTE $s$CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv)$s$;
+    EXECUTE $s$CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('text')$s$;
+    EXECUTE $s$CREATE TRIGGER messages_language BEFORE INSERT OR UPDATE OF content, language ON memory.messages FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content')$s$;
+    EXECUTE $s$CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
+EXECUTE FUNCTION memory._set_language('content')$s$;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._language_columns() FROM PUBLIC;
+
 
 -- A row's language when its writer gave none (docs/api.md "Languages"): detected from its text
 -- when detection is sure (memory.detect_language), else the tenant's default
@@ -548,43 +563,37 @@ BEGIN
     IF TG_OP = 'UPDATE' THEN
         NEW.language := coalesce(memory.detect_language(body), OLD.language);
     ELSIF NEW.language IS NULL THEN
-        NEW.language := coalesce(memory.detect_language(body),
-                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
-                                 memory._usual_language(NEW.user_id));
+        NEW.language := memory.detect_language(body);
+        -- On Citus this runs on a shard, where reading another distributed table is refused:
+        -- there memory_write reads the default itself (src/ops/write.rs `language_of`), and a
+        -- message or file takes only what detection says.
+        IF NEW.language IS NULL AND NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+            NEW.language := coalesce((SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
+                                     memory._usual_language(NEW.user_id));
+        END IF;
     END IF;
     RETURN NEW;
 END $$;
--- On Citus the tables are distributed: their triggers need this setting, for this transaction
--- (as memory_citus_distribute sets it; docs/citus.md says why they are safe here).
-DO $$
-BEGIN
-    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
-        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
-    END IF;
-END $$;
-CREATE TRIGGER items_language BEFORE INSERT OR UPDATE OF text, language ON memory.items FOR EACH ROW
-EXECUTE FUNCTION memory._set_language('text');
-CREATE TRIGGER messages_language BEFORE INSERT OR UPDATE OF content, language ON memory.messages FOR EACH ROW
-EXECUTE FUNCTION memory._set_language('content');
--- Files: at insert only. A BEFORE UPDATE trigger would make every update recompute the
--- generated full-text column, and a file's are mostly access bookkeeping (memory_file_read's
--- last_accessed_at); its writes set the language themselves (sql/queries/files_write.sql,
--- files_edit.sql).
-CREATE TRIGGER files_language BEFORE INSERT ON memory.files FOR EACH ROW
-EXECUTE FUNCTION memory._set_language('content');
+
 
 
 -- The language a tenant usually writes in: the most common one among its 25 most recently
 -- updated memories (items_updated_idx), NULL when none has one. What a text or a query whose
 -- language detection cannot tell is read in when the tenant has set no default: a German
 -- tenant's "Wo wohnt Anna?" is read in German without anyone configuring it.
+-- PL/pgSQL, not SQL: Citus plans a distributed query in an SQL function with parameters not at
+-- all ("could not create distributed plan"), in PL/pgSQL with the values bound.
 CREATE FUNCTION memory._usual_language(p_user text) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT r.language
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found text;
+BEGIN
+    SELECT r.language INTO found
     FROM (SELECT i.language FROM memory.items i WHERE i.user_id = p_user ORDER BY i.updated_at DESC LIMIT 25) r
     WHERE r.language IS NOT NULL
-    GROUP BY r.language ORDER BY count(*) DESC, r.language LIMIT 1
-$$;
+    GROUP BY r.language ORDER BY count(*) DESC, r.language LIMIT 1;
+    RETURN found;
+END $$;
 
 -- A query's lexemes (docs/api.md "Languages"): the query read in its own language (p_language,
 -- when detection was sure) and in the tenant's default (else the language it usually writes
@@ -594,16 +603,33 @@ $$;
 -- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
 -- a German reading also asks for each stem with and without a final t.
 CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    tenant_language text;
+    out text[];
+BEGIN
+    -- Read first, on its own (PL/pgSQL for Citus, as memory._usual_language).
+    SELECT s.language INTO tenant_language FROM memory.settings s WHERE s.user_id = p_user;
+    IF tenant_language IS NULL THEN
+        tenant_language := memory._usual_language(p_user);
+    END IF;
     WITH l AS (
         SELECT u.lexeme, v.lang
-        FROM (VALUES (p_language),
-                     (coalesce((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user),
-                               memory._usual_language(p_user)))) v(lang),
+        FROM (VALUES (p_language), (tenant_language)) v(lang),
              LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
     )
-    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
+    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') INTO out
     FROM (SELECT lexeme FROM l
           UNION ALL SELECT lexeme || 't' FROM l WHERE lang = 'de' AND lexeme !~ 't$'
-          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x)
-$$;
+          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x);
+    RETURN out;
+END $$;
+
+-- The full-text columns by language, on one node now; on Citus by memory_citus_distribute()
+-- after ALTER EXTENSION (memory._language_columns says why).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._language_columns();
+    END IF;
+END $$;

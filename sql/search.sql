@@ -165,13 +165,19 @@ IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'bm25_wrapper';
 -- updated memories (items_updated_idx), NULL when none has one. What a text or a query whose
 -- language detection cannot tell is read in when the tenant has set no default: a German
 -- tenant's "Wo wohnt Anna?" is read in German without anyone configuring it.
+-- PL/pgSQL, not SQL: Citus plans a distributed query in an SQL function with parameters not at
+-- all ("could not create distributed plan"), in PL/pgSQL with the values bound.
 CREATE FUNCTION memory._usual_language(p_user text) RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT r.language
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    found text;
+BEGIN
+    SELECT r.language INTO found
     FROM (SELECT i.language FROM memory.items i WHERE i.user_id = p_user ORDER BY i.updated_at DESC LIMIT 25) r
     WHERE r.language IS NOT NULL
-    GROUP BY r.language ORDER BY count(*) DESC, r.language LIMIT 1
-$$;
+    GROUP BY r.language ORDER BY count(*) DESC, r.language LIMIT 1;
+    RETURN found;
+END $$;
 
 -- A query's lexemes (docs/api.md "Languages"): the query read in its own language (p_language,
 -- when detection was sure) and in the tenant's default (else the language it usually writes
@@ -181,16 +187,24 @@ $$;
 -- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
 -- a German reading also asks for each stem with and without a final t.
 CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    tenant_language text;
+    out text[];
+BEGIN
+    -- Read first, on its own (PL/pgSQL for Citus, as memory._usual_language).
+    SELECT s.language INTO tenant_language FROM memory.settings s WHERE s.user_id = p_user;
+    IF tenant_language IS NULL THEN
+        tenant_language := memory._usual_language(p_user);
+    END IF;
     WITH l AS (
         SELECT u.lexeme, v.lang
-        FROM (VALUES (p_language),
-                     (coalesce((SELECT s.language FROM memory.settings s WHERE s.user_id = p_user),
-                               memory._usual_language(p_user)))) v(lang),
+        FROM (VALUES (p_language), (tenant_language)) v(lang),
              LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
     )
-    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}')
+    SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') INTO out
     FROM (SELECT lexeme FROM l
           UNION ALL SELECT lexeme || 't' FROM l WHERE lang = 'de' AND lexeme !~ 't$'
-          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x)
-$$;
+          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x);
+    RETURN out;
+END $$;

@@ -338,9 +338,14 @@ BEGIN
     IF TG_OP = 'UPDATE' THEN
         NEW.language := coalesce(memory.detect_language(body), OLD.language);
     ELSIF NEW.language IS NULL THEN
-        NEW.language := coalesce(memory.detect_language(body),
-                                 (SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
-                                 memory._usual_language(NEW.user_id));
+        NEW.language := memory.detect_language(body);
+        -- On Citus this runs on a shard, where reading another distributed table is refused:
+        -- there memory_write reads the default itself (src/ops/write.rs `language_of`), and a
+        -- message or file takes only what detection says.
+        IF NEW.language IS NULL AND NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+            NEW.language := coalesce((SELECT s.language FROM memory.settings s WHERE s.user_id = NEW.user_id),
+                                     memory._usual_language(NEW.user_id));
+        END IF;
     END IF;
     RETURN NEW;
 END $$;

@@ -48,6 +48,13 @@ pub fn distribute() -> Value {
         &[],
         "allowing triggers on distributed tables",
     );
+    // A cluster upgraded from 0.12.0 gets its full-text columns by language here, once every
+    // node has the functions they call (sql/citus.sql `memory._language_columns`).
+    spi::run(
+        "SELECT memory._language_columns()",
+        &[],
+        "making the full-text columns by language",
+    );
     let reference = names(
         include_str!("../../sql/queries/citus_reference.sql"),
         "listing the tables to make reference tables",

@@ -427,7 +427,7 @@ fn insert_new(c: Columns) -> String {
             c.happened.into(),
             c.vec_text.into(),
             c.model_id.into(),
-            req.language.clone().into(),
+            language_of(user, req.language.as_deref(), &req.text).into(),
         ],
         "inserting a memory",
     )
@@ -666,4 +666,17 @@ pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
         out.push(v);
     }
     Value::Array(out)
+}
+
+/// A new memory's language: the request's, else detected, else the tenant's default or usual
+/// one (as sql/triggers.sql `memory._set_language` would find it; read here because on Citus
+/// the trigger runs on a shard, where reading other distributed tables is refused).
+fn language_of(user: &str, given: Option<&str>, text: &str) -> Option<String> {
+    if let Some(l) = given {
+        return Some(l.to_string());
+    }
+    if let Some(l) = memory_core::language::detect(text) {
+        return Some(l.to_string());
+    }
+    crate::pg::fulltext::tenant_language(user)
 }

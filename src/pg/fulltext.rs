@@ -30,11 +30,26 @@ pub fn query_language(query: &str) -> Option<&'static str> {
 /// the detected one, else the tenant's default (memory.settings), else the one it usually writes
 /// in (`memory._usual_language`), else none (English rules).
 pub fn reading_language(user: &str, query: &str) -> Option<String> {
-    query_language(query).map(str::to_string).or_else(|| {
+    query_language(query)
+        .map(str::to_string)
+        .or_else(|| tenant_language(user))
+}
+
+/// The tenant's default language (memory.settings), else the one it usually writes in
+/// (`memory._usual_language`).
+pub fn tenant_language(user: &str) -> Option<String> {
+    // Two statements: on Citus one would be routed whole to the settings' shard, and the
+    // function's own read of memory.items would then run nested on a shard (refused).
+    spi::one_opt::<String>(
+        "SELECT language FROM memory.settings WHERE user_id = $1",
+        &[user.into()],
+        "reading the default language",
+    )
+    .or_else(|| {
         spi::one_opt::<String>(
-            "SELECT coalesce((SELECT language FROM memory.settings WHERE user_id = $1), memory._usual_language($1))",
+            "SELECT memory._usual_language($1)",
             &[user.into()],
-            "reading the default language",
+            "reading the usual language",
         )
     })
 }

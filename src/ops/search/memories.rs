@@ -242,11 +242,7 @@ fn terms(user: &str, query: &str) -> Terms {
             spi::rows_prepared(
                 c,
                 include_str!("../../../sql/queries/search_terms.sql"),
-                &[
-                    user.into(),
-                    query.into(),
-                    fulltext::query_language(query).into(),
-                ],
+                &[user.into(), fulltext::lexemes(user, query).into()],
                 |r| {
                     Ok((
                         r.get::<String>(1)?.unwrap_or_default(),
