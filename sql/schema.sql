@@ -32,41 +32,42 @@ END;
 -- (an ISO 639-1 code, or NULL when unknown) decides how keyword search reads it.
 -- The Snowball configuration of a language; 'simple' (lower case, no stemming, no stop words)
 -- for a language Postgres has none for; 'english' for no language, what every text got before
--- 0.13.0. Only configurations every supported PostgreSQL ships (15, 17, 18).
+-- 0.13.0. Only configurations every supported PostgreSQL ships (15, 17, 18). A searched CASE,
+-- not `CASE language WHEN ...`: Citus deparses the inlined simple form into "text = boolean".
 CREATE FUNCTION memory.ts_config(language text) RETURNS regconfig
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 BEGIN ATOMIC
-    SELECT CASE WHEN language IS NULL THEN 'english'::regconfig ELSE CASE language
-        WHEN 'ar' THEN 'arabic'::regconfig
-        WHEN 'ca' THEN 'catalan'::regconfig
-        WHEN 'da' THEN 'danish'::regconfig
-        WHEN 'de' THEN 'german'::regconfig
-        WHEN 'el' THEN 'greek'::regconfig
-        WHEN 'en' THEN 'english'::regconfig
-        WHEN 'es' THEN 'spanish'::regconfig
-        WHEN 'eu' THEN 'basque'::regconfig
-        WHEN 'fi' THEN 'finnish'::regconfig
-        WHEN 'fr' THEN 'french'::regconfig
-        WHEN 'ga' THEN 'irish'::regconfig
-        WHEN 'hi' THEN 'hindi'::regconfig
-        WHEN 'hu' THEN 'hungarian'::regconfig
-        WHEN 'hy' THEN 'armenian'::regconfig
-        WHEN 'id' THEN 'indonesian'::regconfig
-        WHEN 'it' THEN 'italian'::regconfig
-        WHEN 'lt' THEN 'lithuanian'::regconfig
-        WHEN 'nb' THEN 'norwegian'::regconfig
-        WHEN 'ne' THEN 'nepali'::regconfig
-        WHEN 'nl' THEN 'dutch'::regconfig
-        WHEN 'nn' THEN 'norwegian'::regconfig
-        WHEN 'no' THEN 'norwegian'::regconfig
-        WHEN 'pt' THEN 'portuguese'::regconfig
-        WHEN 'ro' THEN 'romanian'::regconfig
-        WHEN 'ru' THEN 'russian'::regconfig
-        WHEN 'sr' THEN 'serbian'::regconfig
-        WHEN 'sv' THEN 'swedish'::regconfig
-        WHEN 'ta' THEN 'tamil'::regconfig
-        WHEN 'tr' THEN 'turkish'::regconfig
-        ELSE 'simple'::regconfig END END;
+    SELECT CASE WHEN language IS NULL THEN 'english'::regconfig
+        WHEN language = 'ar' THEN 'arabic'::regconfig
+        WHEN language = 'ca' THEN 'catalan'::regconfig
+        WHEN language = 'da' THEN 'danish'::regconfig
+        WHEN language = 'de' THEN 'german'::regconfig
+        WHEN language = 'el' THEN 'greek'::regconfig
+        WHEN language = 'en' THEN 'english'::regconfig
+        WHEN language = 'es' THEN 'spanish'::regconfig
+        WHEN language = 'eu' THEN 'basque'::regconfig
+        WHEN language = 'fi' THEN 'finnish'::regconfig
+        WHEN language = 'fr' THEN 'french'::regconfig
+        WHEN language = 'ga' THEN 'irish'::regconfig
+        WHEN language = 'hi' THEN 'hindi'::regconfig
+        WHEN language = 'hu' THEN 'hungarian'::regconfig
+        WHEN language = 'hy' THEN 'armenian'::regconfig
+        WHEN language = 'id' THEN 'indonesian'::regconfig
+        WHEN language = 'it' THEN 'italian'::regconfig
+        WHEN language = 'lt' THEN 'lithuanian'::regconfig
+        WHEN language = 'nb' THEN 'norwegian'::regconfig
+        WHEN language = 'ne' THEN 'nepali'::regconfig
+        WHEN language = 'nl' THEN 'dutch'::regconfig
+        WHEN language = 'nn' THEN 'norwegian'::regconfig
+        WHEN language = 'no' THEN 'norwegian'::regconfig
+        WHEN language = 'pt' THEN 'portuguese'::regconfig
+        WHEN language = 'ro' THEN 'romanian'::regconfig
+        WHEN language = 'ru' THEN 'russian'::regconfig
+        WHEN language = 'sr' THEN 'serbian'::regconfig
+        WHEN language = 'sv' THEN 'swedish'::regconfig
+        WHEN language = 'ta' THEN 'tamil'::regconfig
+        WHEN language = 'tr' THEN 'turkish'::regconfig
+        ELSE 'simple'::regconfig END;
 END;
 -- The text as the configurations should see it: runs of scripts written without spaces
 -- (Chinese, Japanese, Thai, ...) as overlapping character bigrams, accents folded for the
