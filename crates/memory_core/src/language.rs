@@ -307,7 +307,9 @@ mod tests {
         let sql = include_str!("../../../sql/schema.sql");
         for (code, name) in CONFIGS {
             assert!(
-                sql.contains(&format!("WHEN language = '{code}' THEN '{name}'::regconfig")),
+                sql.contains(&format!(
+                    "WHEN language = '{code}' THEN '{name}'::regconfig"
+                )),
                 "sql/schema.sql memory.ts_config lacks {code} -> {name}"
             );
         }
