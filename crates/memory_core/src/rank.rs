@@ -92,6 +92,25 @@ pub fn lexical_trust(known: f64) -> f64 {
     (known / KNOWN_ENOUGH).clamp(0.0, 1.0)
 }
 
+/// The share of a query's information the tenant has written: each lexeme weighs its BM25 idf
+/// among `docs` memories (`dfs` are the lexemes' document frequencies), and the known ones'
+/// weight is divided by the whole's. 0 for a query without lexemes.
+///
+/// # Why idf, not a count
+/// A question in English over Chinese turns shares the people's names with them, and a name
+/// is in a third of the turns: counted as one lexeme of three it made the keyword side two
+/// thirds trusted, and its matches (every turn naming the person) pulled the ranking below the
+/// vector order. Weighed by idf, a name everyone's turns carry says little and a word nobody
+/// wrote says much, which is what BM25 itself would say of them.
+pub fn known_share(docs: f64, dfs: &[f64]) -> f64 {
+    let weight = |df: f64| bm25_idf(docs, df.max(0.0));
+    let whole: f64 = dfs.iter().map(|&df| weight(df)).sum();
+    if whole <= 0.0 {
+        return 0.0;
+    }
+    dfs.iter().filter(|&&df| df > 0.0).map(|&df| weight(df)).sum::<f64>() / whole
+}
+
 pub const DEFAULT_WEIGHTS: Weights = Weights {
     lexical: 0.5,
     vector: 0.5,
@@ -1083,5 +1102,20 @@ mod tests {
         assert_eq!(pool[r[0].index].id, "green", "{r:?}");
         assert_eq!(pool[r[1].index].id, "blue");
         assert!(r[0].parts.rerank > 0.0 && r[0].parts.update > 0.0);
+    }
+    #[test]
+    fn known_share_weighs_lexemes_by_idf() {
+        // Every lexeme written: all of it known.
+        assert_eq!(known_share(100.0, &[3.0, 40.0]), 1.0);
+        // Nothing written, or no lexemes: nothing known.
+        assert_eq!(known_share(100.0, &[0.0, 0.0]), 0.0);
+        assert_eq!(known_share(100.0, &[]), 0.0);
+        // A name in a third of the memories beside two words never written: far less than the
+        // one in three a count gives.
+        let share = known_share(100.0, &[33.0, 0.0, 0.0]);
+        assert!(share < 0.1, "{share}");
+        // A rare known word with a common unknown one counts for more than half.
+        assert!(known_share(100.0, &[1.0, 0.0]) > 0.4);
+        assert!(lexical_trust(known_share(100.0, &[33.0, 0.0, 0.0])) < 0.2);
     }
 }

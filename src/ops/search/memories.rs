@@ -229,8 +229,8 @@ struct Terms {
     /// The tsquery over the terms worth a GIN lookup (`memory_core::rank::candidate_terms`);
     /// `None` when none is.
     tsquery: Option<String>,
-    /// The share of the query's lexemes that occur in the tenant's memories
-    /// (`memory_core::rank::lexical_trust`).
+    /// The share of the query's lexemes, weighed by idf, that occur in the tenant's memories
+    /// (`memory_core::rank::known_share`, `memory_core::rank::lexical_trust`).
     known: f64,
 }
 
@@ -267,11 +267,7 @@ fn terms(user: &str, query: &str) -> Terms {
             .collect(),
         avg_len: rank::bm25_avg_len(docs, total_len),
         tsquery: rows.first().and_then(|r| fulltext::tsquery(&lookup, &r.4)),
-        known: if dfs.is_empty() {
-            0.0
-        } else {
-            dfs.iter().filter(|(_, df)| *df > 0.0).count() as f64 / dfs.len() as f64
-        },
+        known: rank::known_share(docs, &dfs.iter().map(|(_, df)| *df).collect::<Vec<_>>()),
     }
 }
 
