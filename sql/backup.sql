@@ -20,7 +20,10 @@ DECLARE
     t regclass;
 BEGIN
     FOR t IN SELECT c.oid::regclass FROM pg_catalog.pg_class c
-             WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind = 'r' ORDER BY c.relname
+             WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind = 'r'
+               -- The change feed and its epoch belong to this cluster (sql/changes.sql).
+               AND c.relname NOT IN ('changes', 'feed')
+             ORDER BY c.relname
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(t, '');
     END LOOP;

@@ -28,7 +28,7 @@ BEGIN
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
-                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings']
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -80,6 +80,9 @@ GRANT INSERT (user_id, thread_id, agent_id, metadata) ON memory.threads TO PUBLI
 GRANT UPDATE (agent_id, metadata, reported_rev) ON memory.threads TO PUBLIC;
 
 GRANT SELECT ON memory.change_log, memory.history TO PUBLIC;
+
+-- The change feed: written by triggers only (sql/changes.sql), read through memory_changes.
+GRANT SELECT ON memory.changes TO PUBLIC;
 
 -- BM25 statistics: kept by triggers (SECURITY DEFINER), read by memory_query.
 GRANT SELECT ON memory.lexicon, memory.corpus, memory.thread_terms, memory.thread_corpus TO PUBLIC;

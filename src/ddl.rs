@@ -109,7 +109,15 @@ extension_sql_file!(
     name = "store",
     requires = ["schema", "triggers"]
 );
-// Marks every table for pg_dump, the erasure receipts included.
+// The change feed reads history's rows and the messages' and proposals' (schema) as they are
+// written, and history's rows are written by triggers.sql's and store.sql's triggers.
+extension_sql_file!(
+    "../sql/changes.sql",
+    name = "changes",
+    requires = ["schema", "triggers", "store"]
+);
+// Marks every table for pg_dump, the erasure receipts included (the change feed's are left out
+// on purpose: sql/changes.sql says why).
 extension_sql_file!(
     "../sql/backup.sql",
     name = "backup",
@@ -122,7 +130,8 @@ extension_sql_file!(
         "erase",
         "idempotency",
         "store",
-        "checkpoints"
+        "checkpoints",
+        "changes"
     ]
 );
 // memory_overview resolves its tenant as the checkpoint functions do; both read the worker's,

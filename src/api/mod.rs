@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod blocks;
+pub mod changes;
 pub mod checkpoints;
 pub mod citus;
 pub mod compaction;

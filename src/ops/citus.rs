@@ -55,6 +55,12 @@ pub fn distribute() -> Value {
         &[],
         "making the full-text columns by language",
     );
+    // And the change feed's triggers (sql/changes.sql `memory._change_triggers`).
+    spi::run(
+        "SELECT memory._change_triggers()",
+        &[],
+        "making the change feed's triggers",
+    );
     let reference = names(
         include_str!("../../sql/queries/citus_reference.sql"),
         "listing the tables to make reference tables",

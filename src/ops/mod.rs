@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod blocks;
+pub mod changes;
 pub mod citus;
 pub mod compaction;
 pub mod config;

@@ -5,6 +5,7 @@
 
 pub mod blob;
 pub mod blocks;
+pub mod changes;
 pub mod budget;
 pub mod config;
 pub mod consent;

@@ -1,0 +1,71 @@
+//! memory_changes (docs/api.md "Change feed"): what changed in the caller's memory since a
+//! cursor. The feed is written by triggers (sql/changes.sql); the cursor is
+//! memory_core::changes.
+
+use crate::error::OrRaise;
+use crate::pg::json::JsonText;
+use pgrx::JsonB;
+use crate::pg::{spi, tenant};
+use memory_core::changes::{Cursor, DEFAULT_LIMIT, MAX_LIMIT};
+use memory_core::validate;
+use serde_json::json;
+
+/// The channel every change notifies (sql/changes.sql `memory._change`).
+pub const CHANNEL: &str = "memory_ext_changes";
+
+/// `{changes: [{entity, id, op, revision, at}], cursor, channel, tags}`: up to `limit` changes
+/// after `since` (from the start of the feed when NULL), the cursor to pass next time (the
+/// same one when nothing changed), and what a LISTEN client filters the channel's
+/// notifications by.
+pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
+    let user = tenant::resolve(None);
+    let limit = validate::range(
+        "limit",
+        limit.map_or(DEFAULT_LIMIT, i64::from),
+        1,
+        MAX_LIMIT,
+    )
+    .or_raise();
+    let epoch: String = spi::one_opt("SELECT memory._feed_epoch()", &[], "reading the feed's epoch")
+        .unwrap_or_default();
+    let mut cursor = match since {
+        Some(s) => Cursor::parse(s, &epoch).or_raise(),
+        None => Cursor::start(&epoch),
+    };
+    let rows: Vec<(String, i64, serde_json::Value)> = spi::rows(
+        include_str!("../../sql/queries/changes_read.sql"),
+        &[
+            user.as_str().into(),
+            cursor.xid.to_string().into(),
+            cursor.seq.into(),
+            limit.into(),
+        ],
+        "reading the change feed",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<i64>(2)?.unwrap_or_default(),
+                r.get::<JsonText>(3)?.map(|j| j.value()).unwrap_or_default(),
+            ))
+        },
+    );
+    if let Some((xid, seq, _)) = rows.last() {
+        cursor.xid = xid.parse().unwrap_or(cursor.xid);
+        cursor.seq = *seq;
+    }
+    // The tag is made with the feed's secret, which only the owner reads; `user` is the
+    // caller's own tenant (tenant::resolve checked it), so the caller learns only its own.
+    let tag: Option<String> = crate::pg::owner::as_owner(|| {
+        spi::one_opt(
+            "SELECT memory._owner_tag($1)",
+            &[user.as_str().into()],
+            "reading the notification tag",
+        )
+    });
+    JsonB(json!({
+        "changes": rows.into_iter().map(|(_, _, c)| c).collect::<Vec<_>>(),
+        "cursor": cursor.text(),
+        "channel": CHANNEL,
+        "tags": tag.into_iter().collect::<Vec<_>>(),
+    }))
+}
