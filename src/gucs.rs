@@ -254,6 +254,8 @@ static EVENTS_RETENTION_DAYS: GucSetting<i32> = GucSetting::<i32>::new(90);
 /// the revision an agent last saw; an agent that comes back after longer is told "too many
 /// changes" instead of a partial list. 30 days: an agent idle for a month re-reads its memory.
 static CHANGE_LOG_DAYS: GucSetting<i32> = GucSetting::<i32>::new(30);
+/// Days of change feed memory_purge keeps (memory_changes, sql/changes.sql).
+static CHANGES_DAYS: GucSetting<i32> = GucSetting::<i32>::new(7);
 /// How long an idempotency key answers a repeat (docs/api.md "Idempotency").
 static IDEMPOTENCY_DAYS: GucSetting<i32> = GucSetting::<i32>::new(7);
 
@@ -801,6 +803,16 @@ fn register_history() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"memory_ext.changes_days",
+        c"Days of change feed (memory_changes) memory_purge keeps (0: all); a reader further behind misses what went.",
+        c"",
+        &CHANGES_DAYS,
+        0,
+        36_500,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
 }
 
 /// Limits on what one call may bring.
@@ -1072,6 +1084,10 @@ pub fn idempotency_days() -> i32 {
 
 pub fn change_log_days() -> i32 {
     CHANGE_LOG_DAYS.get()
+}
+
+pub fn changes_days() -> i32 {
+    CHANGES_DAYS.get()
 }
 
 pub fn max_value_bytes() -> usize {

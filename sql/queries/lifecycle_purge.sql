@@ -7,7 +7,8 @@
 -- Consent proposals still pending past their expiry become 'expired' (kept: the decision is
 -- the audit trail). Idempotency keys older than $6 days go (memory_ext.idempotency_days: a
 -- repeat after that writes again). Store items past their expiry go (their vectors with them;
--- no read returned them since they expired, sql/store.sql). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
+-- no read returned them since they expired, sql/store.sql). Change-feed rows older than $7 days
+-- go (memory_ext.changes_days, 0: kept; sql/changes.sql). $1 tenant or NULL. Returns (memories purged, fingerprints pruned).
 WITH gone AS (
     DELETE FROM memory.items
     WHERE ($1::text IS NULL OR user_id = $1) AND state = 'soft_deleted' AND purge_at <= now()
@@ -28,6 +29,9 @@ WITH gone AS (
 ), change_log AS (
     DELETE FROM memory.change_log
     WHERE $5 > 0 AND ($1::text IS NULL OR user_id = $1) AND ts < now() - make_interval(days => $5)
+), feed AS (
+    DELETE FROM memory.changes
+    WHERE $7 > 0 AND ($1::text IS NULL OR user_id = $1) AND at < now() - make_interval(days => $7)
 ), usage AS (
     DELETE FROM memory.consolidation_usage
     WHERE ($1::text IS NULL OR user_id = $1) AND day < current_date - 7

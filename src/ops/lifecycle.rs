@@ -203,6 +203,7 @@ fn purge_rows(user: Option<String>) -> (i64, i64) {
                 gucs::track_events().into(),
                 gucs::change_log_days().into(),
                 gucs::idempotency_days().into(),
+                gucs::changes_days().into(),
             ],
             "purging memories",
             |row| {

@@ -44,7 +44,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
           "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
-          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations"]
+          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations", "changes"]
 
 
 class Raw(str):
@@ -213,6 +213,7 @@ CALLS_SPEC = [
     ("conversation_search", [ids, texts]),
     ("memory_configure", [jsons]),
     ("memory_history", [uuids]),
+    ("memory_changes", [texts, ints]),
     ("memory_export", ["user"]),
     ("memory_forget", [uuids]),
     ("memory_forget", [uuids, "bool"]),

@@ -69,6 +69,16 @@ FROM memory_changes() r;
 -- Nor through the table.
 SELECT count(*) AS rows_of_feed_a FROM memory.changes WHERE user_id = 'feed-a';
 
+-- memory_purge drops changes older than memory_ext.changes_days (a superuser's setting).
+RESET ROLE;
+UPDATE memory.changes SET at = at - interval '8 days' WHERE user_id = 'feed-a' AND entity = 'block';
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'feed-a';
+SELECT memory_purge() >= 0 AS purged;
+SELECT count(*) FILTER (WHERE c->>'entity' = 'block') AS blocks_left, count(*) AS left
+FROM jsonb_array_elements(memory_changes(NULL, 1000)->'changes') c;
+SET memory_ext.user_id = 'feed-b';
+
 -- Bad input: 22023 with the reason.
 SELECT memory_changes(NULL, 0);
 SELECT memory_changes(NULL, 1001);
