@@ -54,3 +54,24 @@ SELECT memory_configure('{"language": "de"}') ->> 'language' = 'de' AS default_l
 SELECT count(*) = 1 AS categories_kept_by_language FROM memory.categories WHERE user_id = 'upgrade-languages';
 SELECT memory_write('{"text": "Sie kocht gern."}') ->> 'event' = 'created' AS german_written;
 SELECT language = 'de' AS short_text_takes_the_default FROM memory.items WHERE user_id = 'upgrade-languages';
+-- 0.13.0: the change feed starts at the upgrade: changes made after it are in it (not those
+-- before), in order, with a cursor that goes on from where it was.
+SET memory_ext.user_id = 'upgrade-feed';
+SELECT jsonb_array_length(memory_changes() -> 'changes') = 0 AS feed_starts_empty;
+SELECT memory_write('{"text": "Nora moved to Porto."}') ->> 'event' = 'created' AS feed_written;
+SELECT message_append('upgrade-feed-thread', 'user', 'hello') IS NOT NULL AS feed_message;
+-- (Read until both are there: a transaction of another session still running holds the feed
+-- back for a moment, sql/changes.sql.)
+CREATE FUNCTION pg_temp.feed(want int) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE r jsonb;
+BEGIN
+    FOR i IN 1..200 LOOP
+        r := memory_changes();
+        EXIT WHEN jsonb_array_length(r -> 'changes') >= want;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+    RETURN r;
+END $$;
+SELECT array_agg(c ->> 'entity' || ':' || (c ->> 'op') ORDER BY ord) = ARRAY['memory:insert', 'message:insert'] AS feed_lists_both
+FROM jsonb_array_elements(pg_temp.feed(2) -> 'changes') WITH ORDINALITY x(c, ord);
+SELECT jsonb_array_length(memory_changes(memory_changes() ->> 'cursor') -> 'changes') = 0 AS feed_cursor_goes_on;
