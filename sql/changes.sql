@@ -70,13 +70,17 @@ REVOKE ALL ON FUNCTION memory._owner_tag(text) FROM PUBLIC;
 
 -- Records one change and notifies. NOTIFY folds identical payloads of one transaction into
 -- one, so a transaction that changes a thousand memories of a tenant sends that tenant one
--- notification, at commit, and none if it rolls back.
+-- notification, at commit, and none if it rolls back. Not on Citus (pg_dist_partition is its
+-- catalog): a shard's write may be part of a two-phase commit, which cannot carry a NOTIFY
+-- ("cannot PREPARE a transaction that has executed ... NOTIFY"), docs/citus.md.
 CREATE FUNCTION memory._change(p_user text, p_entity text, p_id text, p_op text) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO memory.changes (user_id, entity, id, op) VALUES (p_user, p_entity, p_id, p_op);
-    PERFORM pg_notify('memory_ext_changes',
-                      json_build_object('owner', memory._owner_tag(p_user), 'xid', pg_current_xact_id()::text)::text);
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        PERFORM pg_notify('memory_ext_changes',
+                          json_build_object('owner', memory._owner_tag(p_user), 'xid', pg_current_xact_id()::text)::text);
+    END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._change(text, text, text, text) FROM PUBLIC;
 

@@ -8,6 +8,7 @@
 //! while the worker extracts with a slow LLM), `mcp`, `latency` (`--items N`: N queries of
 //! the query suite over data already loaded, printed, for profiling). Timings are wall clock from the client, through a real driver.
 
+mod changes;
 mod checkpoint;
 mod detail;
 mod eval;
@@ -278,6 +279,10 @@ fn main() {
             "{}",
             serde_json::to_string_pretty(&query::query_latency(&a.dsn, a.items)).unwrap()
         ),
+        "changes" => {
+            let (result, md) = changes::run(&a.dsn);
+            save(&a.out, "changes", &result, &md);
+        }
         "checkpoint" => {
             let (result, md) = checkpoint::run(&a.dsn);
             save(&a.out, "checkpoint", &result, &md);

@@ -9,6 +9,9 @@ use pgrx::JsonB;
 /// after `since` (a cursor an earlier call returned; NULL from the start of the feed), at most
 /// `limit` (1-1000).
 #[pg_extern(stable, parallel_restricted)]
-fn memory_changes(since: default!(Option<&str>, "NULL"), limit: default!(Option<i32>, 100)) -> JsonB {
+fn memory_changes(
+    since: default!(Option<&str>, "NULL"),
+    limit: default!(Option<i32>, 100),
+) -> JsonB {
     ops::read(since, limit)
 }

@@ -4,10 +4,10 @@
 
 use crate::error::OrRaise;
 use crate::pg::json::JsonText;
-use pgrx::JsonB;
 use crate::pg::{spi, tenant};
 use memory_core::changes::{Cursor, DEFAULT_LIMIT, MAX_LIMIT};
 use memory_core::validate;
+use pgrx::JsonB;
 use serde_json::json;
 
 /// The channel every change notifies (sql/changes.sql `memory._change`).
@@ -26,8 +26,12 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
         MAX_LIMIT,
     )
     .or_raise();
-    let epoch: String = spi::one_opt("SELECT memory._feed_epoch()", &[], "reading the feed's epoch")
-        .unwrap_or_default();
+    let epoch: String = spi::one_opt(
+        "SELECT memory._feed_epoch()",
+        &[],
+        "reading the feed's epoch",
+    )
+    .unwrap_or_default();
     let mut cursor = match since {
         Some(s) => Cursor::parse(s, &epoch).or_raise(),
         None => Cursor::start(&epoch),

@@ -48,8 +48,12 @@ impl Cursor {
         else {
             return Err(bad("not a cursor memory_changes returned"));
         };
-        let xid = x.parse::<u64>().map_err(|_| bad("not a cursor memory_changes returned"))?;
-        let seq = s.parse::<i64>().map_err(|_| bad("not a cursor memory_changes returned"))?;
+        let xid = x
+            .parse::<u64>()
+            .map_err(|_| bad("not a cursor memory_changes returned"))?;
+        let seq = s
+            .parse::<i64>()
+            .map_err(|_| bad("not a cursor memory_changes returned"))?;
         if seq < 0 || e.is_empty() || !e.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad("not a cursor memory_changes returned"));
         }
@@ -90,7 +94,9 @@ mod tests {
     fn a_cursor_of_another_feed_or_no_cursor_is_refused() {
         let e = Cursor::parse("0a1b2c3d.5.1", "99999999").unwrap_err();
         assert!(e.to_string().contains("before a restore"), "{e}");
-        for bad in ["", "x", "0a.1", "0a.1.2.3", "zz.1.2", "0a.-1.2", "0a.1.-2", "0a.1.x", ".1.2"] {
+        for bad in [
+            "", "x", "0a.1", "0a.1.2.3", "zz.1.2", "0a.-1.2", "0a.1.-2", "0a.1.x", ".1.2",
+        ] {
             let e = Cursor::parse(bad, "0a").unwrap_err();
             assert!(e.to_string().contains("not a cursor"), "{bad}: {e}");
         }

@@ -5,8 +5,8 @@
 
 pub mod blob;
 pub mod blocks;
-pub mod changes;
 pub mod budget;
+pub mod changes;
 pub mod config;
 pub mod consent;
 pub mod consolidate;

@@ -125,14 +125,25 @@ fn sixteen_writers_lose_and_repeat_nothing() {
                 c["revision"].as_i64().unwrap(),
             ));
     }
-    let missing: Vec<_> = written.iter().filter(|id| !by_id.contains_key(*id)).collect();
+    let missing: Vec<_> = written
+        .iter()
+        .filter(|id| !by_id.contains_key(*id))
+        .collect();
     assert!(missing.is_empty(), "changes never read: {missing:?}");
     assert_eq!(by_id.len(), written.len());
     for (id, ops) in &by_id {
         assert_eq!(ops[0].0, "insert", "{id}: {ops:?}");
-        assert_eq!(ops.iter().filter(|(op, _)| op == "insert").count(), 1, "{id}: {ops:?}");
+        assert_eq!(
+            ops.iter().filter(|(op, _)| op == "insert").count(),
+            1,
+            "{id}: {ops:?}"
+        );
         let revisions: Vec<i64> = ops.iter().map(|(_, r)| *r).collect();
-        assert_eq!(revisions, (1..=ops.len() as i64).collect::<Vec<_>>(), "{id}: {ops:?}");
+        assert_eq!(
+            revisions,
+            (1..=ops.len() as i64).collect::<Vec<_>>(),
+            "{id}: {ops:?}"
+        );
     }
 
     // The same as the history (one change per event of the tenant's memories) and the
