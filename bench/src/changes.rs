@@ -9,7 +9,7 @@
 
 use crate::query::pct;
 use postgres::types::Json;
-use postgres::{Client, NoTls};
+use postgres::{Client, GenericClient, NoTls};
 use serde_json::{json, Value};
 use std::sync::mpsc;
 use std::thread;
@@ -18,14 +18,10 @@ use std::time::{Duration, Instant};
 const RUNS: usize = 300;
 const TENANT: &str = "bench-changes";
 
-fn write(db: &mut Client, i: usize) {
-    db.query_one(
-        "SELECT memory_write($1)",
-        &[&Json(
-            json!({"text": format!("Bench note {i}: the feed measures what a write costs.")}),
-        )],
-    )
-    .unwrap();
+/// One memory_write, on a connection or in a transaction.
+fn write(db: &mut impl GenericClient, text: String) {
+    db.query_one("SELECT memory_write($1)", &[&Json(json!({ "text": text }))])
+        .unwrap();
 }
 
 pub fn run(dsn: &str) -> (Value, String) {
@@ -65,7 +61,10 @@ pub fn run(dsn: &str) -> (Value, String) {
     let mut asked = std::collections::HashMap::new();
     for i in 0..RUNS {
         let mut t = writer.transaction().unwrap();
-        write_in(&mut t, i);
+        write(
+            &mut t,
+            format!("Listened note {i}: a commit the listener hears."),
+        );
         let xid: String = t
             .query_one("SELECT pg_current_xact_id()::text", &[])
             .unwrap()
@@ -97,7 +96,11 @@ pub fn run(dsn: &str) -> (Value, String) {
                 ))
                 .unwrap();
             let t = Instant::now();
-            write(&mut writer, RUNS + 2 * i + usize::from(feed));
+            let n = RUNS + 2 * i + usize::from(feed);
+            write(
+                &mut writer,
+                format!("Bench note {n}: the feed measures what a write costs."),
+            );
             out.push(t.elapsed().as_secs_f64() * 1e3);
         }
     }
@@ -147,14 +150,4 @@ pub fn run(dsn: &str) -> (Value, String) {
         result["read_100_p50_ms"].as_f64().unwrap(),
     );
     (result, md)
-}
-
-fn write_in(t: &mut postgres::Transaction<'_>, i: usize) {
-    t.query_one(
-        "SELECT memory_write($1)",
-        &[&Json(
-            json!({"text": format!("Listened note {i}: a commit the listener hears.")}),
-        )],
-    )
-    .unwrap();
 }
