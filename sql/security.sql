@@ -38,6 +38,43 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Spaces (sql/spaces.sql): a member reads a space's rows, and with `write` writes them, through
+-- two more policies on every table that holds a tenant's rows. Postgres ORs a command's
+-- permissive policies in the order of their names, and does not reorder an OR's arms, so
+-- tenant_isolation's cheap comparison comes first and a tenant's own rows never reach the
+-- grant lookup. A memory's category is checked against grants limited to categories; every
+-- other row passes `false` (memory_core::spaces::Grant::admits says what such a grant admits).
+DO $$
+DECLARE
+    t text;
+    memory text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
+                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
+                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
+                             'consolidation_seen', 'details', 'detail_chunks', 'files',
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
+                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
+    LOOP
+        memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
+        EXECUTE format('CREATE POLICY tenant_spaces_read ON memory.%I FOR SELECT
+                            USING (memory.space_reads(user_id, %s))', t, memory);
+        EXECUTE format('CREATE POLICY tenant_spaces_write ON memory.%I
+                            USING (memory.space_writes(user_id, %s))
+                            WITH CHECK (memory.space_writes(user_id, %s))', t, memory, memory);
+    END LOOP;
+END $$;
+
+-- Grants: a member reads its own (the tenant policy on user_id, the grantee); memory_grant and
+-- memory_revoke write them as the owner after checking the caller is the space's admin.
+ALTER TABLE memory.grants ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.grants FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.grants
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT ON memory.grants TO PUBLIC;
+
 GRANT USAGE ON SCHEMA memory TO PUBLIC;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON

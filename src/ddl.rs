@@ -116,6 +116,12 @@ extension_sql_file!(
     name = "changes",
     requires = ["schema", "triggers", "store"]
 );
+// Spaces and grants; the history trigger names the member who wrote into a space.
+extension_sql_file!(
+    "../sql/spaces.sql",
+    name = "spaces",
+    requires = ["schema"]
+);
 // Marks every table for pg_dump, the erasure receipts included (the change feed's are left out
 // on purpose: sql/changes.sql says why).
 extension_sql_file!(
@@ -131,7 +137,8 @@ extension_sql_file!(
         "idempotency",
         "store",
         "checkpoints",
-        "changes"
+        "changes",
+        "spaces"
     ]
 );
 // memory_overview resolves its tenant as the checkpoint functions do; both read the worker's,

@@ -17,6 +17,7 @@ fn errcode(s: SqlState) -> PgSqlErrorCode {
         SqlState::SystemError => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         SqlState::UndefinedFile => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
         SqlState::FeatureNotSupported => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+        SqlState::DuplicateObject => PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
     }
 }
 

@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod query;
 pub mod recall;
 pub mod session;
+pub mod spaces;
 pub mod store;
 pub mod tools;
 pub mod write;

@@ -28,6 +28,7 @@ pub mod recall;
 pub mod screen;
 pub mod search;
 pub mod session;
+pub mod spaces;
 // The store feature (docs/api.md "Store") in the layer of the same name.
 #[allow(clippy::module_inception)]
 pub mod store;

@@ -175,6 +175,32 @@ pub fn run_query(q: &QueryRequest) -> Value {
         window,
         q.rerank.unwrap_or_else(gucs::rerank),
     );
+    // The granted spaces (docs/api.md "Spaces"), each ranked by its own statistics and merged
+    // into the one ranking by score. Not with `entity`: entities are the caller's own.
+    if q.entity.is_none() {
+        let shared = crate::pg::spaces::readable(q.agent.as_deref(), q.spaces.as_deref());
+        if !shared.is_empty() {
+            crate::pg::spaces::as_agent(q.agent.as_deref(), || {
+                for (key, name) in &shared {
+                    let found = search::memories(
+                        key,
+                        &q.query,
+                        q.embedding.as_deref(),
+                        &q.filters,
+                        categories.as_deref(),
+                        asked,
+                        window,
+                        q.rerank.unwrap_or_else(gucs::rerank),
+                    );
+                    hits.extend(found.into_iter().map(|h| Hit {
+                        space: Some(name.clone()),
+                        ..h
+                    }));
+                }
+            });
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        }
+    }
     within_caps(&mut hits, &caps);
     let found = hits.len();
     if let Some(t) = q.threshold {
@@ -229,9 +255,14 @@ pub fn run_query(q: &QueryRequest) -> Value {
             }
         }
     }
+    // Access is counted for the caller's own memories; a space's are the space's to count.
     touch(
         &user,
-        &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+        &hits
+            .iter()
+            .filter(|h| h.space.is_none())
+            .map(|h| h.id.clone())
+            .collect::<Vec<_>>(),
     );
     events::record(Event {
         thread: q.thread_id.as_deref(),
@@ -304,9 +335,12 @@ fn item(q: &QueryRequest, user: &str, categories: Option<&[String]>, h: &Hit, li
             "id": h.id, "category": h.category, "text": line, "content": h.content,
             "score": round4(h.score), "importance": h.importance, "tags": h.tags,
             "metadata": h.metadata, "updated_at": h.updated_at, "happened_at": h.happened,
-            "related": related(user, &h.id, categories),
+            "related": related(&owner_of(user, h), &h.id, categories),
         }),
     };
+    if let Some(space) = &h.space {
+        item["space"] = json!(space);
+    }
     if let Some(by) = &h.superseded_by {
         item["superseded_by"] = json!(by);
     }
@@ -314,6 +348,14 @@ fn item(q: &QueryRequest, user: &str, categories: Option<&[String]>, h: &Hit, li
         item["explain"] = explain(h);
     }
     item
+}
+
+/// The tenant key a hit's rows carry: the caller's, or its space's.
+fn owner_of(user: &str, h: &Hit) -> String {
+    match &h.space {
+        Some(s) => memory_core::spaces::key(s),
+        None => user.to_string(),
+    }
 }
 
 /// Why nothing came back (docs/api.md "Empty results"): an empty memory and a query that
@@ -396,6 +438,7 @@ fn always_in_context(user: &str, categories: Option<&[String]>) -> Vec<Hit> {
                 score: 0.0,
                 parts: Default::default(),
                 pool: search::Pool::ContextAll,
+                space: None,
             })
         },
     )
@@ -664,6 +707,8 @@ pub fn context(
         rerank: None,
         context_modes: true,
         entity: None,
+        // Every space granted to the caller (for the agent), as memory_query reads them.
+        spaces: None,
     };
     let r = run_query(&q);
     let header = r["header"].as_str().map(str::to_string);

@@ -43,7 +43,7 @@ fn prepare(req: WriteRequest) -> (WriteRequest, String, String, Vec<screen::Deci
     if let Some(m) = &req.metadata {
         crate::pg::limits::value_bytes("metadata", m.to_string().len());
     }
-    let user = tenant::resolve(req.user_id.as_deref());
+    let user = owner_of(&req);
     // An update keeps its memory's kind unless the request names one.
     let existing_kind = match (&req.id, &req.kind) {
         (Some(id), None) => spi::one_opt::<String>(
@@ -536,10 +536,25 @@ pub fn write_json(v: &Value) -> Value {
 /// memory_write: stores one checked request; `{"id", "event", "revision", "related"}`. A
 /// request with an idempotency key writes once per key (src/ops/idempotency.rs).
 pub fn write(req: WriteRequest) -> Value {
+    let agent = req.agent_id.clone();
+    crate::pg::spaces::as_agent(agent.as_deref(), || write_as_agent(req))
+}
+
+/// The tenant key a request writes under: the caller's own, or with `"space"` the space's,
+/// once the caller is found to hold `write` on it (src/pg/spaces.rs; 42501 otherwise).
+fn owner_of(req: &WriteRequest) -> String {
+    let user = tenant::resolve(req.user_id.as_deref());
+    match &req.space {
+        Some(s) => crate::pg::spaces::writable(s, req.agent_id.as_deref()),
+        None => user,
+    }
+}
+
+fn write_as_agent(req: WriteRequest) -> Value {
     let Some(key) = req.idempotency.clone() else {
         return write_unkeyed(req);
     };
-    let user = tenant::resolve(req.user_id.as_deref());
+    let user = owner_of(&req);
     idempotency::once(&user, "memory_write", Some(&key), || write_unkeyed(req))
 }
 
@@ -614,6 +629,13 @@ pub fn approve(id: &str, by: Option<String>) -> Value {
 /// idempotency key claim it first: a repeat is answered as before and neither embedded nor
 /// written, and an item repeating an earlier item's key in the same batch gets that item's answer.
 pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
+    // The agent grants limited to one agent see: the batch's, when its requests agree on one.
+    let agent = reqs.first().and_then(|r| r.agent_id.clone());
+    let agent = agent.filter(|a| reqs.iter().all(|r| r.agent_id.as_ref() == Some(a)));
+    crate::pg::spaces::as_agent(agent.as_deref(), || write_batch_as_agent(reqs))
+}
+
+fn write_batch_as_agent(reqs: Vec<WriteRequest>) -> Value {
     enum Slot {
         Write(Option<Idempotency>, String),
         Answer(Value),
@@ -628,7 +650,7 @@ pub fn write_batch(reqs: Vec<WriteRequest>) -> Value {
             todo.push(req);
             continue;
         };
-        let user = tenant::resolve(req.user_id.as_deref());
+        let user = owner_of(&req);
         if let Some((j, body)) = first.get(&(user.clone(), k.key.clone())) {
             if *body != k.body {
                 raise(

@@ -12,6 +12,7 @@ pub mod language;
 pub mod limits;
 pub mod lookup;
 pub mod owner;
+pub mod spaces;
 pub mod spi;
 pub mod subxact;
 pub mod tenant;

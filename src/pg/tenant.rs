@@ -59,6 +59,16 @@ thread_local! {
 /// another role still in setting mode ran `SET memory_ext.user_id = 'ra'` and read and wrote
 /// everything of `ra`: the role's own setting protected only that role's sessions.
 fn check_claim(tenant: &str) {
+    // A space's key is reached through a grant (src/pg/spaces.rs), never claimed: a session
+    // that set it would act as the space's owner without being its admin.
+    // SAFETY: superuser() reads the current role's flag inside a transaction.
+    if memory_core::spaces::of(tenant).is_some() && !unsafe { pg_sys::superuser() } {
+        raise(
+            SqlState::InsufficientPrivilege,
+            format!("tenant \"{tenant}\" is a space: a session reaches it through a grant"),
+            Some("set memory_ext.user_id to the member, and pass \"space\" in the request".into()),
+        );
+    }
     // SAFETY: GetUserId reads the backend's own state, valid inside a transaction.
     let (me, lxid) = (unsafe { pg_sys::GetUserId() }, super::version::local_xid());
     let cached = ALLOWED.with_borrow(|a| {

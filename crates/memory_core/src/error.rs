@@ -21,6 +21,8 @@ pub enum SqlState {
     UndefinedFile,
     /// 0A000 feature_not_supported: asked of a database that lacks what it needs (Citus).
     FeatureNotSupported,
+    /// 42710 duplicate_object: a name already taken (a space).
+    DuplicateObject,
 }
 
 impl SqlState {
@@ -35,6 +37,7 @@ impl SqlState {
             SqlState::SystemError => "58000",
             SqlState::UndefinedFile => "58P01",
             SqlState::FeatureNotSupported => "0A000",
+            SqlState::DuplicateObject => "42710",
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod request;
 pub mod schedule;
 pub mod screen;
 pub mod session;
+pub mod spaces;
 pub mod store;
 pub mod summary;
 pub mod text;

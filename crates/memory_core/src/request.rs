@@ -292,6 +292,8 @@ pub struct WriteRequest {
     /// The text's language, an ISO 639-1 code (crate::language::code); `None`: detected, or
     /// the tenant's default (sql/triggers.sql memory._set_language).
     pub language: Option<String>,
+    /// The space the memory is written into (docs/api.md "Spaces"); `None`: the caller's own.
+    pub space: Option<String>,
 }
 
 /// A retried write's key and what it asked for ([`crate::idempotency::body`]).
@@ -335,11 +337,13 @@ impl WriteRequest {
         put("id", json!(self.id));
         put("supersedes", json!(self.supersedes));
         put("language", json!(self.language));
+        put("space", json!(self.space));
         Value::Object(m)
     }
 }
 
-pub const WRITE_KEYS: [&str; 23] = [
+pub const WRITE_KEYS: [&str; 24] = [
+    "space",
     "confidence",
     "language",
     "idempotency_key",
@@ -428,9 +432,14 @@ pub fn parse_write(v: &Value) -> Result<WriteRequest, RequestError> {
         None => None,
         Some(l) => Some(crate::language::code(&l).map_err(|e| err("language", e))?),
     };
+    let space = f.string("space")?;
+    if let Some(sp) = &space {
+        crate::spaces::name(Some(sp)).map_err(|e| err("space", e.to_string()))?;
+    }
     Ok(WriteRequest {
         screen,
         language,
+        space,
         user_id: f.id("user_id")?,
         text,
         kind: f.one_of("kind", &KINDS)?,
@@ -565,9 +574,13 @@ pub struct QueryRequest {
     /// Apply the categories' context modes: categories in context `all` first,
     /// `rag` categories within their `rag_length`. On unless the request says false.
     pub context_modes: bool,
+    /// The granted spaces to read besides the caller's own memories (docs/api.md "Spaces");
+    /// `None`: every space granted to the caller, `[]`: none.
+    pub spaces: Option<Vec<String>>,
 }
 
-pub const QUERY_KEYS: [&str; 19] = [
+pub const QUERY_KEYS: [&str; 20] = [
+    "spaces",
     "entity",
     "context_modes",
     "kinds",
@@ -683,8 +696,16 @@ pub fn parse_query(v: &Value) -> Result<QueryRequest, RequestError> {
         entity: f.string("entity")?.filter(|e| !e.trim().is_empty()),
         reference_time: f.time("reference_time")?,
         rerank: f.boolean("rerank")?,
+        spaces: f.list("spaces", MAX_SPACES, |s| {
+            crate::spaces::name(Some(s))
+                .map(str::to_string)
+                .map_err(|e| e.to_string())
+        })?,
     })
 }
+
+/// Most spaces one query names.
+pub const MAX_SPACES: usize = 100;
 
 #[cfg(test)]
 mod tests {

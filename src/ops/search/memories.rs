@@ -35,6 +35,8 @@ pub struct Hit {
     pub parts: Parts,
     /// Which side of the search proposed it (`explain`).
     pub pool: Pool,
+    /// The space it belongs to (docs/api.md "Spaces"); `None`: the caller's own.
+    pub space: Option<String>,
 }
 
 /// How a memory got into the ranked pool.
@@ -424,6 +426,7 @@ pub fn memories(
                             score: 0.0,
                             parts: Parts::default(),
                             pool: seeds.pool_of(&id),
+                            space: None,
                         },
                         cand: Candidate {
                             id,

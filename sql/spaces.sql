@@ -1,0 +1,49 @@
+-- Spaces and grants (docs/api.md "Spaces"): owners of memories other than one user, and who
+-- may read or write them. A space's rows carry `space:<name>` in user_id, like a tenant's id
+-- (crates/memory_core/src/spaces.rs says why); sql/security.sql's row policies admit a member
+-- through memory.space_reads / memory.space_writes (src/pg/spaces.rs).
+
+-- A space: its name (unique in the database, as a role's is) and a stable id.
+CREATE TABLE memory.spaces (
+    name       text        NOT NULL PRIMARY KEY,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+-- Read and written through memory_space_create and memory_grants only (as the owner): the
+-- names of other tenants' spaces are theirs.
+REVOKE ALL ON memory.spaces FROM PUBLIC;
+
+-- Who may use a space: user_id is the member (the grantee), so that memory_erase_tenant of a
+-- member removes its grants with its rows (sql/erase.sql finds tables by that column) and the
+-- tenant policy lets a member read its own grants. Written as the owner by memory_grant and
+-- memory_revoke, which check that the caller is the space's admin (src/ops/spaces.rs).
+CREATE TABLE memory.grants (
+    space      text        NOT NULL REFERENCES memory.spaces (name) ON DELETE CASCADE,
+    user_id    text        NOT NULL,
+    access     text        NOT NULL CHECK (access IN ('read', 'write', 'admin')),
+    agent_id   text,
+    categories text[],
+    granted_by text        NOT NULL,
+    granted_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, space)
+);
+CREATE INDEX grants_space_idx ON memory.grants (space);
+
+-- History names who wrote into a space. In role mode the actor (the role) is the member
+-- already; in setting mode the role is the application's, shared by all its users, so the
+-- member (memory_ext.user_id) is added after it. A BEFORE trigger on history, so that every
+-- trigger that writes history (items, blocks, files, messages, the store) names the member
+-- without each knowing about spaces.
+CREATE FUNCTION memory._history_writer() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    me text := CASE WHEN current_setting('memory_ext.tenant_source', true) = 'role' THEN NULL
+                    ELSE memory.current_tenant() END;
+BEGIN
+    IF NEW.user_id LIKE 'space:%' AND me IS NOT NULL AND me IS DISTINCT FROM NEW.user_id THEN
+        NEW.actor := coalesce(NEW.actor, '') || ' [member: ' || me || ']';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
+    FOR EACH ROW EXECUTE FUNCTION memory._history_writer();

@@ -1,0 +1,183 @@
+//! What the current tenant may do in spaces (crates/memory_core/src/spaces.rs): the row
+//! policies' functions (sql/security.sql) and the API's checks, over one lookup of the
+//! tenant's grants per statement.
+//!
+//! # Why a lookup per statement
+//! A policy function runs once per row a statement looks at. Reading the grants table each
+//! time would cost a query per row; reading it once per transaction would let a revoke wait for
+//! the member's transaction to end. Once per statement (the statement's start time and the
+//! transaction's id key the cache) costs one small read and takes a revoke in at the member's
+//! next statement.
+
+use crate::error::{raise, OrRaise};
+use crate::pg::{owner, spi, tenant};
+use memory_core::spaces::{self, Access, Grant, Row};
+use memory_core::SqlState;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+struct Cached {
+    tenant: String,
+    lxid: u32,
+    statement: pg_sys::TimestampTz,
+    grants: HashMap<String, Grant>,
+}
+
+thread_local! {
+    static CACHE: RefCell<Option<Cached>> = const { RefCell::new(None) };
+    /// The agent the running API call acts as (its request's `agent` / `agent_id`), for grants
+    /// that name one. Plain SQL acts as no agent.
+    static AGENT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` acting as `agent` for grants limited to an agent; put back afterwards, on an error
+/// too (the next call sets its own).
+pub fn as_agent<R>(agent: Option<&str>, f: impl FnOnce() -> R) -> R {
+    let prev = AGENT.replace(agent.map(str::to_string));
+    let out = f();
+    AGENT.set(prev);
+    out
+}
+
+/// The current tenant's grants, by space key; empty when no tenant is set.
+fn with_grants<R>(f: impl FnOnce(&HashMap<String, Grant>) -> R) -> R {
+    let Some(me) = tenant::current() else {
+        return f(&HashMap::new());
+    };
+    let lxid = super::version::local_xid();
+    // SAFETY: reads the backend's statement start time, set before any statement runs.
+    let statement = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
+    let fresh = CACHE.with_borrow(|c| {
+        c.as_ref()
+            .is_some_and(|c| c.tenant == me && c.lxid == lxid && c.statement == statement)
+    });
+    if !fresh {
+        let grants = load(&me);
+        CACHE.set(Some(Cached {
+            tenant: me,
+            lxid,
+            statement,
+            grants,
+        }));
+    }
+    CACHE.with_borrow(|c| f(&c.as_ref().map(|c| &c.grants).cloned().unwrap_or_default()))
+}
+
+fn load(me: &str) -> HashMap<String, Grant> {
+    // As the owner: the grants table is the extension's to read, whatever the caller may.
+    owner::as_owner(|| {
+        spi::rows(
+            "SELECT space, access, agent_id, categories FROM memory.grants WHERE user_id = $1",
+            &[me.into()],
+            "reading the tenant's grants",
+            |r| {
+                let space = r.get::<String>(1)?.unwrap_or_default();
+                let access = r.get::<String>(2)?.unwrap_or_default();
+                Ok((
+                    spaces::key(&space),
+                    Grant {
+                        access: Access::parse(&access).unwrap_or(Access::Read),
+                        agent: r.get::<String>(3)?,
+                        categories: r.get::<Vec<String>>(4)?,
+                    },
+                ))
+            },
+        )
+    })
+    .into_iter()
+    .collect()
+}
+
+fn admits(owner: Option<&str>, need: Access, memory: bool, category: Option<&str>) -> bool {
+    let Some(owner) = owner.filter(|o| spaces::of(o).is_some()) else {
+        return false;
+    };
+    let row = if memory {
+        Row::Memory(category)
+    } else {
+        Row::Other
+    };
+    let agent = AGENT.with_borrow(Clone::clone);
+    with_grants(|g| {
+        g.get(owner)
+            .is_some_and(|g| g.admits(need, agent.as_deref(), row))
+    })
+}
+
+/// `memory.space_reads(owner, memory, category)`: whether the current tenant may read a row of
+/// `owner` (a space's key) — a memory of `category` when `memory`, else any other row. The
+/// second arm of every table's read policy (sql/security.sql); false for a user's rows.
+#[pg_extern(stable, parallel_safe, schema = "memory")]
+fn space_reads(owner: Option<&str>, memory: Option<bool>, category: Option<&str>) -> bool {
+    admits(owner, Access::Read, memory.unwrap_or(false), category)
+}
+
+/// `memory.space_writes(owner, memory, category)`: the same for writing.
+#[pg_extern(stable, parallel_safe, schema = "memory")]
+fn space_writes(owner: Option<&str>, memory: Option<bool>, category: Option<&str>) -> bool {
+    admits(owner, Access::Write, memory.unwrap_or(false), category)
+}
+
+/// The spaces the current tenant reads, as (key, name), by name; `only` narrows them to the
+/// names it lists (a name not granted is 42501: asking for a space one cannot read is not an
+/// empty answer). Grants limited to another agent than `agent` are left out.
+pub fn readable(agent: Option<&str>, only: Option<&[String]>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = with_grants(|g| {
+        g.iter()
+            .filter(|(_, g)| g.agent.is_none() || g.agent.as_deref() == agent)
+            .filter_map(|(k, _)| Some((k.clone(), spaces::of(k)?.to_string())))
+            .collect()
+    });
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    if let Some(only) = only {
+        for n in only {
+            if !out.iter().any(|(_, name)| name == n) {
+                raise(
+                    SqlState::InsufficientPrivilege,
+                    format!("space \"{n}\" is not granted to this tenant"),
+                    Some("memory_grants() lists the spaces granted to it".into()),
+                );
+            }
+        }
+        out.retain(|(_, name)| only.contains(name));
+    }
+    out
+}
+
+/// The tenant key a write into space `name` uses, after checking the caller holds `write` on
+/// it (for `agent`): 42501 otherwise. Only memory rows' categories are checked by the row
+/// policies, as each row is written.
+pub fn writable(name: &str, agent: Option<&str>) -> String {
+    let name = spaces::name(Some(name)).or_raise();
+    let key = spaces::key(name);
+    let access = with_grants(|g| {
+        g.get(&key)
+            .filter(|g| g.agent.is_none() || g.agent.as_deref() == agent)
+            .map(|g| g.access)
+    });
+    match access {
+        Some(a) if a >= Access::Write => key,
+        Some(_) => raise(
+            SqlState::InsufficientPrivilege,
+            format!("space \"{name}\" is granted to this tenant read-only"),
+            Some("a space's admin grants write with memory_grant".into()),
+        ),
+        None => raise(
+            SqlState::InsufficientPrivilege,
+            format!("space \"{name}\" is not granted to this tenant"),
+            Some("memory_grants() lists the spaces granted to it".into()),
+        ),
+    }
+}
+
+/// Whether the current tenant administers space `key`.
+pub fn administers(key: &str) -> bool {
+    with_grants(|g| g.get(key).is_some_and(|g| g.access == Access::Admin))
+}
+
+/// Forgets the cached grants, so that a grant or revoke this statement made counts at once
+/// for the rest of it.
+pub fn forget() {
+    CACHE.set(None);
+}

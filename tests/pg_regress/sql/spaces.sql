@@ -1,0 +1,135 @@
+-- Spaces (docs/api.md "Spaces"): memories a team shares, reached through grants that row-level
+-- security enforces; a revoke counts from the member's next statement.
+\set SHOW_CONTEXT never
+SET ROLE regress_memory_user;
+
+-- Ann creates the support team's space and is its admin.
+SET memory_ext.user_id = 'ann';
+SELECT memory_space_create('support') ->> 'name' AS space;
+SELECT memory_space_create('support');                        -- 42710: the name is taken
+SELECT memory_space_create('a:b');                            -- 22023: no colon in a name
+SELECT g ->> 'space' AS space, g ->> 'grantee' AS grantee, g ->> 'access' AS access
+FROM jsonb_array_elements(memory_grants()) g;
+
+-- Ann writes the team's policy into the space, and a note of her own.
+SELECT memory_write('{"text": "Refunds over 500 euros need a manager''s approval.", "category": "policy", "space": "support"}') ->> 'event' AS written;
+SELECT memory_write('{"text": "Salaries are reviewed every March.", "category": "hr", "space": "support"}') ->> 'event' AS written;
+SELECT memory_write('{"text": "Ann prefers refunds by bank transfer."}') ->> 'event' AS written;
+-- History names who wrote into the space (setting mode: the member after the role).
+RESET ROLE;
+SELECT event, actor FROM memory.history WHERE user_id = 'space:support' AND entity = 'item' ORDER BY ts;
+SET ROLE regress_memory_user;
+
+-- Bob is no member yet: he sees nothing of the space, and may not write or grant into it.
+SET memory_ext.user_id = 'bob';
+SELECT count(*) AS seen FROM memory.items WHERE user_id = 'space:support';
+SELECT jsonb_array_length(memory_query('{"query": "refunds approval"}') -> 'items') AS found;
+SELECT memory_write('{"text": "x", "space": "support"}');     -- 42501: not granted
+SELECT memory_grant('support', 'bob', 'admin');               -- 42501: not its admin
+SET memory_ext.user_id = 'space:support';                     -- a space is not claimed
+SELECT memory_query('{"query": "refunds"}');                  -- 42501
+SET memory_ext.user_id = 'bob';
+
+-- Ann grants Bob read: he finds the policy, labelled with its space, in one ranking with his own.
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('support', 'bob') ->> 'access' AS access;
+SET memory_ext.user_id = 'bob';
+SELECT memory_write('{"text": "Bob handles refunds for the Lisbon store."}') ->> 'event' AS written;
+SELECT i ->> 'space' AS space, i ->> 'category' AS category
+FROM jsonb_array_elements(memory_query('{"query": "who approves refunds over 500 euros", "top_k": 3}') -> 'items') i
+ORDER BY 1 NULLS FIRST, 2;
+-- "spaces": [] reads his own memories only; a space not granted is 42501.
+SELECT count(*) FILTER (WHERE i ? 'space') AS from_spaces
+FROM jsonb_array_elements(memory_query('{"query": "refunds", "spaces": []}') -> 'items') i;
+SELECT memory_query('{"query": "refunds", "spaces": ["sales"]}');  -- 42501
+-- memory_context reads the space too.
+SELECT memory_agent('helper', 'bob') IS NOT NULL AS agent;
+SELECT memory_context('helper', 't1', 'refund approval', 2000) LIKE '%manager''s approval%' AS in_context;
+-- Read-only: no write into the space, by the API or by plain SQL.
+SELECT memory_write('{"text": "Refunds need no approval.", "space": "support"}');  -- 42501
+UPDATE memory.items SET text = 'tampered' WHERE user_id = 'space:support';
+SELECT count(*) AS tampered FROM memory.items WHERE text = 'tampered';
+
+-- Write access: Bob adds to the space; history names him.
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('support', 'bob', 'write') ->> 'access' AS access;
+SET memory_ext.user_id = 'bob';
+SELECT memory_write('{"text": "Refunds are paid within 14 days.", "category": "policy", "space": "support"}') ->> 'event' AS written;
+RESET ROLE;
+SELECT actor FROM memory.history WHERE user_id = 'space:support' AND entity = 'item' AND new_ref LIKE '%14 days%';
+SET ROLE regress_memory_user;
+
+-- A revoke counts from Bob's next statement, inside his open transaction.
+SET memory_ext.user_id = 'bob';
+BEGIN;
+SELECT count(*) AS before_revoke FROM memory.items WHERE user_id = 'space:support';
+SELECT memory_revoke('support', 'bob') ->> 'revoked' AS left_space;  -- a member may leave (rolled back)
+SELECT memory_revoke('support', 'ann');                       -- 42501: only the admin changes others' grants
+ROLLBACK;
+BEGIN;
+SELECT count(*) AS before_revoke FROM memory.items WHERE user_id = 'space:support';
+SET LOCAL memory_ext.user_id = 'ann';
+SELECT memory_revoke('support', 'bob') ->> 'revoked' AS revoked;
+SET LOCAL memory_ext.user_id = 'bob';
+SELECT count(*) AS after_revoke FROM memory.items WHERE user_id = 'space:support';
+COMMIT;
+SELECT memory_write('{"text": "y", "space": "support"}');     -- 42501
+
+-- A grant limited to categories shows only those memories, and nothing else of the space.
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('support', 'cleo', 'read', categories => ARRAY['Policy']) -> 'categories' AS categories;
+SET memory_ext.user_id = 'cleo';
+SELECT category, count(*) FROM memory.items WHERE user_id = 'space:support' GROUP BY 1 ORDER BY 1;
+
+-- A grant limited to an agent: only that agent of the member reads through it.
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('support', 'dan', 'read', agent => 'support-bot') ->> 'agent' AS agent;
+SET memory_ext.user_id = 'dan';
+SELECT jsonb_array_length(memory_query('{"query": "refunds approval", "agent": "support-bot"}') -> 'items') > 0 AS bot_reads;
+SELECT jsonb_array_length(memory_query('{"query": "refunds approval", "agent": "sales-bot"}') -> 'items') AS other_agent_reads;
+SELECT count(*) AS plain_sql_reads FROM memory.items WHERE user_id = 'space:support';
+
+-- The admin sees every grant of the space; a member its own.
+SET memory_ext.user_id = 'ann';
+SELECT g ->> 'grantee' AS grantee, g ->> 'access' AS access, g ->> 'agent' AS agent, g -> 'categories' AS categories
+FROM jsonb_array_elements(memory_grants()) g;
+SET memory_ext.user_id = 'cleo';
+SELECT g ->> 'grantee' AS grantee FROM jsonb_array_elements(memory_grants()) g;
+-- A space keeps an admin; a member may leave.
+SET memory_ext.user_id = 'ann';
+SELECT memory_revoke('support', 'ann');                       -- 42501: the last admin
+SET memory_ext.user_id = 'cleo';
+SELECT memory_revoke('support', 'cleo') ->> 'revoked' AS left_space;
+-- Hostile and bad input.
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('support', 'eve', 'owner');               -- 22023
+SELECT memory_grant('support', 'space:support', 'read');      -- 22023
+SELECT memory_grant(NULL, 'eve');                             -- 22004
+SELECT memory_grant('support', 'eve', 'read', categories => ARRAY[]::text[]);  -- 22023
+SELECT memory_query('{"query": "x", "spaces": "support"}');   -- 22023
+
+-- Role mode: the member is the role.
+RESET ROLE;
+CREATE ROLE regress_space_fay;
+CREATE ROLE regress_space_gil;
+GRANT regress_space_fay, regress_space_gil TO regress_memory_user;
+SET memory_ext.tenant_source = 'role';
+SET ROLE regress_space_fay;
+SELECT memory_space_create('fay-team') ->> 'name' AS space;
+SELECT memory_write('{"text": "The deploy window is Tuesday morning.", "space": "fay-team"}') ->> 'event' AS written;
+SELECT memory_grant('fay-team', 'regress_space_gil', 'read') ->> 'grantee' AS grantee;
+SET ROLE regress_space_gil;
+SELECT i ->> 'space' AS space FROM jsonb_array_elements(memory_query('{"query": "deploy window"}') -> 'items') i;
+SELECT memory_write('{"text": "z", "space": "fay-team"}');    -- 42501
+RESET ROLE;
+SELECT actor FROM memory.history WHERE user_id = 'space:fay-team' AND entity = 'item';
+RESET memory_ext.tenant_source;
+
+-- Erasing a member removes its grants and its own rows, not the space's.
+SELECT count(*) AS dan_grants FROM memory.grants WHERE user_id = 'dan';
+SELECT memory_erase_tenant('dan', 'test') IS NOT NULL AS erased;
+SELECT count(*) AS dan_grants FROM memory.grants WHERE user_id = 'dan';
+SELECT count(*) AS space_memories FROM memory.items WHERE user_id = 'space:support';
+RESET ROLE;
+DROP OWNED BY regress_space_fay, regress_space_gil;
+DROP ROLE regress_space_fay, regress_space_gil;
