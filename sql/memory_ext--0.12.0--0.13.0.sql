@@ -790,3 +790,146 @@ CREATE FUNCTION "memory_changes"(
 STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_changes_wrapper';
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Spaces and grants (sql/spaces.sql, sql/security.sql, src/pg/spaces.rs).
+-- ---------------------------------------------------------------------------------------------
+-- Spaces and grants (docs/api.md "Spaces"): owners of memories other than one user, and who
+-- may read or write them. A space's rows carry `space:<name>` in user_id, like a tenant's id
+-- (crates/memory_core/src/spaces.rs says why); sql/security.sql's row policies admit a member
+-- through memory.space_reads / memory.space_writes (src/pg/spaces.rs).
+
+-- A space: its name (unique in the database, as a role's is) and a stable id.
+CREATE TABLE memory.spaces (
+    name       text        NOT NULL PRIMARY KEY,
+    id         uuid        NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+-- Read and written through memory_space_create and memory_grants only (as the owner): the
+-- names of other tenants' spaces are theirs.
+REVOKE ALL ON memory.spaces FROM PUBLIC;
+
+-- Who may use a space: user_id is the member (the grantee), so that memory_erase_tenant of a
+-- member removes its grants with its rows (sql/erase.sql finds tables by that column) and the
+-- tenant policy lets a member read its own grants. Written as the owner by memory_grant and
+-- memory_revoke, which check that the caller is the space's admin (src/ops/spaces.rs).
+CREATE TABLE memory.grants (
+    space      text        NOT NULL REFERENCES memory.spaces (name) ON DELETE CASCADE,
+    user_id    text        NOT NULL,
+    access     text        NOT NULL CHECK (access IN ('read', 'write', 'admin')),
+    agent_id   text,
+    categories text[],
+    granted_by text        NOT NULL,
+    granted_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, space)
+);
+CREATE INDEX grants_space_idx ON memory.grants (space);
+
+-- History names who wrote into a space. In role mode the actor (the role) is the member
+-- already; in setting mode the role is the application's, shared by all its users, so the
+-- member (memory_ext.user_id) is added after it. A BEFORE trigger on history, so that every
+-- trigger that writes history (items, blocks, files, messages, the store) names the member
+-- without each knowing about spaces.
+CREATE FUNCTION memory._history_writer() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    me text := CASE WHEN current_setting('memory_ext.tenant_source', true) = 'role' THEN NULL
+                    ELSE memory.current_tenant() END;
+BEGIN
+    IF NEW.user_id LIKE 'space:%' AND me IS NOT NULL AND me IS DISTINCT FROM NEW.user_id THEN
+        NEW.actor := coalesce(NEW.actor, '') || ' [member: ' || me || ']';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
+    FOR EACH ROW EXECUTE FUNCTION memory._history_writer();
+
+SELECT pg_catalog.pg_extension_config_dump('memory.spaces', '');
+SELECT pg_catalog.pg_extension_config_dump('memory.grants', '');
+
+CREATE FUNCTION memory."space_reads"(
+	"owner" TEXT, /* Option < & str > */
+	"memory" bool, /* Option < bool > */
+	"category" TEXT /* Option < & str > */
+) RETURNS bool /* bool */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'space_reads_wrapper';
+
+CREATE FUNCTION memory."space_writes"(
+	"owner" TEXT, /* Option < & str > */
+	"memory" bool, /* Option < bool > */
+	"category" TEXT /* Option < & str > */
+) RETURNS bool /* bool */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'space_writes_wrapper';
+
+-- Spaces (sql/spaces.sql): a member reads a space's rows, and with `write` writes them, through
+-- two more policies on every table that holds a tenant's rows. Postgres ORs a command's
+-- permissive policies in the order of their names, and does not reorder an OR's arms, so
+-- tenant_isolation's cheap comparison comes first and a tenant's own rows never reach the
+-- grant lookup. A memory's category is checked against grants limited to categories; every
+-- other row passes `false` (memory_core::spaces::Grant::admits says what such a grant admits).
+DO $$
+DECLARE
+    t text;
+    memory text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
+                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
+                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
+                             'consolidation_seen', 'details', 'detail_chunks', 'files',
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
+                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
+    LOOP
+        memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
+        EXECUTE format('CREATE POLICY tenant_spaces_read ON memory.%I FOR SELECT
+                            USING (memory.space_reads(user_id, %s))', t, memory);
+        EXECUTE format('CREATE POLICY tenant_spaces_write ON memory.%I
+                            USING (memory.space_writes(user_id, %s))
+                            WITH CHECK (memory.space_writes(user_id, %s))', t, memory, memory);
+    END LOOP;
+END $$;
+
+-- Grants: a member reads its own (the tenant policy on user_id, the grantee); memory_grant and
+-- memory_revoke write them as the owner after checking the caller is the space's admin.
+ALTER TABLE memory.grants ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.grants FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.grants
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT ON memory.grants TO PUBLIC;
+
+CREATE FUNCTION "memory_space_create"(
+	"name" TEXT /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_space_create_wrapper';
+
+CREATE FUNCTION "memory_grant"(
+	"space" TEXT, /* Option < & str > */
+	"grantee" TEXT, /* Option < & str > */
+	"access" TEXT DEFAULT 'read', /* Option < & str > */
+	"agent" TEXT DEFAULT NULL, /* Option < & str > */
+	"categories" TEXT[] DEFAULT NULL /* :: std :: option :: Option < Vec < Option < String > > > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_grant_wrapper';
+
+CREATE FUNCTION "memory_revoke"(
+	"space" TEXT, /* Option < & str > */
+	"grantee" TEXT /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_revoke_wrapper';
+
+CREATE FUNCTION "memory_grants"() RETURNS jsonb /* JsonB */
+STRICT STABLE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_grants_wrapper';

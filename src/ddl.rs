@@ -117,11 +117,7 @@ extension_sql_file!(
     requires = ["schema", "triggers", "store"]
 );
 // Spaces and grants; the history trigger names the member who wrote into a space.
-extension_sql_file!(
-    "../sql/spaces.sql",
-    name = "spaces",
-    requires = ["schema"]
-);
+extension_sql_file!("../sql/spaces.sql", name = "spaces", requires = ["schema"]);
 // Marks every table for pg_dump, the erasure receipts included (the change feed's are left out
 // on purpose: sql/changes.sql says why).
 extension_sql_file!(

@@ -155,7 +155,12 @@ pub fn embed_query(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedE
 /// each space with the same query, and must not embed it, or wait for a provider that is down,
 /// once per space.
 pub fn query_vector(query: &str, what: &str) -> Option<(ActiveModel, Vec<f32>)> {
-    type Memo = Option<(String, u32, pgrx::pg_sys::TimestampTz, Option<(ActiveModel, Vec<f32>)>)>;
+    type Memo = Option<(
+        String,
+        u32,
+        pgrx::pg_sys::TimestampTz,
+        Option<(ActiveModel, Vec<f32>)>,
+    )>;
     thread_local! {
         static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
     }

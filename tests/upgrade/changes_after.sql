@@ -75,3 +75,17 @@ END $$;
 SELECT array_agg(c ->> 'entity' || ':' || (c ->> 'op') ORDER BY ord) = ARRAY['memory:insert', 'message:insert'] AS feed_lists_both
 FROM jsonb_array_elements(pg_temp.feed(2) -> 'changes') WITH ORDINALITY x(c, ord);
 SELECT jsonb_array_length(memory_changes(memory_changes() ->> 'cursor') -> 'changes') = 0 AS feed_cursor_goes_on;
+-- 0.13.0: spaces. A space made after the upgrade, written by its admin and read by a member
+-- under the row policies the upgrade added; a member with read only cannot write.
+DO $$ BEGIN CREATE ROLE regress_space_upgrade; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+SET ROLE regress_space_upgrade;
+SET memory_ext.user_id = 'upgrade-space-admin';
+SELECT memory_space_create('upgrade-team') ->> 'name' = 'upgrade-team' AS space_created;
+SELECT memory_write('{"text": "The team meets on Mondays.", "space": "upgrade-team"}') ->> 'event' = 'created' AS space_written;
+SELECT memory_grant('upgrade-team', 'upgrade-space-member') ->> 'access' = 'read' AS space_granted;
+SET memory_ext.user_id = 'upgrade-space-member';
+SELECT (SELECT count(*) FROM memory.items WHERE user_id = 'space:upgrade-team') = 1 AS member_reads_space;
+SELECT memory_query('{"query": "when does the team meet"}') -> 'items' -> 0 ->> 'space' = 'upgrade-team' AS member_finds_space;
+UPDATE memory.items SET text = 'x' WHERE user_id = 'space:upgrade-team';
+SELECT (SELECT count(*) FROM memory.items WHERE user_id = 'space:upgrade-team' AND text = 'x') = 0 AS read_member_cannot_write;
+RESET ROLE;
