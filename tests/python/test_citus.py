@@ -63,7 +63,10 @@ def test_every_tenant_table_is_distributed_and_colocated():
             """SELECT c.relname FROM pg_class c
                WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                  AND EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = c.oid AND t.attname = 'user_id')
-                 AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)"""
+                 AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)
+                 -- Grants stay on the coordinator while spaces are not offered on Citus
+                 -- (sql/queries/citus_tables.sql, docs/citus.md "Not done yet").
+                 AND c.relname <> 'grants'"""
         ).fetchall()
         assert missing == [], missing
         groups = a.execute(

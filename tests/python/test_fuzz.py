@@ -44,7 +44,8 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "history", "change_log",
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
           "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
-          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations", "changes"]
+          "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations", "changes",
+          "grants"]
 
 
 class Raw(str):
@@ -121,6 +122,10 @@ def jsons(r):
                                                                        {texts(r): texts(r)}, [], 7, {"email": None}])}]}),
         Jsonb({"text": "Reach me at fuzz@example.org, password is " + texts(r), "category": r.choice(["contact", None]),
                "screen": r.choice([{"email": "flag"}, {"secret": "allow"}, "email:block", texts(r), {"x": "y"}, None])}),
+        # Spaces (docs/api.md "Spaces"): writes into and reads across spaces, hostile names.
+        Jsonb({"text": "Space fuzz fact " + texts(r), "space": r.choice(["fuzz-team", "", "a:b", texts(r), 5, None, ["x"]])}),
+        Jsonb({"query": texts(r), "spaces": r.choice([[], ["fuzz-team"], ["nope"], "fuzz-team", [5], [texts(r)] * 3,
+                                                      ["x"] * 500, None])}),
         # Store batches and filters (docs/api.md "Store").
         Jsonb([{"op": r.choice(["put", "get", "delete", "search", "list_namespaces", "x", None]),
                 "namespace": r.choice([["a"], [], [None], "a", [texts(r)]]), "key": r.choice(["k", "", None, 5, texts(r)]),
@@ -214,6 +219,12 @@ CALLS_SPEC = [
     ("memory_configure", [jsons]),
     ("memory_history", [uuids]),
     ("memory_changes", [texts, ints]),
+    ("memory_space_create", [texts]),
+    ("memory_space_create", [lambda r: r.choice(["fuzz-team", "fuzz-" + str(r.randint(0, 5))])]),
+    ("memory_grant", [lambda r: r.choice(["fuzz-team", texts(r)]), ids, lambda r: r.choice(["read", "write", "admin", texts(r)]),
+                      ids, "textarray"]),
+    ("memory_revoke", [lambda r: r.choice(["fuzz-team", texts(r)]), ids]),
+    ("memory_grants", []),
     ("memory_export", ["user"]),
     ("memory_forget", [uuids]),
     ("memory_forget", [uuids, "bool"]),
