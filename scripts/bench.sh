@@ -3,7 +3,7 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, screen, adapters, inspect, migrate, changes, citus (default: all but citus)
+#                                          agents, screen, adapters, inspect, migrate, changes, spaces, citus (default: all but citus)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -21,7 +21,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect migrate changes}
+suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect migrate changes spaces}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -111,6 +111,12 @@ for s in $suites; do
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_tl" -c "CREATE DATABASE memory_bench_tl"
     psql_b -d memory_bench_tl -c "CREATE EXTENSION memory_ext CASCADE"
     "$CARGO_TARGET_DIR"/release/memory_ext_bench tools --dsn "${dsn/memory_bench/memory_bench_tl}" --out "$RESULTS"
+  elif [ "$s" = spaces ]; then
+    # A database of its own: 100,000 memories of which ten owners are spaces (bench/src/spaces.rs).
+    echo "==> bench: spaces"
+    psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_sp" -c "CREATE DATABASE memory_bench_sp"
+    psql_b -d memory_bench_sp -c "CREATE EXTENSION memory_ext CASCADE"
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench spaces --items 100000 --dsn "${dsn/memory_bench/memory_bench_sp}" --out "$RESULTS"
   elif [ "$s" = changes ]; then
     # The change feed: notification latency, what it costs a write, a read; a database of its own.
     echo "==> bench: changes"
@@ -177,7 +183,7 @@ for s in $suites; do
     # earlier run, bench/results/citus/one-node).
     if [ "${BENCH_CITUS_ONE_NODE:-1}" = 1 ]; then
       psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
-      psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE" -c "CREATE EXTENSION pg_prewarm"
+      psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE"
       "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
         --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
     fi

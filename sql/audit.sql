@@ -93,6 +93,12 @@ BEGIN
         SELECT 22, 'entity_relations', to_jsonb(r) - 'user_id',
                row_number() OVER (ORDER BY r.subject_id, r.relation, r.object_id, r.item_id)
         FROM memory.entity_relations r WHERE r.user_id = tenant
+        UNION ALL
+        -- Blocks attached to the tenant's agents (0.13.0, block_attach): the tenant's own blocks
+        -- and its spaces' (an import into another tenant keeps only its own, memory._import_row).
+        SELECT 23, 'block_attachments', to_jsonb(a) - 'user_id',
+               row_number() OVER (ORDER BY a.agent_id, a.attached_at, a.block_id)
+        FROM memory.block_attachments a WHERE a.user_id = tenant
     ) x
     ORDER BY o, n;
 END

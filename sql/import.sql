@@ -18,6 +18,7 @@
 CREATE FUNCTION memory._import_sections() RETURNS TABLE (section text, tbl regclass)
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     VALUES ('agents', 'memory.agents'::regclass), ('threads', 'memory.threads'), ('blocks', 'memory.blocks'),
+           ('block_attachments', 'memory.block_attachments'),
            ('memories', 'memory.items'), ('relations', 'memory.relations'), ('messages', 'memory.messages'),
            ('history', 'memory.history'), ('categories', 'memory.categories'),
            ('allowlists', 'memory.allowlists'), ('checkpoints', 'memory.checkpoints'),
@@ -49,6 +50,13 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
              || CASE WHEN r ? 'id' AND jsonb_typeof(r -> 'id') = 'string'
                           AND (r ->> 'id') !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                      THEN jsonb_build_object('id', md5(r ->> 'id')::uuid) ELSE '{}'::jsonb END
+             -- An attached block (0.13.0): the tenant's own becomes the importing tenant's; its
+             -- id made as the block's was, when it is a Letta file's.
+             || CASE WHEN p_section = 'block_attachments'
+                     THEN jsonb_build_object('owner', CASE WHEN (r ->> 'owner') LIKE 'space:%' THEN r ->> 'owner' ELSE p_user END)
+                          || CASE WHEN (r ->> 'block_id') !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                                  THEN jsonb_build_object('block_id', md5(r ->> 'block_id')::uuid) ELSE '{}'::jsonb END
+                     ELSE '{}'::jsonb END
 $$;
 REVOKE ALL ON FUNCTION memory._import_row(jsonb, text, text, jsonb, jsonb) FROM PUBLIC;
 

@@ -56,6 +56,7 @@ SELECT pg_catalog.pg_extension_config_dump('memory.entity_relations', '');
 CREATE OR REPLACE FUNCTION memory._import_sections() RETURNS TABLE (section text, tbl regclass)
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     VALUES ('agents', 'memory.agents'::regclass), ('threads', 'memory.threads'), ('blocks', 'memory.blocks'),
+           ('block_attachments', 'memory.block_attachments'),
            ('memories', 'memory.items'), ('relations', 'memory.relations'), ('messages', 'memory.messages'),
            ('history', 'memory.history'), ('categories', 'memory.categories'),
            ('allowlists', 'memory.allowlists'), ('checkpoints', 'memory.checkpoints'),
@@ -362,6 +363,12 @@ BEGIN
         SELECT 22, 'entity_relations', to_jsonb(r) - 'user_id',
                row_number() OVER (ORDER BY r.subject_id, r.relation, r.object_id, r.item_id)
         FROM memory.entity_relations r WHERE r.user_id = tenant
+        UNION ALL
+        -- Blocks attached to the tenant's agents (0.13.0, block_attach): the tenant's own blocks
+        -- and its spaces' (an import into another tenant keeps only its own, memory._import_row).
+        SELECT 23, 'block_attachments', to_jsonb(a) - 'user_id',
+               row_number() OVER (ORDER BY a.agent_id, a.attached_at, a.block_id)
+        FROM memory.block_attachments a WHERE a.user_id = tenant
     ) x
     ORDER BY o, n;
 END
@@ -934,3 +941,77 @@ CREATE FUNCTION "memory_grants"() RETURNS jsonb /* JsonB */
 STRICT STABLE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_grants_wrapper';
+
+-- Shared blocks (block_attach, src/ops/blocks.rs): a block attached to an agent other than its
+-- own, the caller's (another of its agents) or a granted space's. The block stays one row with
+-- one version line; each attached agent's compile_core_blocks reads it where it lives, and an
+-- edit through any of them changes it there. user_id is the attaching agent's tenant; owner
+-- the block's (no foreign key to it: on Citus it may live on another shard, and a block
+-- deleted leaves an attachment that shows nothing).
+CREATE TABLE memory.block_attachments (
+    user_id     text        NOT NULL,
+    agent_id    text        NOT NULL,
+    owner       text        NOT NULL,
+    block_id    uuid        NOT NULL,
+    read_only   boolean     NOT NULL DEFAULT false,
+    attached_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, agent_id, block_id),
+    FOREIGN KEY (user_id, agent_id) REFERENCES memory.agents ON DELETE CASCADE
+);
+ALTER TABLE memory.block_attachments ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.block_attachments FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.block_attachments
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+CREATE POLICY space_read ON memory.block_attachments FOR SELECT
+    USING (memory.space_reads(user_id, false, NULL));
+CREATE POLICY space_write ON memory.block_attachments
+    USING (memory.space_writes(user_id, false, NULL))
+    WITH CHECK (memory.space_writes(user_id, false, NULL));
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.block_attachments TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory.block_attachments', '');
+
+CREATE FUNCTION "block_attach"(
+	"agent_id" TEXT, /* Option < & str > */
+	"block_id" uuid, /* Option < pgrx :: Uuid > */
+	"read_only" bool DEFAULT false /* Option < bool > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'block_attach_wrapper';
+
+CREATE FUNCTION "block_detach"(
+	"agent_id" TEXT, /* Option < & str > */
+	"block_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'block_detach_wrapper';
+
+-- Import: attached blocks (block_attachments) take the importing tenant as their owner.
+-- One exported row for tenant p_user: its agent and thread ids remapped (p_agents, p_threads:
+-- {"old": "new"}), its model cleared where the backfill must embed it.
+CREATE OR REPLACE FUNCTION memory._import_row(r jsonb, p_section text, p_user text, p_agents jsonb, p_threads jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT r || jsonb_build_object('user_id', p_user)
+             || CASE WHEN r ? 'agent_id' AND p_agents ? (r ->> 'agent_id')
+                     THEN jsonb_build_object('agent_id', p_agents -> (r ->> 'agent_id')) ELSE '{}'::jsonb END
+             || CASE WHEN p_section = 'allowlists' AND p_agents ? (r ->> 'agent')
+                     THEN jsonb_build_object('agent', p_agents -> (r ->> 'agent')) ELSE '{}'::jsonb END
+             || CASE WHEN r ? 'thread_id' AND p_threads ? (r ->> 'thread_id')
+                     THEN jsonb_build_object('thread_id', p_threads -> (r ->> 'thread_id')) ELSE '{}'::jsonb END
+             || CASE WHEN p_section IN ('memories', 'messages', 'files')
+                     THEN '{"embedding_model": null}'::jsonb ELSE '{}'::jsonb END
+             -- An id that is not a UUID (a Letta file's "message-3", memory_core::import): one
+             -- made from it, the same every time.
+             || CASE WHEN r ? 'id' AND jsonb_typeof(r -> 'id') = 'string'
+                          AND (r ->> 'id') !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                     THEN jsonb_build_object('id', md5(r ->> 'id')::uuid) ELSE '{}'::jsonb END
+             -- An attached block (0.13.0): the tenant's own becomes the importing tenant's; its
+             -- id made as the block's was, when it is a Letta file's.
+             || CASE WHEN p_section = 'block_attachments'
+                     THEN jsonb_build_object('owner', CASE WHEN (r ->> 'owner') LIKE 'space:%' THEN r ->> 'owner' ELSE p_user END)
+                          || CASE WHEN (r ->> 'block_id') !~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                                  THEN jsonb_build_object('block_id', md5(r ->> 'block_id')::uuid) ELSE '{}'::jsonb END
+                     ELSE '{}'::jsonb END
+$$;

@@ -28,7 +28,8 @@ BEGIN
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
-                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
+                             'block_attachments']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -57,7 +58,8 @@ BEGIN
                              'consolidation_seen', 'details', 'detail_chunks', 'files',
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
-                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
+                             'block_attachments']
     LOOP
         memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
         EXECUTE format('CREATE POLICY space_read ON memory.%I FOR SELECT
@@ -83,7 +85,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.events, memory.categories, memory.allowlists, memory.checkpoints, memory.embedding_failures,
     memory.details, memory.detail_chunks, memory.files, memory.store_items, memory.store_vectors,
     memory.checkpoint_steps, memory.checkpoint_blobs, memory.checkpoint_writes,
-    memory.entities, memory.entity_links, memory.entity_relations, memory.settings
+    memory.entities, memory.entity_links, memory.entity_relations, memory.settings,
+    memory.block_attachments
 TO PUBLIC;
 
 -- Consolidation's bookkeeping enforces the operator's budget (memory_ext.consolidation_max_llm_calls

@@ -47,3 +47,20 @@ BEGIN
 END $$;
 CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
     FOR EACH ROW EXECUTE FUNCTION memory._history_writer();
+
+-- Shared blocks (block_attach, src/ops/blocks.rs): a block attached to an agent other than its
+-- own, the caller's (another of its agents) or a granted space's. The block stays one row with
+-- one version line; each attached agent's compile_core_blocks reads it where it lives, and an
+-- edit through any of them changes it there. user_id is the attaching agent's tenant; owner
+-- the block's (no foreign key to it: on Citus it may live on another shard, and a block
+-- deleted leaves an attachment that shows nothing).
+CREATE TABLE memory.block_attachments (
+    user_id     text        NOT NULL,
+    agent_id    text        NOT NULL,
+    owner       text        NOT NULL,
+    block_id    uuid        NOT NULL,
+    read_only   boolean     NOT NULL DEFAULT false,
+    attached_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, agent_id, block_id),
+    FOREIGN KEY (user_id, agent_id) REFERENCES memory.agents ON DELETE CASCADE
+);

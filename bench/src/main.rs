@@ -16,6 +16,7 @@ mod formation;
 mod lifecycle;
 mod mcp;
 mod query;
+mod spaces;
 mod tools;
 
 use postgres::{Client, NoTls};
@@ -282,6 +283,10 @@ fn main() {
         "changes" => {
             let (result, md) = changes::run(&a.dsn);
             save(&a.out, "changes", &result, &md);
+        }
+        "spaces" => {
+            let (result, md) = spaces::run(&a.dsn, a.items);
+            save(&a.out, "spaces", &result, &md);
         }
         "checkpoint" => {
             let (result, md) = checkpoint::run(&a.dsn);

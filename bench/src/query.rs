@@ -220,7 +220,7 @@ pub fn pct(v: &mut [f64], p: f64) -> f64 {
     v[i.min(v.len() - 1)]
 }
 
-fn connect(dsn: &str) -> Client {
+pub fn connect(dsn: &str) -> Client {
     Client::connect(dsn, NoTls).unwrap()
 }
 
@@ -281,7 +281,7 @@ fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
 /// The planner settings memory_query runs its statements under (src/pg/vector.rs,
 /// `with_iterative_scan`). The raw reference runs under the same, so that the two differ in what
 /// memory_query does, not in which plans the planner may pick for the rows.
-const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off; \
+pub const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off; \
                           SET plan_cache_mode = force_custom_plan";
 /// The reference as measured before 0.10.0: only the iterative scan set, the rest at defaults.
 const DEFAULT_PLANNER: &str =
@@ -613,6 +613,11 @@ pub fn write_latency(dsn: &str, n: usize, clients: usize, with_vectors: bool) ->
 /// colocated with memory.items); the creation time is staged, not read from the clock, for the
 /// same reason (Citus evaluates no volatile function on the workers). Returns seconds taken.
 pub fn fill(dsn: &str, items: usize) -> f64 {
+    fill_named(dsn, items, |t| format!("bench-{t}"))
+}
+
+/// [`fill`] with the tenants' ids given by `name` (the spaces suite names some `space:<name>`).
+pub fn fill_named(dsn: &str, items: usize, name: impl Fn(usize) -> String) -> f64 {
     use std::io::Write;
     let t0 = Instant::now();
     let mut db = connect(dsn);
@@ -656,7 +661,7 @@ pub fn fill(dsn: &str, items: usize) -> f64 {
         writeln!(
             w,
             "{i}\t{}\t{}\t{}\t{}\t{}\t[{}]\t{}",
-            r["user_id"].as_str().unwrap(),
+            name(tenant),
             r["text"].as_str().unwrap(),
             r["category"].as_str().unwrap(),
             r["importance"],

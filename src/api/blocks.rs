@@ -186,3 +186,31 @@ fn compile_blocks(agent_id: Option<&str>) -> JsonB {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     JsonB(ops::compile_cached(agent_id))
 }
+
+/// Attaches block `block_id` — of another of the caller's agents, or of a space granted to it —
+/// to agent `agent_id`: one block, seen and edited by every agent it is attached to, read-only
+/// when asked or when the caller may not write it. `{agent_id, block_id, label, space, read_only}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn block_attach(
+    agent_id: Option<&str>,
+    block_id: Option<pgrx::Uuid>,
+    read_only: default!(Option<bool>, false),
+) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let block_id = validate::required("block_id", block_id.as_ref())
+        .or_raise()
+        .to_string();
+    let read_only = *validate::required("read_only", read_only.as_ref()).or_raise();
+    JsonB(ops::attach(agent_id, &block_id, read_only))
+}
+
+/// Takes an attached block out of agent `agent_id`'s prompt; the block stays where it lives.
+/// `{agent_id, block_id, detached}`.
+#[pg_extern(volatile, parallel_unsafe)]
+fn block_detach(agent_id: Option<&str>, block_id: Option<pgrx::Uuid>) -> JsonB {
+    let agent_id = validate::id("agent_id", agent_id).or_raise();
+    let block_id = validate::required("block_id", block_id.as_ref())
+        .or_raise()
+        .to_string();
+    JsonB(ops::detach(agent_id, &block_id))
+}

@@ -29,10 +29,17 @@ pub fn edit(
     label: &str,
     edit: impl FnOnce(&BlockState) -> Result<String, blocks::BlockError>,
 ) -> Value {
-    let user = lookup::owner(Owned::Agent, agent_id);
+    let caller = lookup::owner(Owned::Agent, agent_id);
+    // A block attached to the agent (block_attach) is edited where it lives, once for all.
+    let t = target(&caller, agent_id, label);
+    if t.read_only {
+        // Before the lock: a member with read may not lock the space's row at all.
+        attached_read_only(label);
+    }
+    let (user, agent_id) = (t.owner.as_str(), t.agent.as_str());
     let current = spi::row(
         include_str!("../../sql/queries/blocks_lock.sql"),
-        &[user.as_str().into(), agent_id.into(), label.into()],
+        &[user.into(), agent_id.into(), label.into()],
         "reading a block",
         |row| {
             Ok((
@@ -57,12 +64,12 @@ pub fn edit(
     };
     let new_value = edit(&state).or_raise();
     // Screened before it is stored (src/ops/screen.rs); a redaction must still fit.
-    let new_value = screen::text("block", Some(&user), &new_value);
+    let new_value = screen::text("block", Some(user), &new_value);
     let new_value = blocks::fits(label, new_value, char_limit).or_raise();
     let version = spi::one_opt::<i32>(
         "UPDATE memory.blocks SET value = $4 WHERE user_id = $1 AND agent_id = $2 AND label = $3 RETURNING version",
         &[
-            user.as_str().into(),
+            user.into(),
             agent_id.into(),
             label.into(),
             new_value.as_str().into(),
@@ -76,7 +83,15 @@ pub fn edit(
 /// memory_agent: creates the agent with its default `persona` and `human` blocks, or returns
 /// the existing agent unchanged.
 pub fn agent(user_id: Option<&str>, agent_id: &str, persona: &str, human: &str) -> Value {
-    let user = tenant::resolve(user_id);
+    // `space:<name>`: an agent of a space, holding the blocks its members attach (docs/api.md
+    // "Spaces"); the caller must hold write on the space.
+    let user = match user_id.and_then(memory_core::spaces::of) {
+        Some(space) => {
+            tenant::resolve(None);
+            crate::pg::spaces::writable(space, None)
+        }
+        None => tenant::resolve(user_id),
+    };
     let user = user.as_str();
     let created = spi::one_opt::<bool>(
         "INSERT INTO memory.agents (user_id, agent_id) VALUES ($1, $2) ON CONFLICT (user_id, agent_id) DO NOTHING RETURNING true",
@@ -120,7 +135,13 @@ pub fn set(
     char_limit: i32,
     read_only: bool,
 ) -> Value {
-    let user = lookup::owner(Owned::Agent, agent_id);
+    let caller = lookup::owner(Owned::Agent, agent_id);
+    // An attached block is written where it lives (block_attach); a new label is the agent's own.
+    let t = target(&caller, agent_id, label);
+    if t.read_only {
+        attached_read_only(label);
+    }
+    let (user, agent_id) = (t.owner, t.agent.as_str());
     // Screened before it is stored (src/ops/screen.rs); a redaction must still fit.
     let value = screen::text("block", Some(&user), value);
     let value = blocks::fits(label, value, char_limit).or_raise();
@@ -202,7 +223,10 @@ pub fn compile(user: &str, agent_id: &str, now: TimestampWithTimeZone) -> String
     blocks::compile(&views(user, agent_id), &meta)
 }
 
-/// The agent's blocks in prompt order (sql/queries/blocks_views.sql).
+/// The agent's blocks in prompt order (sql/queries/blocks_views.sql), then the blocks attached
+/// to it in the order they were attached, each as its owner has it now. An attached block the
+/// caller can no longer read (its space was revoked) is left out; one the caller may not write
+/// shows as read-only.
 fn views(user: &str, agent_id: &str) -> Vec<BlockView> {
     let rows = spi::one_opt::<Json>(
         include_str!("../../sql/queries/blocks_views.sql"),
@@ -211,17 +235,204 @@ fn views(user: &str, agent_id: &str) -> Vec<BlockView> {
     )
     .map(|j| j.0)
     .unwrap_or_else(|| json!([]));
-    rows.as_array()
+    let view = |b: &Value, forced: bool| BlockView {
+        label: b["label"].as_str().unwrap_or_default().to_string(),
+        description: b["description"].as_str().map(str::to_string),
+        value: b["value"].as_str().unwrap_or_default().to_string(),
+        char_limit: b["char_limit"].as_i64().unwrap_or(0) as i32,
+        read_only: forced || b["read_only"].as_bool().unwrap_or(false),
+    };
+    let mut out: Vec<BlockView> = rows
+        .as_array()
         .into_iter()
         .flatten()
-        .map(|b| BlockView {
-            label: b["label"].as_str().unwrap_or_default().to_string(),
-            description: b["description"].as_str().map(str::to_string),
-            value: b["value"].as_str().unwrap_or_default().to_string(),
-            char_limit: b["char_limit"].as_i64().unwrap_or(0) as i32,
-            read_only: b["read_only"].as_bool().unwrap_or(false),
-        })
-        .collect()
+        .map(|b| view(b, false))
+        .collect();
+    for a in attachments(user, agent_id) {
+        // Read by its owner's key (on Citus, routed to the owner's shard).
+        let b = spi::one_opt::<Json>(
+            include_str!("../../sql/queries/blocks_attached.sql"),
+            &[a.owner.as_str().into(), a.block_id.as_str().into()],
+            "reading an attached block",
+        );
+        if let Some(Json(b)) = b {
+            out.push(view(&b, a.read_only || !may_write(user, &a.owner)));
+        }
+    }
+    out
+}
+
+/// A block attached to an agent (block_attach).
+struct Attachment {
+    owner: String,
+    block_id: String,
+    read_only: bool,
+}
+
+fn attachments(user: &str, agent_id: &str) -> Vec<Attachment> {
+    spi::rows(
+        "SELECT owner, block_id::text, read_only FROM memory.block_attachments
+         WHERE user_id = $1 AND agent_id = $2 ORDER BY attached_at, block_id",
+        &[user.into(), agent_id.into()],
+        "reading attached blocks",
+        |r| {
+            Ok(Attachment {
+                owner: r.get::<String>(1)?.unwrap_or_default(),
+                block_id: r.get::<String>(2)?.unwrap_or_default(),
+                read_only: r.get::<bool>(3)?.unwrap_or(false),
+            })
+        },
+    )
+}
+
+/// Whether the caller may write the rows of `owner`: its own, or a space it holds write on.
+fn may_write(user: &str, owner: &str) -> bool {
+    owner == user
+        || spi::one_opt::<bool>(
+            "SELECT memory.space_writes($1, false, NULL)",
+            &[owner.into()],
+            "checking a space's grant",
+        )
+        .unwrap_or(false)
+}
+
+/// 42501 for an edit of an attached block the agent may only read.
+fn attached_read_only(label: &str) -> ! {
+    raise(
+        SqlState::InsufficientPrivilege,
+        format!("block \"{label}\" is read-only to this agent"),
+        Some("it is attached read-only, or its space is granted to this tenant read-only".into()),
+    )
+}
+
+/// Where an agent's block `label` lives: the agent's own block, or the block attached to it
+/// under that label, with whether the attachment or the caller's grant make it read-only.
+struct Target {
+    owner: String,
+    agent: String,
+    read_only: bool,
+}
+
+fn target(user: &str, agent_id: &str, label: &str) -> Target {
+    if !mine(user, agent_id, label) {
+        if let Some((a, agent)) = attached(user, agent_id, label) {
+            return Target {
+                read_only: a.read_only || !may_write(user, &a.owner),
+                owner: a.owner,
+                agent,
+            };
+        }
+    }
+    Target {
+        owner: user.to_string(),
+        agent: agent_id.to_string(),
+        read_only: false,
+    }
+}
+
+/// The block attached to the agent under `label`, with the agent it belongs to.
+fn attached(user: &str, agent_id: &str, label: &str) -> Option<(Attachment, String)> {
+    attachments(user, agent_id).into_iter().find_map(|a| {
+        let agent = spi::row(
+            "SELECT agent_id FROM memory.blocks WHERE user_id = $1 AND id = $2::uuid AND label = $3",
+            &[a.owner.as_str().into(), a.block_id.as_str().into(), label.into()],
+            "reading an attached block",
+            |r| r.get::<String>(1).map(Option::unwrap_or_default),
+        )?;
+        Some((a, agent))
+    })
+}
+
+/// block_attach: attaches block `block_id` — the caller's own (of another of its agents) or a
+/// granted space's — to the caller's agent `agent_id`, read-only if asked (or if the caller may
+/// not write it). `{agent_id, block_id, label, space, read_only}`.
+pub fn attach(agent_id: &str, block_id: &str, read_only: bool) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    // The block, as the caller may see it: its own first, else a granted space's.
+    let mut owners = vec![user.clone()];
+    owners.extend(
+        crate::pg::spaces::readable(None, None)
+            .into_iter()
+            .map(|(k, _)| k),
+    );
+    let found = spi::row(
+        "SELECT user_id, agent_id, label FROM memory.blocks WHERE user_id = ANY($1) AND id = $2::uuid
+         ORDER BY user_id = $3 DESC LIMIT 1",
+        &[owners.into(), block_id.into(), user.as_str().into()],
+        "finding a block",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+            ))
+        },
+    );
+    let Some((owner, owner_agent, label)) = found else {
+        raise(
+            SqlState::NoDataFound,
+            format!("block {block_id} not found"),
+            Some("a block of the caller's own agents or of a space granted to it".into()),
+        )
+    };
+    if owner == user && owner_agent == agent_id {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("block \"{label}\" is agent \"{agent_id}\"'s own"),
+            None,
+        );
+    }
+    let taken = mine(&user, agent_id, &label)
+        || attached(&user, agent_id, &label).is_some_and(|(a, _)| a.block_id != block_id);
+    if taken {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("agent \"{agent_id}\" already has a block labelled \"{label}\""),
+            Some("a label names one block in an agent's prompt".into()),
+        );
+    }
+    spi::run(
+        "INSERT INTO memory.block_attachments (user_id, agent_id, owner, block_id, read_only)
+         VALUES ($1, $2, $3, $4::uuid, $5)
+         ON CONFLICT (user_id, agent_id, block_id) DO UPDATE SET read_only = EXCLUDED.read_only",
+        &[
+            user.as_str().into(),
+            agent_id.into(),
+            owner.as_str().into(),
+            block_id.into(),
+            read_only.into(),
+        ],
+        "attaching a block",
+    );
+    json!({
+        "agent_id": agent_id, "block_id": block_id, "label": label,
+        "space": memory_core::spaces::of(&owner),
+        "read_only": read_only || !may_write(&user, &owner),
+    })
+}
+
+fn mine(user: &str, agent_id: &str, label: &str) -> bool {
+    spi::one_opt::<bool>(
+        "SELECT true FROM memory.blocks WHERE user_id = $1 AND agent_id = $2 AND label = $3",
+        &[user.into(), agent_id.into(), label.into()],
+        "reading a block",
+    )
+    .is_some()
+}
+
+/// block_detach: takes block `block_id` out of agent `agent_id`'s prompt; the block stays
+/// where it lives. `{agent_id, block_id, detached}`.
+pub fn detach(agent_id: &str, block_id: &str) -> Value {
+    let user = lookup::owner(Owned::Agent, agent_id);
+    let n = spi::one_opt::<i64>(
+        "WITH d AS (DELETE FROM memory.block_attachments
+                    WHERE user_id = $1 AND agent_id = $2 AND block_id = $3::uuid RETURNING 1)
+         SELECT count(*) FROM d",
+        &[user.as_str().into(), agent_id.into(), block_id.into()],
+        "detaching a block",
+    )
+    .unwrap_or(0);
+    json!({ "agent_id": agent_id, "block_id": block_id, "detached": n > 0 })
 }
 
 /// compile_blocks: the `<memory_blocks>` section alone and its SHA-256, for prompt caching. It

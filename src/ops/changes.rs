@@ -36,10 +36,28 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
         Some(s) => Cursor::parse(s, &epoch).or_raise(),
         None => Cursor::start(&epoch),
     };
-    let rows: Vec<(String, i64, serde_json::Value)> = spi::rows(
-        include_str!("../../sql/queries/changes_read.sql"),
-        &[
+    // The caller's own changes, and those of the spaces granted to it (docs/api.md "Spaces").
+    let spaces: Vec<String> = crate::pg::spaces::readable(None, None)
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    let mut owners = vec![user.clone()];
+    owners.extend(spaces);
+    let (sql, who) = if owners.len() == 1 {
+        (
+            include_str!("../../sql/queries/changes_read.sql"),
             user.as_str().into(),
+        )
+    } else {
+        (
+            include_str!("../../sql/queries/changes_read_spaces.sql"),
+            owners.clone().into(),
+        )
+    };
+    let rows: Vec<(String, i64, serde_json::Value)> = spi::rows(
+        sql,
+        &[
+            who,
             cursor.xid.to_string().into(),
             cursor.seq.into(),
             limit.into(),
@@ -57,19 +75,21 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
         cursor.xid = xid.parse().unwrap_or(cursor.xid);
         cursor.seq = *seq;
     }
-    // The tag is made with the feed's secret, which only the owner reads; `user` is the
-    // caller's own tenant (tenant::resolve checked it), so the caller learns only its own.
-    let tag: Option<String> = crate::pg::owner::as_owner(|| {
-        spi::one_opt(
-            "SELECT memory._owner_tag($1)",
-            &[user.as_str().into()],
-            "reading the notification tag",
+    // The tags are made with the feed's secret, which only the owner reads; `owners` are the
+    // caller's own tenant (tenant::resolve checked it) and the spaces granted to it, so the
+    // caller learns only the tags of what it may read.
+    let tags: Vec<String> = crate::pg::owner::as_owner(|| {
+        spi::rows(
+            "SELECT memory._owner_tag(o) FROM unnest($1::text[]) WITH ORDINALITY u(o, n) ORDER BY n",
+            &[owners.into()],
+            "reading the notification tags",
+            |r| r.get::<String>(1).map(Option::unwrap_or_default),
         )
     });
     JsonB(json!({
         "changes": rows.into_iter().map(|(_, _, c)| c).collect::<Vec<_>>(),
         "cursor": cursor.text(),
         "channel": CHANNEL,
-        "tags": tag.into_iter().collect::<Vec<_>>(),
+        "tags": tags,
     }))
 }

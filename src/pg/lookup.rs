@@ -45,6 +45,28 @@ pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
         "looking up an owner",
         |row| row.get::<String>(1).map(Option::unwrap_or_default),
     );
+    // An agent of a space granted to the caller (its shared blocks live there, docs/api.md
+    // "Spaces"), when the caller has no agent of that id: the row policies show only granted
+    // spaces, and one id in two of them is ambiguous like any other.
+    let owners = match (kind, owners.is_empty(), &tenant) {
+        (Owned::Agent, true, Some(_)) => {
+            let spaces: Vec<String> = crate::pg::spaces::readable(None, None)
+                .into_iter()
+                .map(|(key, _)| key)
+                .collect();
+            if spaces.is_empty() {
+                owners
+            } else {
+                spi::rows_mut(
+                    "SELECT user_id FROM memory.agents WHERE agent_id = $1 AND user_id = ANY($2) LIMIT 2",
+                    &[id.into(), spaces.into()],
+                    "looking up a space's agent",
+                    |row| row.get::<String>(1).map(Option::unwrap_or_default),
+                )
+            }
+        }
+        _ => owners,
+    };
     match owners.len() {
         0 => None,
         1 => owners.into_iter().next(),

@@ -95,6 +95,12 @@ def letta_validate(docs: dict[str, dict[str, Any]]) -> None:
         assert r.returncode == 0 and done == len(docs), (names[done] if done < len(names) else "", r.stderr[-2000:])
 
 
+# The blocks each agent of a tenant has in its prompt: its own and those attached to it.
+AGENT_BLOCKS = ("SELECT agent_id, label, value, char_limit FROM memory.blocks WHERE user_id = %s "
+                "UNION ALL SELECT t.agent_id, b.label, b.value, b.char_limit FROM memory.block_attachments t "
+                "JOIN memory.blocks b ON b.user_id = t.owner AND b.id = t.block_id WHERE t.user_id = %s")
+
+
 def test_every_letta_file_imports_with_answered_calls_and_exports_back() -> list[str]:
     table = []
     exported: dict[str, Any] = {}
@@ -127,8 +133,10 @@ def _letta_files(table: list[str], exported: dict[str, Any]) -> None:
         for a in agents:
             ids = a.get("block_ids") or []
             blocks = [b for b in doc.get("blocks", []) if b["id"] in ids] + list(a.get("core_memory") or [])
+            # Its own blocks and those attached to it (a block several agents share is one
+            # block, held by the first and attached to the others).
             got = sql("SELECT coalesce(jsonb_agg(jsonb_build_object('label', label, 'value', value, 'limit', char_limit)), '[]') "
-                      "FROM memory.blocks WHERE user_id = %s AND agent_id = %s", tenant, a["name"])
+                      "FROM (" + AGENT_BLOCKS + ") b WHERE agent_id = %s", tenant, tenant, a["name"])
             assert len(got) == len({b["label"] for b in blocks}), (name, a["name"], len(got), len(blocks))
             # As written, or as screening left it (a secret-looking span redacted, as on every write).
             mine = {g["value"] for g in got}
@@ -149,6 +157,10 @@ def _letta_files(table: list[str], exported: dict[str, Any]) -> None:
                         "'tool_call_id', tool_call_id) ORDER BY seq), '[]') FROM memory.messages WHERE user_id = %s AND thread_id = %s",
                         tenant, a["name"])
             chat_sequence_ok([m for m in every if m["role"] != "system"])
+        # A block several agents share is one block: held by one, attached to the others.
+        uses = [i for a in agents for i in dict.fromkeys(a.get("block_ids") or [])
+                if any(b["id"] == i for b in doc.get("blocks") or [])]
+        assert sql("SELECT count(*) FROM memory.block_attachments WHERE user_id = %s", tenant) == len(uses) - len(set(uses)), name
         used = {i for a in agents for i in a.get("block_ids") or []}
         unused = [b for b in doc.get("blocks") or [] if b["id"] not in used]
         n_files = len(doc.get("files") or []) + sum(len(s.get("files") or {}) for s in doc.get("skills") or []) + len(unused)
@@ -172,10 +184,11 @@ def _letta_files(table: list[str], exported: dict[str, Any]) -> None:
         exported[name] = af
         again = fresh(f"letta-back-{i}")
         sql("SELECT memory_import(%s, %s)", Jsonb(af), Jsonb({"remap": {"user_id": again}}))
-        for q in ("SELECT jsonb_agg(jsonb_build_object('a', agent_id, 'l', label, 'v', value, 'n', char_limit) ORDER BY agent_id, label) FROM memory.blocks WHERE user_id = %s",
+        for q in ("SELECT jsonb_agg(jsonb_build_object('a', agent_id, 'l', label, 'v', value, 'n', char_limit) ORDER BY agent_id, label) FROM (" + AGENT_BLOCKS + ") b",
                   "SELECT jsonb_agg(jsonb_build_object('t', thread_id, 'r', role, 'c', content, 'k', tool_call_id, 'i', in_context) ORDER BY thread_id, seq) FROM memory.messages WHERE user_id = %s",
                   "SELECT jsonb_agg(jsonb_build_object('p', path, 'c', content) ORDER BY path) FROM memory.files WHERE user_id = %s"):
-            a_, b_ = sql(q, tenant), sql(q, again)
+            n = q.count("%s")
+            a_, b_ = sql(q, *[tenant] * n), sql(q, *[again] * n)
             assert a_ == b_, (name, q, [x for x in (a_ or []) if x not in (b_ or [])][:3], [x for x in (b_ or []) if x not in (a_ or [])][:3])
         table.append(f"| {name} | {'v1' if 'core_memory' in doc else 'v2'} | {ins.get('agents', 0)} | {ins.get('blocks', 0)} | "
                      f"{ins.get('messages', 0)} | {ins.get('files', 0)} | {len(answer['notes'])} |")

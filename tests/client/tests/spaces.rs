@@ -138,3 +138,88 @@ fn two_members_write_into_one_space_at_once() {
     );
     assert_eq!(r["items"], json!([]));
 }
+
+#[test]
+fn two_members_edit_one_shared_block_at_once() {
+    ensure_role(&mut admin(), ROLE);
+    let (owner, space) = (unique("sp-admin"), unique("sp"));
+    let members = [unique("sp-cid"), unique("sp-dee")];
+    let mut a = session(&owner);
+    a.query_one("SELECT memory_space_create($1)", &[&space])
+        .unwrap();
+    let team = unique("team-agent");
+    a.query_one("SELECT memory_agent($1, 'space:' || $2)", &[&team, &space])
+        .unwrap();
+    a.query_one("SELECT block_set($1, 'log', 'Shared log.')", &[&team])
+        .unwrap();
+    let block: String = a
+        .query_one(
+            "SELECT id::text FROM memory.blocks WHERE user_id = 'space:' || $1 AND label = 'log'",
+            &[&space],
+        )
+        .unwrap()
+        .get(0);
+    for m in &members {
+        a.query_one("SELECT memory_grant($1, $2, 'write')", &[&space, m])
+            .unwrap();
+    }
+    // Each member's own agent gets the block; then both append through them at once.
+    const EDITS: usize = 20;
+    let workers: Vec<_> = members
+        .iter()
+        .map(|m| {
+            let m = m.clone();
+            thread::spawn(move || {
+                let mut c = session(&m);
+                let agent = format!("{m}-bot");
+                c.query_one("SELECT memory_agent($1, NULL)", &[&agent])
+                    .unwrap();
+                c.query_one("SELECT block_attach($1, $2::uuid)", &[&agent, &block])
+                    .unwrap();
+                for e in 0..EDITS {
+                    c.query_one(
+                        "SELECT block_append($1, 'log', $2)",
+                        &[&agent, &format!("{m} line {e}")],
+                    )
+                    .unwrap();
+                }
+                agent
+            })
+        })
+        .collect();
+    let agents: Vec<String> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    // One block, every line once, one version per edit, one history row per edit.
+    let (value, version): (String, i32) = {
+        let r = a
+            .query_one(
+                "SELECT value, version FROM memory.blocks WHERE user_id = 'space:' || $1 AND label = 'log'",
+                &[&space],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    for m in &members {
+        for e in 0..EDITS {
+            let line = format!("{m} line {e}");
+            assert_eq!(value.lines().filter(|l| *l == line).count(), 1, "{line}");
+        }
+    }
+    assert_eq!(version as usize, 1 + 2 * EDITS);
+    let history: i64 = a
+        .query_one(
+            "SELECT count(*) FROM memory.history WHERE user_id = 'space:' || $1 AND entity = 'block' AND event = 'UPDATE'",
+            &[&space],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(history as usize, 2 * EDITS);
+    // Both agents' prompts show the same block as it is now.
+    for (m, agent) in members.iter().zip(&agents) {
+        let mut c = session(m);
+        let text: String = c
+            .query_one("SELECT compile_blocks($1) ->> 'text'", &[agent])
+            .unwrap()
+            .get(0);
+        assert!(text.contains(&value), "{agent} sees the shared block");
+    }
+}

@@ -148,3 +148,76 @@ SELECT count(*) AS space_memories FROM memory.items WHERE user_id = 'space:suppo
 RESET ROLE;
 DROP OWNED BY regress_space_fay, regress_space_gil;
 DROP ROLE regress_space_fay, regress_space_gil;
+
+-- Shared blocks: a block of a space attached to members' agents (block_attach). One edit is
+-- seen by every attached agent and keeps one version line; a member with read sees it
+-- read-only; a revoke takes it out of the member's prompt.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'ann';
+SELECT memory_space_create('ops') ->> 'name' AS space;
+SELECT memory_agent('ops-team', 'space:ops') ->> 'user_id' AS space_agent;
+SELECT block_set('ops-team', 'runbook', 'Page the on-call engineer for outages.') ->> 'version' AS version;
+SELECT memory_grant('ops', 'hal', 'write') ->> 'access' AS access;
+SELECT memory_grant('ops', 'ivy', 'read') ->> 'access' AS access;
+SET memory_ext.user_id = 'hal';
+SELECT memory_agent('hal-bot', 'hal') ->> 'created' AS created;
+SELECT r ->> 'label' AS label, r ->> 'space' AS space, r ->> 'read_only' AS read_only
+FROM block_attach('hal-bot', (SELECT id FROM memory.blocks WHERE user_id = 'space:ops' AND label = 'runbook')) r;
+SET memory_ext.user_id = 'ivy';
+SELECT memory_agent('ivy-bot', 'ivy') ->> 'created' AS created;
+SELECT r ->> 'read_only' AS read_only
+FROM block_attach('ivy-bot', (SELECT id FROM memory.blocks WHERE user_id = 'space:ops' AND label = 'runbook')) r;
+SELECT block_append('ivy-bot', 'runbook', 'Ivy was here.');      -- 42501: read-only for Ivy
+-- Hal edits through his agent: the space's block changes, once.
+SET memory_ext.user_id = 'hal';
+SELECT block_append('hal-bot', 'runbook', 'Escalate after 15 minutes.') ->> 'version' AS version;
+SELECT compile_blocks('hal-bot') ->> 'text' LIKE '%Escalate after 15 minutes.%' AS hal_sees;
+SET memory_ext.user_id = 'ivy';
+SELECT compile_blocks('ivy-bot') ->> 'text' LIKE '%Escalate after 15 minutes.%' AS ivy_sees;
+SELECT compile_core_blocks('ivy-bot') LIKE '%read_only=true%' AS ivy_read_only;
+SET memory_ext.user_id = 'ann';
+SELECT block_append('ops-team', 'runbook', 'Ann checked this.') ->> 'version' AS version;
+RESET ROLE;
+SELECT event, actor FROM memory.history WHERE user_id = 'space:ops' AND entity = 'block' ORDER BY ts;
+SELECT count(*) AS copies FROM memory.blocks WHERE label = 'runbook';
+SET ROLE regress_memory_user;
+-- Bad attachments: an unknown block, a block already the agent's, a label it already has.
+SET memory_ext.user_id = 'hal';
+SELECT block_attach('hal-bot', '00000000-0000-0000-0000-000000000000');  -- P0002
+SELECT block_attach('hal-bot', (SELECT id FROM memory.blocks WHERE user_id = 'hal' AND label = 'human'));  -- 22023
+SELECT block_set('hal-bot', 'runbook2', 'x') IS NOT NULL AS own_block;
+SELECT block_attach('ivy-bot', (SELECT id FROM memory.blocks WHERE user_id = 'hal' AND label = 'runbook2'));  -- P0002: not Hal's agent
+-- A block of one's own, shared between two of one's agents.
+SELECT memory_agent('hal-helper', 'hal') ->> 'created' AS created;
+SELECT r ->> 'label' AS label, r ->> 'space' AS space
+FROM block_attach('hal-helper', (SELECT id FROM memory.blocks WHERE user_id = 'hal' AND agent_id = 'hal-bot' AND label = 'runbook2')) r;
+SELECT block_replace('hal-helper', 'runbook2', 'x', 'shared within Hal') ->> 'value' AS value;
+SELECT compile_blocks('hal-bot') ->> 'text' LIKE '%shared within Hal%' AS own_agent_sees;
+-- Revoked: the space's block leaves Ivy's prompt at her next statement; detached: Hal's.
+SET memory_ext.user_id = 'ann';
+SELECT memory_revoke('ops', 'ivy') ->> 'revoked' AS revoked;
+SET memory_ext.user_id = 'ivy';
+SELECT compile_blocks('ivy-bot') ->> 'text' LIKE '%runbook%' AS ivy_still_sees;
+SET memory_ext.user_id = 'hal';
+SELECT block_detach('hal-bot', (SELECT id FROM memory.blocks WHERE user_id = 'space:ops' AND label = 'runbook')) ->> 'detached' AS detached;
+SELECT compile_blocks('hal-bot') ->> 'text' LIKE '%Escalate%' AS hal_still_sees;
+RESET ROLE;
+
+-- The change feed of a member holds its spaces' changes too, each naming its space, and a tag
+-- per space to filter notifications by.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'hal';
+CREATE FUNCTION pg_temp.feed(want int) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE r jsonb;
+BEGIN
+    FOR i IN 1..200 LOOP
+        r := memory_changes(NULL, 1000);
+        EXIT WHEN jsonb_array_length(r->'changes') >= want;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+    RETURN r;
+END $$;
+SELECT c ->> 'space' AS space, c ->> 'entity' AS entity, count(*)
+FROM jsonb_array_elements(pg_temp.feed(11) -> 'changes') c GROUP BY 1, 2 ORDER BY 1 NULLS FIRST, 2;
+SELECT jsonb_array_length(memory_changes() -> 'tags') AS tags;
+RESET ROLE;

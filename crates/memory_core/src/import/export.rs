@@ -33,6 +33,9 @@ pub fn to_letta(doc: &Value) -> Value {
     let mut out_agents = vec![];
     let mut out_blocks = vec![];
     let mut n_block = 0;
+    // Each exported block's file id, by its memory_ext id: a block attached to other agents
+    // (block_attach) is one block in the file, in each of their block_ids, as Letta shares it.
+    let mut exported_ids: BTreeMap<String, String> = BTreeMap::new();
     let mut n_msg = 0;
     let threads_of: BTreeMap<&str, Vec<&str>> =
         rows(doc, "threads").fold(BTreeMap::new(), |mut m, t| {
@@ -62,6 +65,9 @@ pub fn to_letta(doc: &Value) -> Value {
             let id = format!("block-{n_block}");
             n_block += 1;
             block_ids.push(json!(id));
+            if let Some(uuid) = s(b, "id") {
+                exported_ids.insert(uuid.to_string(), id.clone());
+            }
             out_blocks.push(json!({
                 "id": id,
                 "label": original,
@@ -139,6 +145,23 @@ pub fn to_letta(doc: &Value) -> Value {
             agent["timezone"] = tz.clone();
         }
         out_agents.push(agent);
+    }
+    for at in rows(doc, "block_attachments") {
+        let (Some(name), Some(block)) = (s(at, "agent_id"), s(at, "block_id")) else {
+            continue;
+        };
+        let Some(id) = exported_ids.get(block) else {
+            // A space's block: not in the tenant's export.
+            notes.push(format!(
+                "agent {name}: an attached block of a space not carried (it is the space's)"
+            ));
+            continue;
+        };
+        if let Some(a) = out_agents.iter_mut().find(|a| a["name"] == name) {
+            if let Some(ids) = a["block_ids"].as_array_mut() {
+                ids.push(json!(id));
+            }
+        }
     }
     if other_threads > 0 {
         notes.push(format!(

@@ -156,6 +156,9 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
     let mut names = BTreeSet::new();
     let mut agent_names = BTreeMap::new();
     let mut block_users: BTreeMap<String, usize> = BTreeMap::new();
+    // A block several agents share: the first agent that has it holds it, the others attach it
+    // (block_attach), so that it stays one block with one history, as in Letta.
+    let mut first_owner: BTreeMap<String, String> = BTreeMap::new();
     for (ai, a) in agents.iter().enumerate() {
         let file_id = a.get("id").and_then(Value::as_str).unwrap_or("agent");
         let mut name = text_of(a.get("name")).unwrap_or_else(|| format!("letta-agent-{ai}"));
@@ -173,7 +176,9 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
         {
             *block_users.entry(id.to_string()).or_default() += 1;
         }
-        let (rows, labels) = agent_blocks(a, &blocks_by_id, &seed, file_id, &name);
+        let (rows, labels, attached) =
+            agent_blocks(a, &blocks_by_id, &seed, file_id, &name, &mut first_owner);
+        out.attachments.extend(attached);
         let mut meta = agent_metadata(a);
         if !labels.is_empty() {
             notes.push(format!(
@@ -235,7 +240,7 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
     let shared = block_users.values().filter(|n| **n > 1).count();
     if shared > 0 {
         notes.push(format!(
-            "{shared} blocks were shared by several agents: each agent has its own copy (memory_ext blocks belong to one agent)"
+            "{shared} blocks were shared by several agents: each is one block, held by the first agent that has it and attached to the others (block_attach: one edit is seen by all)"
         ));
     }
     for g in list("groups") {
@@ -292,6 +297,9 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
     if !out.files.is_empty() {
         document["files"] = json!(out.files);
     }
+    if !out.attachments.is_empty() {
+        document["block_attachments"] = json!(out.attachments);
+    }
     Ok(Converted {
         document,
         notes,
@@ -303,6 +311,7 @@ pub fn from_letta(doc: &Value, enc: Encoding) -> Result<Converted, String> {
 struct Rows {
     agents: Vec<Value>,
     blocks: Vec<Value>,
+    attachments: Vec<Value>,
     threads: Vec<Value>,
     messages: Vec<Value>,
     memories: Vec<Value>,
@@ -388,8 +397,10 @@ fn agent_blocks(
     seed: &str,
     file_id: &str,
     name: &str,
-) -> (Vec<Value>, BTreeMap<String, String>) {
+    first_owner: &mut BTreeMap<String, String>,
+) -> (Vec<Value>, BTreeMap<String, String>, Vec<Value>) {
     let mut rows = vec![];
+    let mut attached = vec![];
     let mut taken = BTreeSet::new();
     let mut seen = BTreeSet::new();
     let mut changed = BTreeMap::new();
@@ -414,6 +425,18 @@ fn agent_blocks(
         if !seen.insert(original.clone()) {
             continue;
         }
+        let block_key = b.get("id").and_then(Value::as_str).unwrap_or(&original);
+        let row_id = format!("letta:{seed}:{file_id}:{block_key}");
+        // Held by an earlier agent of the file: attached here (the owner is the importing
+        // tenant, filled in by memory._import_row).
+        if b.get("id").and_then(Value::as_str).is_some() {
+            if let Some(held) = first_owner.get(block_key) {
+                taken.insert(original.clone());
+                attached.push(json!({ "agent_id": name, "block_id": held, "read_only": false }));
+                continue;
+            }
+            first_owner.insert(block_key.to_string(), row_id.clone());
+        }
         let label = label_for(&original, &taken);
         taken.insert(label.clone());
         let mut description = b
@@ -435,7 +458,7 @@ fn agent_blocks(
             .clamp(1, 1_000_000)
             .max(value.chars().count() as i64);
         rows.push(json!({
-            "id": format!("letta:{seed}:{file_id}:{}", b.get("id").and_then(Value::as_str).unwrap_or(&original)),
+            "id": row_id,
             "agent_id": name,
             "label": label,
             "value": value,
@@ -444,7 +467,7 @@ fn agent_blocks(
             "description": description,
         }));
     }
-    (rows, changed)
+    (rows, changed, attached)
 }
 
 /// A message's parts: its text (text parts joined; content is a string in some files) and how
