@@ -31,4 +31,11 @@ SELECT jsonb_build_object(
     'checkpoint_writes', (SELECT coalesce(jsonb_agg(to_jsonb(w) - 'user_id' ORDER BY w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx), '[]') FROM memory.checkpoint_writes w WHERE w.user_id = $1),
     'entities', (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'user_id' ORDER BY e.created_at, e.id), '[]') FROM memory.entities e WHERE e.user_id = $1),
     'entity_links', (SELECT coalesce(jsonb_agg(to_jsonb(l) - 'user_id' ORDER BY l.entity_id, l.item_id), '[]') FROM memory.entity_links l WHERE l.user_id = $1)
+) || jsonb_build_object(
+    -- (A second object: jsonb_build_object takes at most 100 arguments.)
+    'entity_relations', (SELECT coalesce(jsonb_agg(to_jsonb(r) - 'user_id' ORDER BY r.subject_id, r.relation, r.object_id, r.item_id), '[]')
+                         FROM memory.entity_relations r WHERE r.user_id = $1),
+    -- Blocks attached to the tenant's agents (block_attach, 0.13.0).
+    'block_attachments', (SELECT coalesce(jsonb_agg(to_jsonb(a) - 'user_id' ORDER BY a.agent_id, a.attached_at, a.block_id), '[]')
+                          FROM memory.block_attachments a WHERE a.user_id = $1)
 )

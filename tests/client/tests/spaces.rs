@@ -168,13 +168,13 @@ fn two_members_edit_one_shared_block_at_once() {
     let workers: Vec<_> = members
         .iter()
         .map(|m| {
-            let m = m.clone();
+            let (m, block) = (m.clone(), block.clone());
             thread::spawn(move || {
                 let mut c = session(&m);
                 let agent = format!("{m}-bot");
                 c.query_one("SELECT memory_agent($1, NULL)", &[&agent])
                     .unwrap();
-                c.query_one("SELECT block_attach($1, $2::uuid)", &[&agent, &block])
+                c.query_one("SELECT block_attach($1, $2::text::uuid)", &[&agent, &block])
                     .unwrap();
                 for e in 0..EDITS {
                     c.query_one(
