@@ -550,6 +550,73 @@ def test_http_two_tenants_never_see_each_other():
     assert sql(CAROL, "SELECT count(*) FROM memory.items WHERE text = 'sneaky'")[0] == 0
 
 
+def test_subscribers_hear_a_block_edit_by_another_client():
+    """memory://core-blocks subscribers get notifications/resources/updated when another client
+    edits the agent's block (src/watch.rs): over HTTP by subscriptions/listen (2026-07-28), over
+    stdio by resources/subscribe too; a memory written is no block edit, and a subscriber of
+    another tenant hears nothing."""
+    async def quiet(sub, seconds):
+        try:
+            event = await asyncio.wait_for(sub.__anext__(), seconds)
+        except (asyncio.TimeoutError, TimeoutError):
+            return
+        raise AssertionError(f"heard {event}")
+
+    async def over_http(g):
+        async with g.client(ALICE_TOKEN) as alice, g.client(BOB_TOKEN) as bob, \
+                g.client(ALICE_TOKEN) as editor, g.client(ALICE_TOKEN, mode="legacy") as old:
+            async with alice.listen(resource_subscriptions=["memory://core-blocks", "memory://nope"]) as sub, \
+                    bob.listen(resource_subscriptions=["memory://core-blocks"]) as bob_sub:
+                # Only the resource that is there is honoured.
+                assert sub.honored.resource_subscriptions == ["memory://core-blocks"], sub.honored
+                r = await editor.call_tool("archival_insert", {"content": "Alice keeps a hive on the roof."})
+                assert not r.is_error, text(r)
+                await quiet(sub, 1.5)
+                r = await editor.call_tool("memory_append", {"block": "human", "content": "Subscribed."})
+                assert not r.is_error, text(r)
+                event = await asyncio.wait_for(sub.__anext__(), 10)
+                assert getattr(event, "uri", None) == "memory://core-blocks", event
+                # An edit by the application's SQL is heard the same way.
+                sql(ALICE, "SELECT block_append(%s, 'human', 'Edited in SQL.')", f"agent-{ALICE}")
+                event = await asyncio.wait_for(sub.__anext__(), 10)
+                assert getattr(event, "uri", None) == "memory://core-blocks", event
+                await quiet(bob_sub, 1.5)
+            # resources/subscribe has no stream to notify on over stateless HTTP: refused, saying so.
+            try:
+                await old.subscribe_resource("memory://core-blocks")
+                raise AssertionError("resources/subscribe was accepted over HTTP")
+            except MCPError as e:
+                assert "subscriptions/listen" in str(e), str(e)
+
+    async def over_stdio():
+        heard = []
+
+        async def on_message(m):
+            root = getattr(m, "root", m)
+            if getattr(root, "method", None) == "notifications/resources/updated":
+                heard.append(root.params.uri)
+        async with Client(alice_stdio(), mode="legacy", message_handler=on_message) as c:
+            await c.subscribe_resource("memory://core-blocks")
+            sql(ALICE, "SELECT block_append(%s, 'human', 'Edited for stdio.')", f"agent-{ALICE}")
+            for _ in range(100):
+                if heard:
+                    break
+                await asyncio.sleep(0.1)
+            assert heard == ["memory://core-blocks"], heard
+            await c.unsubscribe_resource("memory://core-blocks")
+            sql(ALICE, "SELECT block_append(%s, 'human', 'Edited after unsubscribing.')", f"agent-{ALICE}")
+            await asyncio.sleep(1.5)
+            assert heard == ["memory://core-blocks"], heard
+            try:
+                await c.subscribe_resource("memory://nope")
+                raise AssertionError("memory://nope was subscribed")
+            except MCPError as e:
+                assert "memory://core-blocks" in str(e), str(e)
+
+    with HttpGateway() as g:
+        asyncio.run(over_http(g))
+    asyncio.run(over_stdio())
+
 def main():
     setup()
     return run_tests(globals(), " (MCP gateway)")

@@ -41,6 +41,8 @@ impl From<tokio_postgres::Error> for DbError {
 
 pub struct Db {
     pool: Pool,
+    /// The pool's connection settings, for the one connection that LISTENs (src/watch.rs).
+    cfg: tokio_postgres::Config,
     /// Each call's statement_timeout, in milliseconds (config.rs `Limits`).
     statement_timeout_ms: u64,
 }
@@ -82,7 +84,7 @@ impl Db {
             cfg.application_name("memory-mcp");
         }
         let manager = Manager::from_config(
-            cfg,
+            cfg.clone(),
             tls()?,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -94,6 +96,7 @@ impl Db {
             .map_err(|e| e.to_string())?;
         let db = Db {
             pool,
+            cfg,
             statement_timeout_ms,
         };
         db.check().await?;
@@ -183,6 +186,26 @@ impl Db {
             .await?
             .map(|t| serde_json::from_str(&t).map_err(|e| DbError::Unavailable(e.to_string())))
             .transpose()
+    }
+
+    /// A connection of its own, outside the pool, with its connection task left to the caller
+    /// (which reads its notifications: src/watch.rs).
+    pub async fn dedicated(
+        &self,
+    ) -> Result<
+        (
+            tokio_postgres::Client,
+            tokio_postgres::Connection<
+                tokio_postgres::Socket,
+                postgres_native_tls::TlsStream<tokio_postgres::Socket>,
+            >,
+        ),
+        String,
+    > {
+        self.cfg
+            .connect(tls()?)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))
     }
 
     /// The pool's state for `/metrics`.

@@ -11,12 +11,12 @@ use rmcp::model::{
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub const PROMPT: &str = "memory";
 /// The agent's compiled core blocks as a resource: a host re-reads it after the model edits a
@@ -28,11 +28,29 @@ pub struct Gateway {
     db: Arc<Db>,
     /// The stdio process's tenant; None over HTTP, where each request brings its own.
     tenant: Option<Tenant>,
+    /// This client's `resources/subscribe` subscriptions (uri, id in src/watch.rs): one
+    /// Gateway per client session, stdio or HTTP.
+    subscribed: Arc<Mutex<Vec<(String, u64)>>>,
 }
 
 impl Gateway {
     pub fn new(db: Arc<Db>, tenant: Option<Tenant>) -> Self {
-        Gateway { db, tenant }
+        Gateway {
+            db,
+            tenant,
+            subscribed: Arc::new(Mutex::new(vec![])),
+        }
+    }
+
+    fn subscribable(uri: &str) -> Result<(), McpError> {
+        if uri == BLOCKS_URI {
+            Ok(())
+        } else {
+            Err(McpError::resource_not_found(
+                format!("no resource {uri}; the resource is {BLOCKS_URI}"),
+                None,
+            ))
+        }
     }
 
     /// The agent's memory section (its core blocks and memory instructions, src/db.rs), sent as
@@ -76,9 +94,101 @@ impl ServerHandler for Gateway {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new("memory-mcp", env!("CARGO_PKG_VERSION")))
+    }
+
+    // Subscriptions (src/watch.rs): `memory://core-blocks`, by `resources/subscribe` before
+    // protocol 2026-07-28 and by `subscriptions/listen` from it on.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Self::subscribable(&request.uri)?;
+        if self.tenant.is_none() {
+            // Over HTTP each request is served on its own (src/http.rs): after the answer to
+            // resources/subscribe there is no stream left to notify on.
+            return Err(McpError::invalid_request(
+                "resources/subscribe needs a session, which this HTTP server does not keep: \
+                 subscribe with subscriptions/listen (protocol 2026-07-28), or use the stdio server",
+                None,
+            ));
+        }
+        let tenant = self.tenant(&ctx)?;
+        let id = crate::watch::global(&self.db)
+            .add(
+                &tenant,
+                &request.uri,
+                crate::watch::Target::Legacy(ctx.peer.clone()),
+            )
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((request.uri.clone(), id));
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let watch = crate::watch::global(&self.db);
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(uri, id)| {
+                if *uri == request.uri {
+                    watch.remove(*id);
+                    false
+                } else {
+                    true
+                }
+            });
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().filter(|u| *u == BLOCKS_URI).cloned().collect());
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let tenant = self.tenant(context.request_context())?;
+        let watch = crate::watch::global(&self.db);
+        let mut ids = vec![];
+        for uri in context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+        {
+            let target = crate::watch::Target::Listen(context.sink().clone());
+            match watch.add(&tenant, &uri, target).await {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    ids.iter().for_each(|id| watch.remove(*id));
+                    return Err(McpError::internal_error(e, None));
+                }
+            }
+        }
+        context.cancelled().await;
+        ids.iter().for_each(|id| watch.remove(*id));
+        Ok(())
     }
 
     // The two ways a client meets the server (the initialize handshake, and `server/discover`

@@ -10,6 +10,7 @@ mod gateway;
 mod http;
 mod inspect;
 mod metrics;
+mod watch;
 
 use config::Command;
 use rmcp::ServiceExt;

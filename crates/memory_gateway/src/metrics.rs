@@ -77,6 +77,16 @@ const HELP: &[(&str, &str, &str)] = &[
         "Server time of an inspector page or action, by page.",
     ),
     (
+        "memory_mcp_subscriptions_total",
+        "counter",
+        "Resource subscriptions made (resources/subscribe and subscriptions/listen).",
+    ),
+    (
+        "memory_mcp_notifications_total",
+        "counter",
+        "Notifications sent to subscribed clients, by kind (resources_updated).",
+    ),
+    (
         "memory_mcp_pool_connections",
         "gauge",
         "Database connections of the gateway's pool, by state (in_use, idle).",
