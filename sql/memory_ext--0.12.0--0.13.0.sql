@@ -1015,3 +1015,54 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
                                   THEN jsonb_build_object('block_id', md5(r ->> 'block_id')::uuid) ELSE '{}'::jsonb END
                      ELSE '{}'::jsonb END
 $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Webhooks (sql/webhooks.sql): their cursors and dead letters, written by the gateway.
+-- ---------------------------------------------------------------------------------------------
+-- Each webhook's place in its tenant's change feed: `hook` names the webhook (a hash of its
+-- URL, src/webhook.rs of the gateway), `cursor` is memory_changes' cursor after the last change
+-- delivered or given up on.
+CREATE TABLE memory.webhook_cursors (
+    user_id    text        NOT NULL,
+    hook       text        NOT NULL,
+    cursor     text        NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, hook)
+);
+
+-- The dead letters: a change whose every attempt failed, with the body that was not accepted
+-- (ids only, as the feed: never text), how many attempts were made and the last error.
+CREATE TABLE memory.webhook_dead (
+    user_id     text        NOT NULL,
+    id          uuid        NOT NULL DEFAULT gen_random_uuid(),
+    hook        text        NOT NULL,
+    delivery_id text        NOT NULL,
+    body        jsonb       NOT NULL,
+    attempts    integer     NOT NULL CHECK (attempts > 0),
+    last_error  text        NOT NULL,
+    failed_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, id)
+);
+CREATE INDEX webhook_dead_failed_idx ON memory.webhook_dead (user_id, failed_at);
+ALTER TABLE memory.webhook_cursors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.webhook_cursors FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.webhook_cursors
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+CREATE POLICY space_read ON memory.webhook_cursors FOR SELECT
+    USING (memory.space_reads(user_id, false, NULL));
+CREATE POLICY space_write ON memory.webhook_cursors
+    USING (memory.space_writes(user_id, false, NULL))
+    WITH CHECK (memory.space_writes(user_id, false, NULL));
+SELECT pg_catalog.pg_extension_config_dump('memory.webhook_cursors', '');
+ALTER TABLE memory.webhook_dead ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.webhook_dead FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.webhook_dead
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+CREATE POLICY space_read ON memory.webhook_dead FOR SELECT
+    USING (memory.space_reads(user_id, false, NULL));
+CREATE POLICY space_write ON memory.webhook_dead
+    USING (memory.space_writes(user_id, false, NULL))
+    WITH CHECK (memory.space_writes(user_id, false, NULL));
+SELECT pg_catalog.pg_extension_config_dump('memory.webhook_dead', '');
+GRANT SELECT, INSERT, UPDATE, DELETE ON memory.webhook_cursors TO PUBLIC;
+GRANT SELECT, INSERT, DELETE ON memory.webhook_dead TO PUBLIC;

@@ -29,7 +29,7 @@ BEGIN
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
                              'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
-                             'block_attachments']
+                             'block_attachments', 'webhook_cursors', 'webhook_dead']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -59,7 +59,7 @@ BEGIN
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
                              'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
-                             'block_attachments']
+                             'block_attachments', 'webhook_cursors', 'webhook_dead']
     LOOP
         memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
         EXECUTE format('CREATE POLICY space_read ON memory.%I FOR SELECT
@@ -86,8 +86,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     memory.details, memory.detail_chunks, memory.files, memory.store_items, memory.store_vectors,
     memory.checkpoint_steps, memory.checkpoint_blobs, memory.checkpoint_writes,
     memory.entities, memory.entity_links, memory.entity_relations, memory.settings,
-    memory.block_attachments
+    memory.block_attachments, memory.webhook_cursors
 TO PUBLIC;
+-- Dead letters: the gateway records them and the tenant (or its inspector) reads and clears
+-- them; rewriting one would only hide the tenant's own failure.
+GRANT SELECT, INSERT, DELETE ON memory.webhook_dead TO PUBLIC;
 
 -- Consolidation's bookkeeping enforces the operator's budget (memory_ext.consolidation_max_llm_calls
 -- per tenant per day) and its pacing: a tenant that could delete it would get more LLM calls.

@@ -118,6 +118,12 @@ extension_sql_file!(
 );
 // Spaces and grants; the history trigger names the member who wrote into a space.
 extension_sql_file!("../sql/spaces.sql", name = "spaces", requires = ["schema"]);
+// Webhooks' cursors and dead letters (written by the gateway as the tenant).
+extension_sql_file!(
+    "../sql/webhooks.sql",
+    name = "webhooks",
+    requires = ["schema"]
+);
 // Marks every table for pg_dump, the erasure receipts included (the change feed's are left out
 // on purpose: sql/changes.sql says why).
 extension_sql_file!(
@@ -134,7 +140,8 @@ extension_sql_file!(
         "store",
         "checkpoints",
         "changes",
-        "spaces"
+        "spaces",
+        "webhooks"
     ]
 );
 // memory_overview resolves its tenant as the checkpoint functions do; both read the worker's,

@@ -32,7 +32,11 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
         "reading the feed's epoch",
     )
     .unwrap_or_default();
+    // `now`: no changes, the cursor at the end of the feed as it is (a reader that wants only
+    // what comes next: a new webhook, src/webhook.rs of the gateway).
+    let from_now = since.is_some_and(|s| s.trim() == "now");
     let mut cursor = match since {
+        _ if from_now => Cursor::start(&epoch),
         Some(s) => Cursor::parse(s, &epoch).or_raise(),
         None => Cursor::start(&epoch),
     };
@@ -54,6 +58,24 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
             owners.clone().into(),
         )
     };
+    if from_now {
+        let end = spi::row(
+            include_str!("../../sql/queries/changes_end.sql"),
+            &[owners.clone().into()],
+            "reading the end of the change feed",
+            |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<i64>(2)?.unwrap_or_default(),
+                ))
+            },
+        );
+        if let Some((xid, seq)) = end {
+            cursor.xid = xid.parse().unwrap_or(0);
+            cursor.seq = seq;
+        }
+    }
+    let limit = if from_now { 0 } else { limit };
     let rows: Vec<(String, i64, serde_json::Value)> = spi::rows(
         sql,
         &[

@@ -74,6 +74,10 @@ def setup():
     sql(ALICE, "SELECT message_append(%s, 'assistant', 'Noted: Lisbon, tomatoes.')", THREAD)
     sql(ALICE, "SELECT message_append(%s, 'user', 'What do I grow?')", THREAD)
     sql(ALICE, "SELECT compact_thread(%s, 2)", THREAD)
+    # A webhook's dead letter (src/webhook.rs of the gateway writes them), its error hostile.
+    sql(ALICE, """INSERT INTO memory.webhook_dead (user_id, hook, delivery_id, body, attempts, last_error)
+                  VALUES (%s, '0123456789abcdef', 'delivery-1', '{"type": "memory.insert"}', 4, %s) RETURNING 1""",
+        ALICE, "HTTP 500 <b>boom</b>")
     IDS["tomatoes"] = sql(ALICE, """SELECT memory_write('{"text": "Alice grows tomatoes on her balcony", "category": "hobbies", "tags": ["garden"]}') ->> 'id'""")[0]
     IDS["hostile"] = sql(ALICE, "SELECT memory_write(jsonb_build_object('text', %s::text, 'category', 'preferences', 'tags', jsonb_build_array('<i>x</i>'))) ->> 'id'", HOSTILE)[0]
     IDS["forget"] = sql(ALICE, """SELECT memory_write('{"text": "Alice has a dentist appointment on Friday", "category": "plans"}') ->> 'id'""")[0]
@@ -269,6 +273,7 @@ def test_overview_and_every_page_render_with_hostile_text_as_text():
         ("agents", "/inspect/blocks", AGENT),
         ("files", "/inspect/files?grep=Tomatoes", "notes/<b>garden</b>.md"),
         ("file", "/inspect/files/view?path=notes/garden.md", "every morning"),
+        ("webhooks", "/inspect/webhooks", "HTTP 500 <b>boom</b>"),
         ("export", "/inspect/export", "Download the export"),
     ]:
         d = visit(path)

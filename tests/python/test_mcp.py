@@ -458,8 +458,9 @@ class HttpGateway:
     """A `memory-mcp http` process: alice by plaintext token, bob by its SHA-256, carol with
     one tool; `limits` and other top-level settings of the configuration file as given."""
 
-    def __init__(self, limits=None, alice_tools=None, extra_tenants=(), **settings):
+    def __init__(self, limits=None, alice_tools=None, extra_tenants=(), alice_webhooks=None, **settings):
         self.limits, self.alice_tools, self.settings = limits, alice_tools, settings
+        self.alice_webhooks = alice_webhooks
         self.extra_tenants = list(extra_tenants)
 
     def __enter__(self):
@@ -475,6 +476,8 @@ class HttpGateway:
             config["limits"] = self.limits
         if self.alice_tools:
             config["tenants"][0]["tools"] = self.alice_tools
+        if self.alice_webhooks:
+            config["tenants"][0]["webhooks"] = self.alice_webhooks
         self.file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         json.dump(config, self.file)
         self.file.close()
@@ -616,6 +619,116 @@ def test_subscribers_hear_a_block_edit_by_another_client():
     with HttpGateway() as g:
         asyncio.run(over_http(g))
     asyncio.run(over_stdio())
+
+class Receiver:
+    """A webhook receiver on 127.0.0.1: each post to /flaky fails (500) its first `fail` times per
+    delivery id, then is taken; every post to /dead fails. It records every attempt and what it
+    took, with the headers."""
+
+    def __init__(self, fail):
+        import http.server
+        import threading
+        self.fail, self.attempts, self.taken, self.lock = fail, [], [], threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with outer.lock:
+                    wid = self.headers["Memory-Ext-Webhook-Id"]
+                    outer.attempts.append((self.path, wid))
+                    tries = sum(1 for p, i in outer.attempts if i == wid)
+                    ok = self.path == "/flaky" and tries > outer.fail
+                    if ok:
+                        outer.taken.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(200 if ok else 500)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_webhooks_deliver_each_change_once_signed_and_dead_letter_the_rest():
+    """A local receiver failing each post twice still gets each change once, signed with the
+    secret (HMAC-SHA256 over "<t>.<body>"); a receiver that always fails gets a dead letter after
+    the last attempt; a webhook outside webhook_targets stops the start (src/webhook.rs)."""
+    import hashlib
+    import hmac
+    r = Receiver(fail=2)
+    secret = "whsec-" + RUN + "-0123456789"
+    target = f"127.0.0.1:{r.port}"
+    hooks = [{"url": f"http://{target}/flaky", "secret": secret},
+             {"url": f"http://{target}/dead", "secret": secret, "events": ["block"]}]
+    limits = {"webhook_attempts": 4, "webhook_backoff_ms": 50}
+    try:
+        with HttpGateway(limits=limits, alice_webhooks=hooks, webhook_targets=[target]) as g:
+            # Both webhooks start at the end of the feed: wait until they have their cursors.
+            for _ in range(100):
+                n = sql(ALICE, "SELECT count(*) FROM memory.webhook_cursors WHERE user_id = current_setting('memory_ext.user_id')")[0]
+                if n == 2:
+                    break
+                time.sleep(0.1)
+            assert n == 2, n
+            start = sql(ALICE, "SELECT min(cursor) FROM memory.webhook_cursors WHERE user_id = current_setting('memory_ext.user_id')")[0]
+            for fact in ("Alice's hive has nine frames.", "Alice sells honey on Saturdays."):
+                sql(ALICE, "SELECT memory_write(jsonb_build_object('text', %s::text))", fact)
+            sql(ALICE, "SELECT block_append(%s, 'human', 'Webhook test.')", f"agent-{ALICE}")
+            sql(BOB, "SELECT memory_write('{\"text\": \"Bob is not Alice.\"}')")
+            want = []
+            for _ in range(100):
+                feed = sql(ALICE, "SELECT memory_changes(%s, 1000)", start)[0]["changes"]
+                if len(feed) >= 3:
+                    break
+                time.sleep(0.1)
+            want = feed
+            for _ in range(200):
+                with r.lock:
+                    done = len(r.taken) >= len(want)
+                if done:
+                    break
+                time.sleep(0.1)
+            # Each change once, in feed order, after two failed attempts each.
+            bodies = [json.loads(b) for _, b in r.taken]
+            assert [b["data"] for b in bodies] == want, (bodies, want)
+            assert len({b["id"] for b in bodies}) == len(bodies)
+            flaky = [i for p, i in r.attempts if p == "/flaky"]
+            assert all(flaky.count(b["id"]) == 3 for b in bodies), flaky
+            assert {b["type"] for b in bodies} >= {"memory.insert", "block.update"}, bodies
+            # Signed with the secret over "<t>.<body>", t within a minute of now.
+            for headers, raw in r.taken:
+                sig = dict(kv.split("=", 1) for kv in headers["memory-ext-signature"].split(","))
+                expect = hmac.new(secret.encode(), f"{sig['t']}.".encode() + raw, hashlib.sha256).hexdigest()
+                assert hmac.compare_digest(sig["v1"], expect), headers
+                assert abs(int(sig["t"]) - time.time()) < 60
+            # The /dead webhook wants blocks only: one change, four attempts, one dead letter.
+            for _ in range(100):
+                dead = sql(ALICE, "SELECT coalesce(jsonb_agg(jsonb_build_object('attempts', attempts, 'error', last_error, 'type', body ->> 'type')), '[]') "
+                                  "FROM memory.webhook_dead WHERE user_id = current_setting('memory_ext.user_id')")[0]
+                if dead:
+                    break
+                time.sleep(0.1)
+            assert dead == [{"attempts": 4, "error": "HTTP 500", "type": "block.update"}], dead
+            assert [p for p, _ in r.attempts].count("/dead") == 4
+            # Nothing of Bob's went to Alice's webhooks.
+            assert all("Bob" not in raw.decode() for _, raw in r.taken)
+    finally:
+        r.close()
+    # A webhook pointing anywhere the configuration does not allow stops the start.
+    bad = {"dsn": GATEWAY_DSN, "webhook_targets": [target], "tenants": [
+        {"token": ALICE_TOKEN, "user_id": ALICE, "agent_id": f"agent-{ALICE}",
+         "webhooks": [{"url": "http://169.254.169.254/latest", "secret": secret}]}]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(bad, f)
+        f.flush()
+        out = subprocess.run([BIN, "http", "--config", f.name, "--listen", f"127.0.0.1:{free_port()}"],
+                             capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0 and "169.254.169.254:80 is not among \"webhook_targets\"" in out.stderr, out.stderr
 
 def main():
     setup()

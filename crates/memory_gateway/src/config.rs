@@ -40,6 +40,71 @@ struct Entry {
     /// Whether the token opens the inspector (src/inspect/), and may it change memory.
     #[serde(default)]
     inspect: Inspect,
+    /// Where the tenant's changes are posted (src/webhook.rs).
+    #[serde(default)]
+    webhooks: Vec<WebhookEntry>,
+}
+
+/// One webhook of a token's entry: where its tenant's changes go, the secret they are signed
+/// with, and which entities it wants (none: every one).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebhookEntry {
+    url: String,
+    secret: String,
+    #[serde(default)]
+    events: Option<Vec<String>>,
+}
+
+/// A webhook, checked: its URL's target is among the configuration's `webhook_targets`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Webhook {
+    pub tenant: Tenant,
+    pub url: String,
+    pub secret: String,
+    /// Entities posted (memory, block, message, file, store_item, proposal); None: all.
+    pub events: Option<Vec<String>>,
+}
+
+/// The entities of the change feed (sql/changes.sql), which a webhook's `events` may name.
+pub const WEBHOOK_EVENTS: [&str; 6] = [
+    "memory",
+    "block",
+    "message",
+    "file",
+    "store_item",
+    "proposal",
+];
+
+/// A webhook secret shorter than this is refused: a signature is only as strong as its key.
+const MIN_SECRET_LEN: usize = 16;
+
+/// The `host:port` a URL points at (the port given, or the scheme's), and its scheme; None
+/// for what is not an http(s) URL with a host.
+pub fn url_target(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let default = match scheme {
+        "http" => "80",
+        "https" => "443",
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let target = if authority.starts_with('[') {
+        match authority.rsplit_once("]:") {
+            Some(_) => authority.to_string(),
+            None => format!("{authority}:{default}"),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => authority.to_string(),
+            Some(_) => return None,
+            None => format!("{authority}:{default}"),
+        }
+    };
+    Some((target.to_ascii_lowercase(), scheme.to_string()))
 }
 
 /// What a token may do in the memory inspector: nothing (the default: a token made for an
@@ -97,6 +162,9 @@ struct File {
     limits: Limits,
     #[serde(default)]
     metrics: Option<MetricsEntry>,
+    /// The `host:port`s webhooks may post to; a webhook elsewhere is refused at start-up.
+    #[serde(default)]
+    webhook_targets: Vec<String>,
     tenants: Vec<Entry>,
 }
 
@@ -136,6 +204,12 @@ pub struct Limits {
     pub pool_size: usize,
     /// Milliseconds the server gives requests under way to finish when it is stopped.
     pub shutdown_grace_ms: u64,
+    /// Attempts to deliver one webhook post before it becomes a dead letter.
+    pub webhook_attempts: u32,
+    /// Milliseconds before the first retry of a webhook post; each next one waits twice as long.
+    pub webhook_backoff_ms: u64,
+    /// Milliseconds a webhook receiver has to answer one post.
+    pub webhook_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -151,6 +225,9 @@ impl Default for Limits {
             queue_timeout_ms: 10_000,
             pool_size: 16,
             shutdown_grace_ms: 5_000,
+            webhook_attempts: 6,
+            webhook_backoff_ms: 1_000,
+            webhook_timeout_ms: 10_000,
         }
     }
 }
@@ -167,6 +244,9 @@ impl Limits {
             ("tenant_concurrency", self.tenant_concurrency as u64),
             ("queue_timeout_ms", self.queue_timeout_ms),
             ("pool_size", self.pool_size as u64),
+            ("webhook_attempts", self.webhook_attempts as u64),
+            ("webhook_backoff_ms", self.webhook_backoff_ms),
+            ("webhook_timeout_ms", self.webhook_timeout_ms),
         ]
         .into_iter()
         .find(|(_, v)| *v == 0);
@@ -196,6 +276,8 @@ pub struct HttpConfig {
     pub tokens: Tokens,
     /// None: no `/metrics`.
     pub metrics: Option<MetricsConfig>,
+    /// Every token's webhooks (src/webhook.rs).
+    pub webhooks: Vec<Webhook>,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8808";
@@ -262,6 +344,12 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
         return Err("configuration: \"tenants\" is empty: no request could be served".into());
     }
     let mut tokens = HashMap::new();
+    let mut webhooks = vec![];
+    let targets: Vec<String> = file
+        .webhook_targets
+        .iter()
+        .map(|t| t.trim().to_ascii_lowercase())
+        .collect();
     for (i, e) in file.tenants.into_iter().enumerate() {
         let at = format!("configuration: tenants[{i}]");
         let tenant = Tenant {
@@ -271,6 +359,45 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
             tools: e.tools,
         };
         check_tenant(&tenant).map_err(|m| format!("{at}: {m}"))?;
+        for (j, w) in e.webhooks.into_iter().enumerate() {
+            let at = format!("{at}: webhooks[{j}]");
+            let Some((target, _)) = url_target(&w.url) else {
+                return Err(format!(
+                    "{at}: \"url\" is not an http:// or https:// URL with a host"
+                ));
+            };
+            if !targets.contains(&target) {
+                return Err(format!(
+                    "{at}: {target} is not among \"webhook_targets\": a webhook posts only where the configuration allows"
+                ));
+            }
+            if w.secret.chars().count() < MIN_SECRET_LEN || w.secret.trim() != w.secret {
+                return Err(format!(
+                    "{at}: \"secret\" must be at least {MIN_SECRET_LEN} characters, without spaces around it"
+                ));
+            }
+            if let Some(ev) = &w.events {
+                if let Some(bad) = ev.iter().find(|e| !WEBHOOK_EVENTS.contains(&e.as_str())) {
+                    return Err(format!(
+                        "{at}: \"{bad}\" is not an event: {}",
+                        WEBHOOK_EVENTS.join(", ")
+                    ));
+                }
+            }
+            let hook = Webhook {
+                tenant: tenant.clone(),
+                url: w.url,
+                secret: w.secret,
+                events: w.events,
+            };
+            if webhooks
+                .iter()
+                .any(|h: &Webhook| h.url == hook.url && h.tenant.user_id == hook.tenant.user_id)
+            {
+                return Err(format!("{at}: the same URL twice for one tenant"));
+            }
+            webhooks.push(hook);
+        }
         let name = match e.name {
             Some(n)
                 if n.trim().is_empty()
@@ -330,6 +457,7 @@ pub fn parse_http(text: &str) -> Result<HttpConfig, String> {
         limits: file.limits,
         tokens: Tokens(tokens),
         metrics,
+        webhooks,
     })
 }
 

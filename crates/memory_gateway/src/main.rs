@@ -11,6 +11,7 @@ mod http;
 mod inspect;
 mod metrics;
 mod watch;
+mod webhook;
 
 use config::Command;
 use rmcp::ServiceExt;
@@ -122,5 +123,9 @@ async fn http(path: String, dsn: Option<String>, listen: Option<String>) -> Resu
         return Err(format!("{path}: {}", wrong.join("; ")));
     }
     eprintln!("memory-mcp: {} tenant(s) from {path}", cfg.tokens.count());
+    if !cfg.webhooks.is_empty() {
+        eprintln!("memory-mcp: {} webhook(s)", cfg.webhooks.len());
+        webhook::start(db.clone(), std::mem::take(&mut cfg.webhooks), &cfg.limits);
+    }
     http::serve(cfg, db).await
 }

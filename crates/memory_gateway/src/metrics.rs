@@ -87,6 +87,11 @@ const HELP: &[(&str, &str, &str)] = &[
         "Notifications sent to subscribed clients, by kind (resources_updated).",
     ),
     (
+        "memory_mcp_webhook_posts_total",
+        "counter",
+        "Webhook posts, by result (delivered; failed, to be tried again; dead_letter, given up).",
+    ),
+    (
         "memory_mcp_pool_connections",
         "gauge",
         "Database connections of the gateway's pool, by state (in_use, idle).",

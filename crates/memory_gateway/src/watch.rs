@@ -44,6 +44,8 @@ struct Sub {
 pub struct Watch {
     db: Arc<Db>,
     subs: Mutex<Vec<Sub>>,
+    /// Woken on a notification of one of their tags: the webhooks (src/webhook.rs).
+    wakers: Mutex<Vec<(Vec<String>, Arc<tokio::sync::Notify>)>>,
     next: AtomicU64,
     started: OnceLock<()>,
 }
@@ -57,6 +59,7 @@ pub fn global(db: &Arc<Db>) -> Arc<Watch> {
             Arc::new(Watch {
                 db: db.clone(),
                 subs: Mutex::new(vec![]),
+                wakers: Mutex::new(vec![]),
                 next: AtomicU64::new(1),
                 started: OnceLock::new(),
             })
@@ -109,6 +112,14 @@ impl Watch {
             });
         crate::metrics::global().inc("memory_mcp_subscriptions_total", &[]);
         Ok(id)
+    }
+
+    /// Wakes `wake` on every notification carrying one of `tags`.
+    pub fn on_change(&self, tags: Vec<String>, wake: Arc<tokio::sync::Notify>) {
+        self.wakers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((tags, wake));
     }
 
     pub fn remove(&self, id: u64) {
@@ -171,6 +182,11 @@ impl Watch {
     /// Checks the subscribers that read `owner` (all when None) and notifies those whose
     /// resource changed. A subscriber whose client is gone is dropped.
     async fn changed(&self, owner: Option<&str>) {
+        for (tags, wake) in self.wakers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            if owner.is_none_or(|o| tags.iter().any(|t| t == o)) {
+                wake.notify_one();
+            }
+        }
         let due: Vec<(u64, Tenant, Option<String>)> = self
             .subs
             .lock()

@@ -89,3 +89,10 @@ INSERT INTO memory.changes (user_id, entity, id, op) VALUES ('feed-b', 'memory',
 -- The feed's secret is the owner's.
 SELECT * FROM memory.feed;
 SELECT memory._owner_tag('feed-a');
+-- 'now': no changes, and the cursor at the end of the feed, from which the next read starts.
+SET memory_ext.user_id = 'feed-a';
+SELECT jsonb_array_length(r -> 'changes') AS changes,
+       (r ->> 'cursor') = (memory_changes(NULL, 1000) ->> 'cursor') AS at_the_end,
+       (r ->> 'cursor') <> (memory_changes(NULL, 1) ->> 'cursor') AS past_the_first
+FROM memory_changes('now') r;
+SELECT jsonb_array_length(memory_changes(memory_changes('now') ->> 'cursor') -> 'changes') AS after_now;

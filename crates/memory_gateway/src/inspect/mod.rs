@@ -347,6 +347,7 @@ fn page_name(path: &str) -> &'static str {
         "threads" => "threads",
         "files" => "files",
         "proposals" => "proposals",
+        "webhooks" => "webhooks",
         "export" => "export",
         "logout" => "logout",
         _ => "other",
@@ -564,6 +565,7 @@ pub fn router(
         .route("/inspect/files/view", get(pages::file))
         .route("/inspect/proposals", get(pages::proposals))
         .route("/inspect/proposals/{id}/{decision}", post(pages::decide))
+        .route("/inspect/webhooks", get(pages::webhooks))
         .route("/inspect/export", get(pages::export_page))
         .route("/inspect/export/download", get(pages::export))
         // route_layer: only these routes; a path no route has is a plain 404, not a login.

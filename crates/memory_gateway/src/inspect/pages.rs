@@ -342,6 +342,13 @@ pub async fn proposals(
     }
 }
 
+pub async fn webhooks(State(app): App, Extension(s): Extension<Session>) -> Response {
+    match app.sql(&s, sql!("webhooks_list"), &[]).await {
+        Ok(v) => views::webhooks(&s, &v.unwrap_or(json!({}))),
+        Err(e) => db_error(&e, &s),
+    }
+}
+
 pub async fn decide(
     State(app): App,
     Extension(s): Extension<Session>,

@@ -12,13 +12,14 @@ use maud::{html, Markup, DOCTYPE};
 use memory_core::rank::SIGNALS;
 use serde_json::Value;
 
-const NAV: [(&str, &str, &str); 7] = [
+const NAV: [(&str, &str, &str); 8] = [
     ("overview", "/inspect/", "Overview"),
     ("memories", "/inspect/memories", "Memories"),
     ("blocks", "/inspect/blocks", "Core blocks"),
     ("threads", "/inspect/threads", "Threads"),
     ("files", "/inspect/files", "Files"),
     ("proposals", "/inspect/proposals", "Proposals"),
+    ("webhooks", "/inspect/webhooks", "Webhooks"),
     ("export", "/inspect/export", "Export"),
 ];
 
@@ -835,6 +836,40 @@ pub fn proposals(s: &Session, v: &Value, notice: Option<&str>) -> Response {
                         }
                     }
                     @if v.as_array().is_none_or(|a| a.is_empty()) { tr { td colspan="6" { "No proposal." } } }
+                }
+            } }
+        },
+    )
+}
+
+/// The tenant's webhooks: each one's place in the change feed and its dead letters.
+pub fn webhooks(s: &Session, v: &Value) -> Response {
+    let empty = vec![];
+    let cursors = v["cursors"].as_array().unwrap_or(&empty);
+    let dead = v["dead"].as_array().unwrap_or(&empty);
+    ok(
+        s,
+        "webhooks",
+        "Webhooks",
+        html! {
+            p.hint { "The gateway posts this tenant's changes to the webhooks of its configuration, signed, at least once; a post that fails every attempt is a dead letter (docs/mcp.md \"Webhooks\")." }
+            h2 { "Where each webhook has got to" }
+            div.scroll { table {
+                thead { tr { th scope="col" { "Webhook" } th scope="col" { "Cursor" } th scope="col" { "Moved" } } }
+                tbody {
+                    @for c in cursors { tr { td { code { (text(c, "hook")) } } td { code { (text(c, "cursor")) } } td { (ts(c, "updated_at")) } } }
+                    @if cursors.is_empty() { tr { td colspan="3" { "No webhook has posted for this tenant." } } }
+                }
+            } }
+            h2 { "Dead letters" }
+            div.scroll { table {
+                thead { tr { th scope="col" { "Webhook" } th scope="col" { "Change" } th scope="col" { "Delivery id" } th scope="col" { "Attempts" } th scope="col" { "Last error" } th scope="col" { "Failed" } } }
+                tbody {
+                    @for d in dead {
+                        tr { td { code { (text(d, "hook")) } } td { (text(d, "type")) } td { code { (text(d, "delivery_id")) } }
+                             td { (d["attempts"].as_i64().unwrap_or(0)) } td { (text(d, "last_error")) } td { (ts(d, "failed_at")) } }
+                    }
+                    @if dead.is_empty() { tr { td colspan="6" { "No dead letter." } } }
                 }
             } }
         },
