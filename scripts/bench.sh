@@ -122,7 +122,8 @@ for s in $suites; do
     echo "==> bench: changes"
     psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ch" -c "CREATE DATABASE memory_bench_ch"
     psql_b -d memory_bench_ch -c "CREATE EXTENSION memory_ext CASCADE"
-    "$CARGO_TARGET_DIR"/release/memory_ext_bench changes --dsn "${dsn/memory_bench/memory_bench_ch}" --out "$RESULTS"
+    MEMORY_MCP_BIN=$CARGO_TARGET_DIR/release/memory-mcp \
+      "$CARGO_TARGET_DIR"/release/memory_ext_bench changes --dsn "${dsn/memory_bench/memory_bench_ch}" --out "$RESULTS"
   elif [ "$s" = mcp ]; then
     # The MCP gateway against the statements it runs, in a database of its own made afresh.
     echo "==> bench: mcp"

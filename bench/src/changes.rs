@@ -6,6 +6,9 @@
 //! - What the feed costs a write: memory_write p50 with the feed's trigger on history and with
 //!   it disabled (by the superuser this suite connects as), in alternation.
 //! - memory_changes reading 100 changes from the start of a feed of a few hundred, p50.
+//! - Webhook latency (when MEMORY_MCP_BIN names the gateway): from asking for COMMIT of a
+//!   one-memory transaction to a local receiver having the gateway's post of that memory
+//!   (docs/mcp.md "Webhooks"), over `WEBHOOK_RUNS` transactions one after another, p50 and p95.
 
 use crate::query::pct;
 use postgres::types::Json;
@@ -16,6 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 300;
+const WEBHOOK_RUNS: usize = 100;
 const TENANT: &str = "bench-changes";
 
 /// One memory_write, on a connection or in a transaction.
@@ -124,8 +128,16 @@ pub fn run(dsn: &str) -> (Value, String) {
         .unwrap()
         .get(0);
 
+    let mut hook = std::env::var("MEMORY_MCP_BIN")
+        .ok()
+        .map(|bin| webhook_latency(dsn, &bin))
+        .unwrap_or_default();
+    let hooked = hook.len();
     let result = json!({
         "suite": "changes",
+        "webhook_posts_timed": hooked,
+        "webhook_p50_ms": (hooked > 0).then(|| pct(&mut hook, 50.0)),
+        "webhook_p95_ms": (hooked > 0).then(|| pct(&mut hook, 95.0)),
         "transactions": RUNS,
         "notifications_heard": heard_n,
         "notify_p50_ms": pct(&mut latency, 50.0),
@@ -149,5 +161,152 @@ pub fn run(dsn: &str) -> (Value, String) {
         result["write_p50_ms_without_feed"].as_f64().unwrap(),
         result["read_100_p50_ms"].as_f64().unwrap(),
     );
+    let md = if hooked > 0 {
+        format!(
+            "{md}\nWebhook: from asking for COMMIT of a one-memory transaction to a local receiver \
+             having the gateway's post of it (`memory-mcp http`, release build; woken by the NOTIFY; \
+             {hooked} of {WEBHOOK_RUNS} transactions timed, one after another).\n\n\
+             | webhook p50 ms | webhook p95 ms |\n|---|---|\n| {:.2} | {:.2} |\n",
+            result["webhook_p50_ms"].as_f64().unwrap_or(f64::NAN),
+            result["webhook_p95_ms"].as_f64().unwrap_or(f64::NAN),
+        )
+    } else {
+        md
+    };
     (result, md)
+}
+
+/// A receiver on 127.0.0.1 that answers every post 200 and hands on the memory id of each
+/// body with the instant it had it.
+fn receiver() -> (u16, mpsc::Receiver<(String, Instant)>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut buf = vec![];
+            let mut chunk = [0u8; 4096];
+            // Headers, then Content-Length bytes of body.
+            let body = loop {
+                let n = conn.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse::<usize>().ok())?
+                        })
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + len {
+                        break Some(buf[end + 4..end + 4 + len].to_vec());
+                    }
+                }
+            };
+            let at = Instant::now();
+            let _ = conn
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            if let Some(b) = body.and_then(|b| serde_json::from_slice::<Value>(&b).ok()) {
+                if b["type"] == "memory.insert" {
+                    let _ = tx.send((b["data"]["id"].as_str().unwrap_or("").to_string(), at));
+                }
+            }
+        }
+    });
+    (port, rx)
+}
+
+/// Commit-to-receiver latencies of `WEBHOOK_RUNS` one-memory transactions, in ms.
+fn webhook_latency(dsn: &str, bin: &str) -> Vec<f64> {
+    const ROLE: &str = "memory_webhook_bench";
+    const USER: &str = "bench-webhook";
+    let mut admin = Client::connect(dsn, NoTls).unwrap();
+    let db_name: String = admin
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    admin
+        .batch_execute(&format!(
+            "DO $$BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN
+                 CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END$$;
+             GRANT CONNECT ON DATABASE \"{db_name}\" TO {ROLE};
+             SET memory_ext.user_id = '{USER}';
+             SELECT memory_agent('bench-webhook-agent', '{USER}');"
+        ))
+        .unwrap();
+    let (port, arrivals) = receiver();
+    let target = format!("127.0.0.1:{port}");
+    let dir = std::env::temp_dir().join(format!("memory_webhook_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        json!({"dsn": format!("{dsn} user={ROLE}"),
+               "listen": format!("127.0.0.1:{}", crate::mcp::free_port()),
+               "webhook_targets": [target],
+               "tenants": [{"token": "bench-webhook-token-0123456789", "user_id": USER,
+                            "agent_id": "bench-webhook-agent",
+                            "webhooks": [{"url": format!("http://{target}/hook"),
+                                          "secret": "bench-webhook-secret-0123456789",
+                                          "events": ["memory"]}]}]})
+        .to_string(),
+    )
+    .unwrap();
+    let _gateway = crate::mcp::Gateway(
+        std::process::Command::new(bin)
+            .args(["http", "--config", config.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{bin}: {e}")),
+    );
+    let mut writer = Client::connect(dsn, NoTls).unwrap();
+    writer
+        .batch_execute(&format!("SET memory_ext.user_id = '{USER}'"))
+        .unwrap();
+    // The webhook has started when it has its cursor.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = writer
+            .query_one(
+                "SELECT count(*) FROM memory.webhook_cursors WHERE user_id = $1",
+                &[&USER],
+            )
+            .unwrap()
+            .get(0);
+        if n > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the webhook did not start");
+        thread::sleep(Duration::from_millis(100));
+    }
+    let mut out = vec![];
+    for i in 0..WEBHOOK_RUNS {
+        let mut t = writer.transaction().unwrap();
+        let id: String = t
+            .query_one(
+                "SELECT memory_write($1) ->> 'id'",
+                &[&Json(
+                    json!({"text": format!("Webhook note {i}: a commit the receiver hears.")}),
+                )],
+            )
+            .unwrap()
+            .get(0);
+        let t0 = Instant::now();
+        t.commit().unwrap();
+        while let Ok((got, at)) = arrivals.recv_timeout(Duration::from_secs(10)) {
+            if got == id {
+                out.push(at.duration_since(t0).as_secs_f64() * 1e3);
+                break;
+            }
+        }
+    }
+    out
 }

@@ -17,7 +17,7 @@ const AGENT: &str = "bench-mcp-agent";
 const THREAD: &str = "bench-mcp-thread";
 const TOKEN: &str = "bench-mcp-token-0123456789";
 
-struct Gateway(Child);
+pub struct Gateway(pub Child);
 
 impl Drop for Gateway {
     fn drop(&mut self) {
@@ -26,7 +26,7 @@ impl Drop for Gateway {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
