@@ -165,42 +165,23 @@ pub fn run_query(q: &QueryRequest) -> Value {
     } else {
         (q.top_k * 2).min(request::MAX_TOP_K as usize)
     };
-    let mut hits = search::memories(
-        &user,
-        &q.query,
-        q.embedding.as_deref(),
-        &q.filters,
-        categories.as_deref(),
-        asked,
-        window,
-        q.rerank.unwrap_or_else(gucs::rerank),
-    );
-    // The granted spaces (docs/api.md "Spaces"), each ranked by its own statistics and merged
-    // into the one ranking by score. Not with `entity`: entities are the caller's own.
-    if q.entity.is_none() {
-        let shared = crate::pg::spaces::readable(q.agent.as_deref(), q.spaces.as_deref());
-        if !shared.is_empty() {
-            crate::pg::spaces::as_agent(q.agent.as_deref(), || {
-                for (key, name) in &shared {
-                    let found = search::memories(
-                        key,
-                        &q.query,
-                        q.embedding.as_deref(),
-                        &q.filters,
-                        categories.as_deref(),
-                        asked,
-                        window,
-                        q.rerank.unwrap_or_else(gucs::rerank),
-                    );
-                    hits.extend(found.into_iter().map(|h| Hit {
-                        space: Some(name.clone()),
-                        ..h
-                    }));
-                }
-            });
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        }
-    }
+    // Not with `entity`: entities are the caller's own, so no space is read.
+    let spaces = match &q.entity {
+        Some(_) => Some(&[][..]),
+        None => q.spaces.as_deref(),
+    };
+    let mut hits = with_spaces(&user, q.agent.as_deref(), spaces, |owner| {
+        search::memories(
+            owner,
+            &q.query,
+            q.embedding.as_deref(),
+            &q.filters,
+            categories.as_deref(),
+            asked,
+            window,
+            q.rerank.unwrap_or_else(gucs::rerank),
+        )
+    });
     within_caps(&mut hits, &caps);
     let found = hits.len();
     if let Some(t) = q.threshold {
@@ -288,6 +269,32 @@ pub fn run_query(q: &QueryRequest) -> Value {
         });
     }
     out
+}
+
+/// `search` run for the caller's own memories and for each space granted to it (for `agent`;
+/// `only` narrows them, docs/api.md "Spaces"), merged into one ranking by score, each space's
+/// hits labelled with it. Each space is ranked by its own term statistics.
+pub fn with_spaces(
+    user: &str,
+    agent: Option<&str>,
+    only: Option<&[String]>,
+    search: impl Fn(&str) -> Vec<Hit>,
+) -> Vec<Hit> {
+    let mut hits = search(user);
+    let shared = crate::pg::spaces::readable(agent, only);
+    if shared.is_empty() {
+        return hits;
+    }
+    crate::pg::spaces::as_agent(agent, || {
+        for (key, name) in &shared {
+            hits.extend(search(key).into_iter().map(|h| Hit {
+                space: Some(name.clone()),
+                ..h
+            }));
+        }
+    });
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits
 }
 
 /// With `"entity"`, the request narrowed to the memories linked to the entity it names

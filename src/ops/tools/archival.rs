@@ -216,16 +216,19 @@ fn paged_memories(
     let categories =
         query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
     let window = crate::pg::fulltext::time_window(user, query, when::now());
-    let mut hits = search::memories(
-        user,
-        query,
-        None,
-        &filters,
-        categories.as_deref(),
-        MAX_RESULTS,
-        window,
-        gucs::rerank(),
-    );
+    // The caller's own memories and its spaces' (docs/api.md "Spaces"), in one ranking.
+    let mut hits = query::with_spaces(user, Some(agent_id), None, |owner| {
+        search::memories(
+            owner,
+            query,
+            None,
+            &filters,
+            categories.as_deref(),
+            MAX_RESULTS,
+            window,
+            gucs::rerank(),
+        )
+    });
     hits.truncate(MAX_RESULTS);
     let shown: Vec<String> = hits
         .iter()
@@ -237,7 +240,7 @@ fn paged_memories(
     // bullets do the same), on the same entry: a page is `size` entries, whatever they hold.
     let page_hits: Vec<search::Hit> = hits
         .iter()
-        .filter(|h| shown.contains(&h.id))
+        .filter(|h| shown.contains(&h.id) && h.space.is_none())
         .cloned()
         .collect();
     let related = query::related_bullets(user, &page_hits, categories.as_deref());
@@ -254,6 +257,9 @@ fn paged_memories(
                     .collect();
                 format!("- {} (tags: {})", h.line(), tags.join(", "))
             };
+            if let Some(space) = &h.space {
+                line.push_str(&format!(" (space: {})", render::inline(space)));
+            }
             if let Some(r) = related.get(&h.id) {
                 line.push_str("\n  related: ");
                 line.push_str(r);

@@ -221,3 +221,11 @@ SELECT c ->> 'space' AS space, c ->> 'entity' AS entity, count(*)
 FROM jsonb_array_elements(pg_temp.feed(11) -> 'changes') c GROUP BY 1, 2 ORDER BY 1 NULLS FIRST, 2;
 SELECT jsonb_array_length(memory_changes() -> 'tags') AS tags;
 RESET ROLE;
+
+-- The agent's archival_search tool reads the spaces too, each result naming its space.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'ann';
+SELECT memory_write('{"text": "The ops on-call rotation changes every Monday.", "space": "ops"}') ->> 'event' AS written;
+SET memory_ext.user_id = 'hal';
+SELECT (memory_tool_call('hal-bot', NULL, 'archival_search', '{"query": "on-call rotation"}') ->> 'content') LIKE '%every Monday. (space: ops)%' AS names_its_space;
+RESET ROLE;
