@@ -849,8 +849,31 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
-CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
-    FOR EACH ROW EXECUTE FUNCTION memory._history_writer();
+-- Made by a function, as the change feed's triggers are (sql/changes.sql
+-- `memory._change_triggers`): on a Citus cluster upgraded from 0.12.0 the coordinator runs the
+-- upgrade before the workers have the function, so memory_citus_distribute() makes it there
+-- afterwards (src/ops/citus.rs); on one node the upgrade calls it. Does nothing where it is.
+CREATE FUNCTION memory._space_triggers() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    IF EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'memory.history'::regclass AND tgname = 'history_writer') THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        -- As memory_citus_distribute sets it: triggers on distributed tables (docs/citus.md).
+        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    END IF;
+    EXECUTE $s$CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
+               FOR EACH ROW EXECUTE FUNCTION memory._history_writer()$s$;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._space_triggers() FROM PUBLIC;
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._space_triggers();
+    END IF;
+END $$;
 
 SELECT pg_catalog.pg_extension_config_dump('memory.spaces', '');
 SELECT pg_catalog.pg_extension_config_dump('memory.grants', '');
@@ -872,36 +895,6 @@ CREATE FUNCTION memory."space_writes"(
 STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'space_writes_wrapper';
-
--- Spaces (sql/spaces.sql): a member reads a space's rows, and with `write` writes them, through
--- two more policies on every table that holds a tenant's rows. Postgres ORs a command's
--- permissive policies in reverse order of their names (15 to 18; EXPLAIN shows the filter) and
--- does not reorder an OR's arms: named space_* (before tenant_isolation), they come after its
--- cheap comparison, so a tenant's own rows are admitted before any space function is called.
--- (Named tenant_spaces_*, they came first: two function calls on every row of every query.) A memory's category is checked against grants limited to categories; every
--- other row passes `false` (memory_core::spaces::Grant::admits says what such a grant admits).
-DO $$
-DECLARE
-    t text;
-    memory text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
-                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
-                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
-                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
-                             'consolidation_seen', 'details', 'detail_chunks', 'files',
-                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
-                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
-                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes']
-    LOOP
-        memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
-        EXECUTE format('CREATE POLICY space_read ON memory.%I FOR SELECT
-                            USING (memory.space_reads(user_id, %s))', t, memory);
-        EXECUTE format('CREATE POLICY space_write ON memory.%I
-                            USING (memory.space_writes(user_id, %s))
-                            WITH CHECK (memory.space_writes(user_id, %s))', t, memory, memory);
-    END LOOP;
-END $$;
 
 -- Grants: a member reads its own (the tenant policy on user_id, the grantee); memory_grant and
 -- memory_revoke write them as the owner after checking the caller is the space's admin.
@@ -946,8 +939,10 @@ AS 'MODULE_PATHNAME', 'memory_grants_wrapper';
 -- own, the caller's (another of its agents) or a granted space's. The block stays one row with
 -- one version line; each attached agent's compile_core_blocks reads it where it lives, and an
 -- edit through any of them changes it there. user_id is the attaching agent's tenant; owner
--- the block's (no foreign key to it: on Citus it may live on another shard, and a block
--- deleted leaves an attachment that shows nothing).
+-- the block's. No foreign keys, to the block or to the agent: on Citus the block may live on
+-- another shard, and a Citus cluster upgraded from 0.12.0 makes this table while memory.agents
+-- is already distributed (a local table cannot reference it). A block or an agent deleted
+-- leaves an attachment that shows nothing; erasing the tenant removes it.
 CREATE TABLE memory.block_attachments (
     user_id     text        NOT NULL,
     agent_id    text        NOT NULL,
@@ -955,18 +950,12 @@ CREATE TABLE memory.block_attachments (
     block_id    uuid        NOT NULL,
     read_only   boolean     NOT NULL DEFAULT false,
     attached_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (user_id, agent_id, block_id),
-    FOREIGN KEY (user_id, agent_id) REFERENCES memory.agents ON DELETE CASCADE
+    PRIMARY KEY (user_id, agent_id, block_id)
 );
 ALTER TABLE memory.block_attachments ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory.block_attachments FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory.block_attachments
     USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
-CREATE POLICY space_read ON memory.block_attachments FOR SELECT
-    USING (memory.space_reads(user_id, false, NULL));
-CREATE POLICY space_write ON memory.block_attachments
-    USING (memory.space_writes(user_id, false, NULL))
-    WITH CHECK (memory.space_writes(user_id, false, NULL));
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.block_attachments TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('memory.block_attachments', '');
 
@@ -1048,21 +1037,62 @@ ALTER TABLE memory.webhook_cursors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory.webhook_cursors FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory.webhook_cursors
     USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
-CREATE POLICY space_read ON memory.webhook_cursors FOR SELECT
-    USING (memory.space_reads(user_id, false, NULL));
-CREATE POLICY space_write ON memory.webhook_cursors
-    USING (memory.space_writes(user_id, false, NULL))
-    WITH CHECK (memory.space_writes(user_id, false, NULL));
 SELECT pg_catalog.pg_extension_config_dump('memory.webhook_cursors', '');
 ALTER TABLE memory.webhook_dead ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory.webhook_dead FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON memory.webhook_dead
     USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
-CREATE POLICY space_read ON memory.webhook_dead FOR SELECT
-    USING (memory.space_reads(user_id, false, NULL));
-CREATE POLICY space_write ON memory.webhook_dead
-    USING (memory.space_writes(user_id, false, NULL))
-    WITH CHECK (memory.space_writes(user_id, false, NULL));
 SELECT pg_catalog.pg_extension_config_dump('memory.webhook_dead', '');
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.webhook_cursors TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON memory.webhook_dead TO PUBLIC;
+
+-- The space policies on every tenant table, now that every table of this release exists.
+-- Spaces (sql/spaces.sql): a member reads a space's rows, and with `write` writes them, through
+-- two more policies on every table that holds a tenant's rows. Postgres ORs a command's
+-- permissive policies in reverse order of their names (15 to 18; EXPLAIN shows the filter) and
+-- does not reorder an OR's arms: named space_* (before tenant_isolation), they come after its
+-- cheap comparison, so a tenant's own rows are admitted before any space function is called.
+-- (Named tenant_spaces_*, they came first: two function calls on every row of every query.)
+-- A memory's category is checked against grants limited to categories; every other row passes
+-- `false` (memory_core::spaces::Grant::admits says what such a grant admits).
+--
+-- Made by a function for a Citus cluster upgraded from 0.12.0: a policy on a distributed table
+-- is made on the workers too, which do not have memory.space_reads until their extension is
+-- updated, so memory_citus_distribute() makes them afterwards (src/ops/citus.rs); on one node
+-- the upgrade calls it. Does nothing where they are.
+CREATE FUNCTION memory._space_policies() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+    t text;
+    memory text;
+BEGIN
+    IF EXISTS (SELECT FROM pg_policy WHERE polrelid = 'memory.items'::regclass AND polname = 'space_read') THEN
+        RETURN false;
+    END IF;
+    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
+                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
+                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
+                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
+                             'consolidation_seen', 'details', 'detail_chunks', 'files',
+                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
+                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
+                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
+                             'block_attachments', 'webhook_cursors', 'webhook_dead']
+    LOOP
+        memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
+        EXECUTE format('CREATE POLICY space_read ON memory.%I FOR SELECT
+                            USING (memory.space_reads(user_id, %s))', t, memory);
+        EXECUTE format('CREATE POLICY space_write ON memory.%I
+                            USING (memory.space_writes(user_id, %s))
+                            WITH CHECK (memory.space_writes(user_id, %s))', t, memory, memory);
+    END LOOP;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._space_policies() FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._space_policies();
+    END IF;
+END $$;

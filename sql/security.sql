@@ -44,13 +44,23 @@ END $$;
 -- permissive policies in reverse order of their names (15 to 18; EXPLAIN shows the filter) and
 -- does not reorder an OR's arms: named space_* (before tenant_isolation), they come after its
 -- cheap comparison, so a tenant's own rows are admitted before any space function is called.
--- (Named tenant_spaces_*, they came first: two function calls on every row of every query.) A memory's category is checked against grants limited to categories; every
--- other row passes `false` (memory_core::spaces::Grant::admits says what such a grant admits).
-DO $$
+-- (Named tenant_spaces_*, they came first: two function calls on every row of every query.)
+-- A memory's category is checked against grants limited to categories; every other row passes
+-- `false` (memory_core::spaces::Grant::admits says what such a grant admits).
+--
+-- Made by a function for a Citus cluster upgraded from 0.12.0: a policy on a distributed table
+-- is made on the workers too, which do not have memory.space_reads until their extension is
+-- updated, so memory_citus_distribute() makes them afterwards (src/ops/citus.rs); on one node
+-- the upgrade calls it. Does nothing where they are.
+CREATE FUNCTION memory._space_policies() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
     t text;
     memory text;
 BEGIN
+    IF EXISTS (SELECT FROM pg_policy WHERE polrelid = 'memory.items'::regclass AND polname = 'space_read') THEN
+        RETURN false;
+    END IF;
     FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
                              'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
                              'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
@@ -68,7 +78,10 @@ BEGIN
                             USING (memory.space_writes(user_id, %s))
                             WITH CHECK (memory.space_writes(user_id, %s))', t, memory, memory);
     END LOOP;
-END $$;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._space_policies() FROM PUBLIC;
+SELECT memory._space_policies();
 
 -- Grants: a member reads its own (the tenant policy on user_id, the grantee); memory_grant and
 -- memory_revoke write them as the owner after checking the caller is the space's admin.

@@ -45,15 +45,35 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
-CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
-    FOR EACH ROW EXECUTE FUNCTION memory._history_writer();
+-- Made by a function, as the change feed's triggers are (sql/changes.sql
+-- `memory._change_triggers`): on a Citus cluster upgraded from 0.12.0 the coordinator runs the
+-- upgrade before the workers have the function, so memory_citus_distribute() makes it there
+-- afterwards (src/ops/citus.rs); on one node the upgrade calls it. Does nothing where it is.
+CREATE FUNCTION memory._space_triggers() RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+    IF EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'memory.history'::regclass AND tgname = 'history_writer') THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        -- As memory_citus_distribute sets it: triggers on distributed tables (docs/citus.md).
+        PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+    END IF;
+    EXECUTE $s$CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
+               FOR EACH ROW EXECUTE FUNCTION memory._history_writer()$s$;
+    RETURN true;
+END $fn$;
+REVOKE ALL ON FUNCTION memory._space_triggers() FROM PUBLIC;
+SELECT memory._space_triggers();
 
 -- Shared blocks (block_attach, src/ops/blocks.rs): a block attached to an agent other than its
 -- own, the caller's (another of its agents) or a granted space's. The block stays one row with
 -- one version line; each attached agent's compile_core_blocks reads it where it lives, and an
 -- edit through any of them changes it there. user_id is the attaching agent's tenant; owner
--- the block's (no foreign key to it: on Citus it may live on another shard, and a block
--- deleted leaves an attachment that shows nothing).
+-- the block's. No foreign keys, to the block or to the agent: on Citus the block may live on
+-- another shard, and a Citus cluster upgraded from 0.12.0 makes this table while memory.agents
+-- is already distributed (a local table cannot reference it). A block or an agent deleted
+-- leaves an attachment that shows nothing; erasing the tenant removes it.
 CREATE TABLE memory.block_attachments (
     user_id     text        NOT NULL,
     agent_id    text        NOT NULL,
@@ -61,6 +81,5 @@ CREATE TABLE memory.block_attachments (
     block_id    uuid        NOT NULL,
     read_only   boolean     NOT NULL DEFAULT false,
     attached_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (user_id, agent_id, block_id),
-    FOREIGN KEY (user_id, agent_id) REFERENCES memory.agents ON DELETE CASCADE
+    PRIMARY KEY (user_id, agent_id, block_id)
 );

@@ -55,11 +55,13 @@ pub fn distribute() -> Value {
         &[],
         "making the full-text columns by language",
     );
-    // And the change feed's triggers (sql/changes.sql `memory._change_triggers`).
+    // And the change feed's triggers (sql/changes.sql `memory._change_triggers`), history's
+    // member naming (sql/spaces.sql `memory._space_triggers`) and the spaces' row policies
+    // (sql/security.sql `memory._space_policies`).
     spi::run(
-        "SELECT memory._change_triggers()",
+        "SELECT memory._change_triggers(), memory._space_triggers(), memory._space_policies()",
         &[],
-        "making the change feed's triggers",
+        "making the change feed's triggers and the spaces' triggers and policies",
     );
     let reference = names(
         include_str!("../../sql/queries/citus_reference.sql"),
