@@ -1069,15 +1069,12 @@ BEGIN
     IF EXISTS (SELECT FROM pg_policy WHERE polrelid = 'memory.items'::regclass AND polname = 'space_read') THEN
         RETURN false;
     END IF;
-    FOREACH t IN ARRAY ARRAY['agents', 'blocks', 'threads', 'messages', 'items', 'relations', 'change_log',
-                             'history', 'events', 'categories', 'allowlists', 'checkpoints', 'embedding_failures',
-                             'lexicon', 'corpus', 'thread_terms', 'thread_corpus',
-                             'consolidation_fingerprints', 'consolidation_usage', 'consolidation_runs',
-                             'consolidation_seen', 'details', 'detail_chunks', 'files',
-                             'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
-                             'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
-                             'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
-                             'block_attachments', 'webhook_cursors', 'webhook_dead']
+    -- Every table the tenant policy guards (its list is sql/security.sql's first loop, and
+    -- each later table's own), grants aside: a member's grants are its own, not the space's.
+    FOR t IN SELECT c.relname FROM pg_catalog.pg_policy p JOIN pg_catalog.pg_class c ON c.oid = p.polrelid
+             WHERE p.polname = 'tenant_isolation' AND c.relnamespace = 'memory'::regnamespace
+               AND c.relname <> 'grants'
+             ORDER BY c.relname
     LOOP
         memory := CASE WHEN t = 'items' THEN 'true, category' ELSE 'false, NULL' END;
         EXECUTE format('CREATE POLICY space_read ON memory.%I FOR SELECT

@@ -208,6 +208,21 @@ impl Db {
             .map_err(|e| format!("cannot connect: {e}"))
     }
 
+    /// The notification tags `user_id` may read (memory_changes' `tags`: its own, then its
+    /// spaces'), which `NOTIFY memory_ext_changes` payloads carry (src/watch.rs, src/webhook.rs).
+    pub async fn tags(&self, user_id: &str) -> Result<Vec<String>, DbError> {
+        Ok(self
+            .json(
+                user_id,
+                "",
+                "SELECT (memory_changes(NULL, 1) -> 'tags')::text",
+                &[],
+            )
+            .await?
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default())
+    }
+
     /// The pool's state for `/metrics`.
     pub fn pool_state(&self) -> crate::metrics::PoolState {
         let s = self.pool.status();

@@ -85,18 +85,11 @@ async fn hash(db: &Db, t: &Tenant) -> Option<String> {
 impl Watch {
     /// Registers a subscription of `tenant` to `uri`; its id, to remove it with.
     pub async fn add(&self, tenant: &Tenant, uri: &str, target: Target) -> Result<u64, String> {
-        let tags: Vec<String> = self
+        let tags = self
             .db
-            .json(
-                &tenant.user_id,
-                "",
-                "SELECT (memory_changes(NULL, 1) -> 'tags')::text",
-                &[],
-            )
+            .tags(&tenant.user_id)
             .await
-            .map_err(|e| e.to_string())?
-            .and_then(|v| serde_json::from_value(v).ok())
-            .unwrap_or_default();
+            .map_err(|e| e.to_string())?;
         let hash = hash(&self.db, tenant).await;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.subs

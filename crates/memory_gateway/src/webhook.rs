@@ -61,24 +61,15 @@ async fn run(db: Arc<Db>, hook: Webhook, limits: Limits) {
     let wake = Arc::new(tokio::sync::Notify::new());
     // The tags the tenant's notifications carry (its own and its spaces').
     loop {
-        match db
-            .json(
-                &hook.tenant.user_id,
-                "",
-                "SELECT (memory_changes(NULL, 1) -> 'tags')::text",
-                &[],
-            )
-            .await
-        {
-            Ok(Some(v)) => {
-                let tags: Vec<String> = serde_json::from_value(v).unwrap_or_default();
+        match db.tags(&hook.tenant.user_id).await {
+            Ok(tags) => {
                 crate::watch::global(&db).on_change(tags, wake.clone());
                 break;
             }
-            _ => tokio::time::sleep(Duration::from_secs(1)).await,
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
         }
     }
-    let agent = memory_providers_agent(limits.webhook_timeout_ms);
+    let agent = post_agent(limits.webhook_timeout_ms);
     loop {
         if let Err(e) = drain(&db, &hook, &key, &limits, &agent).await {
             eprintln!(
@@ -93,7 +84,9 @@ async fn run(db: Arc<Db>, hook: Webhook, limits: Limits) {
     }
 }
 
-fn memory_providers_agent(timeout_ms: u64) -> ureq::Agent {
+/// The HTTP client of every post, configured as memory_providers' `post::agent` (which the
+/// gateway does not link: that crate brings the models).
+fn post_agent(timeout_ms: u64) -> ureq::Agent {
     let t = Some(Duration::from_millis(timeout_ms.max(1)));
     ureq::Agent::config_builder()
         .timeout_global(t)
