@@ -1093,3 +1093,16 @@ BEGIN
         PERFORM memory._space_policies();
     END IF;
 END $$;
+
+-- A message into a space's conversation, from a member holding write on the space
+-- (docs/api.md "Spaces"): the early check of sql/triggers.sql admits it as the policy does.
+CREATE OR REPLACE FUNCTION memory._messages_admit() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF row_security_active('memory.messages') AND NEW.user_id IS DISTINCT FROM memory.current_tenant()
+       AND NOT memory.space_writes(NEW.user_id, false, NULL) THEN
+        RAISE EXCEPTION 'new row violates row-level security policy for table "messages"'
+            USING ERRCODE = '42501', HINT = 'a session writes only its own tenant''s messages and those of the spaces it holds write on';
+    END IF;
+    RETURN NEW;
+END $$;

@@ -428,12 +428,14 @@ END $$;
 -- DEFINER) upserts the thread row: for another tenant's thread that took the thread's lock
 -- first (a tenant inserting a huge message into another tenant's thread held that thread for
 -- seconds). This trigger runs as the writer and fires first (triggers fire in name order).
+-- A space the writer holds write on is admitted as the policy space_write admits it (0.13.0).
 CREATE FUNCTION memory._messages_admit() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF row_security_active('memory.messages') AND NEW.user_id IS DISTINCT FROM memory.current_tenant() THEN
+    IF row_security_active('memory.messages') AND NEW.user_id IS DISTINCT FROM memory.current_tenant()
+       AND NOT memory.space_writes(NEW.user_id, false, NULL) THEN
         RAISE EXCEPTION 'new row violates row-level security policy for table "messages"'
-            USING ERRCODE = '42501', HINT = 'a session writes only its own tenant''s messages';
+            USING ERRCODE = '42501', HINT = 'a session writes only its own tenant''s messages and those of the spaces it holds write on';
     END IF;
     RETURN NEW;
 END $$;

@@ -13,7 +13,11 @@
 -- (as a plain cast in a generic plan, it was parsed again for every row: 384 strtof calls a
 -- row, ~9% of a query's time by perf).
 --
--- $1 user_id, $2 the seeds' ids, $3 query vector (text form) or NULL, $4 query lexemes, $5 each
+-- "owner" is `= $1` for the caller alone, `= ANY($1::text[])` with the spaces granted to it
+-- (src/ops/search/memories.rs `Owners`); with spaces, the statement is planned for each call, so
+-- that the owners' partitions are pruned, and threads are one corpus over all owners.
+--
+-- $1 user_id (or the owners' keys), $2 the seeds' ids, $3 query vector (text form) or NULL, $4 query lexemes, $5 each
 -- lexeme's idf in the tenant (aligned with $4), $6 the tenant's average memory length. A
 -- memory's BM25 is memory.bm25 (src/pg/tsvector.rs); a thread's is computed here over
 -- memory.thread_terms, with the same k1 = 0.9, b = 0.4.
@@ -24,45 +28,45 @@
 WITH hop1 AS MATERIALIZED (
     SELECT ARRAY(
         SELECT r.to_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.from_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id {owner} AND r.from_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
         UNION
         SELECT r.from_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.to_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id {owner} AND r.to_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
     ) AS ids
 ), hop2 AS MATERIALIZED (
     SELECT ARRAY(
         SELECT r.to_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.from_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id {owner} AND r.from_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
         UNION
         SELECT r.from_id FROM memory.relations r
-        WHERE r.user_id = $1 AND r.to_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
+        WHERE r.user_id {owner} AND r.to_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
     ) AS ids
 ), pool AS (
     SELECT unnest($2::uuid[]) AS id UNION SELECT unnest(ids) FROM hop1 UNION SELECT unnest(ids) FROM hop2
 ), rows AS (
     SELECT i.*
-    FROM pool p JOIN memory.items i ON i.user_id = $1 AND i.id = p.id
+    FROM pool p JOIN memory.items i ON i.user_id {owner} AND i.id = p.id
     WHERE {state} {filters}
 ), tc AS MATERIALIZED (
     -- The tenant's threads and their lengths, read once (a generic plan otherwise looks each
     -- thread up once per matching term row).
-    SELECT thread_id, len FROM memory.thread_corpus WHERE user_id = $1
+    SELECT user_id, thread_id, len FROM memory.thread_corpus WHERE user_id {owner}
 ), tstats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, greatest(avg(len), 1)::float8 AS avglen FROM tc
 ), qtt AS MATERIALIZED (
     -- The tenant's thread-term rows of the query's lexemes, read once through the lexeme index:
     -- a lexeme's rows give its thread document frequency, and every thread's score. (Joined to
     -- thread_corpus here, the planner walked each thread's every term through the primary key.)
-    SELECT thread_id, lexeme, tf FROM memory.thread_terms WHERE user_id = $1 AND lexeme = ANY($4::text[])
+    SELECT user_id, thread_id, lexeme, tf FROM memory.thread_terms WHERE user_id {owner} AND lexeme = ANY($4::text[])
 ), tbm25 AS MATERIALIZED (
-    SELECT tt.thread_id,
+    SELECT tt.user_id, tt.thread_id,
            sum(ln(1 + (ts.n - d.df + 0.5) / (d.df + 0.5)) * tt.tf * 1.9
                / (tt.tf + 0.9 * (0.6 + 0.4 * tc.len / ts.avglen))) AS score
     FROM qtt tt
     JOIN (SELECT lexeme, count(*)::float8 AS df FROM qtt GROUP BY lexeme) d ON d.lexeme = tt.lexeme
-    JOIN tc ON tc.thread_id = tt.thread_id
+    JOIN tc ON tc.user_id = tt.user_id AND tc.thread_id = tt.thread_id
     CROSS JOIN tstats ts
-    GROUP BY tt.thread_id
+    GROUP BY tt.user_id, tt.thread_id
 )
 SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags, r.metadata,
        to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -73,15 +77,17 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        coalesce(t.score, 0)::float8,
        -- Episode edges out of this memory (the ranking keeps those into the pool).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'follows'),
+             WHERE f.user_id {owner} AND f.from_id = r.id AND f.relation_type = 'follows'),
        -- A turn of a conversation: its neighbours and thread count for it (rank.rs says why).
        (r.kind IN ('episodic', 'archival') OR r.role IS NOT NULL),
        to_char(r.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        -- Older memories this one was linked to when written (a newer fact may update them).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id = $1 AND f.from_id = r.id AND f.relation_type = 'related_to'),
+             WHERE f.user_id {owner} AND f.from_id = r.id AND f.relation_type = 'related_to'),
        -- A superseded memory's successor (only with as_of / include_superseded).
        r.superseded_by::text,
        -- An insight: an observation, not something said; it ranks with a lower weight.
-       r.kind = 'insight'
-FROM rows r LEFT JOIN tbm25 t ON t.thread_id = r.thread_id
+       r.kind = 'insight',
+       -- Whose it is: the caller's, or a space's (its label in the results).
+       r.user_id
+FROM rows r LEFT JOIN tbm25 t ON t.user_id = r.user_id AND t.thread_id = r.thread_id

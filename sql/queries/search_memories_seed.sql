@@ -15,14 +15,17 @@
 -- `i` whose values are parameters. The active model's id, type and operator are written in as
 -- literals so that the planner can use that model's partial HNSW index.
 --
--- $1 user_id, $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
+-- "owner" is `= $1` for the caller alone, `= ANY($1::text[])` with the spaces granted to it
+-- (src/ops/search/memories.rs `Owners`: one search over every owner, not one per owner).
+--
+-- $1 user_id (or the owners' keys), $2 query vector (text form) or NULL, $3 tsquery text or NULL, $4 query lexemes,
 -- $5 BM25 candidates, $6 each lexeme's idf in the tenant (aligned with $4), $7 the tenant's
 -- average memory length, $8 vector candidates. A memory's BM25 is memory.bm25
 -- (src/pg/tsvector.rs).
 WITH lex AS (
     SELECT i.id
     FROM memory.items i
-    WHERE {lexical} AND i.user_id = $1 AND {state} AND i.tsv @@ $3::tsquery {filters}
+    WHERE {lexical} AND i.user_id {owner} AND {state} AND i.tsv @@ $3::tsquery {filters}
     ORDER BY memory.bm25(i.tsv, $4::text[], $6::float8[], $7::float8) DESC
     LIMIT $5
 ){dense}

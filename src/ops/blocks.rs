@@ -10,7 +10,7 @@ use crate::error::{raise, OrRaise};
 use crate::ops::screen;
 use crate::pg::json::Json;
 use crate::pg::lookup::{self, Owned};
-use crate::pg::{spi, tenant};
+use crate::pg::spi;
 use memory_core::blocks::{self, BlockState, BlockView, Metadata};
 use memory_core::SqlState;
 use pgrx::prelude::*;
@@ -85,13 +85,7 @@ pub fn edit(
 pub fn agent(user_id: Option<&str>, agent_id: &str, persona: &str, human: &str) -> Value {
     // `space:<name>`: an agent of a space, holding the blocks its members attach (docs/api.md
     // "Spaces"); the caller must hold write on the space.
-    let user = match user_id.and_then(memory_core::spaces::of) {
-        Some(space) => {
-            tenant::resolve(None);
-            crate::pg::spaces::writable(space, None)
-        }
-        None => tenant::resolve(user_id),
-    };
+    let user = crate::pg::spaces::resolve_writer(user_id);
     let user = user.as_str();
     let created = spi::one_opt::<bool>(
         "INSERT INTO memory.agents (user_id, agent_id) VALUES ($1, $2) ON CONFLICT (user_id, agent_id) DO NOTHING RETURNING true",

@@ -362,7 +362,16 @@ pub fn search(
         agent_id: agent.map(str::to_string),
         ..Filters::default()
     };
-    let mut hits = search::memories(&user, query, None, &filters, None, limit, None, false);
+    let mut hits = search::memories(
+        &search::Owners::only(&user),
+        query,
+        None,
+        &filters,
+        None,
+        limit,
+        None,
+        false,
+    );
     // The ranking may add neighbours of its best (episode links): the limit holds.
     hits.truncate(limit);
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();

@@ -170,9 +170,9 @@ pub fn run_query(q: &QueryRequest) -> Value {
         Some(_) => Some(&[][..]),
         None => q.spaces.as_deref(),
     };
-    let mut hits = with_spaces(&user, q.agent.as_deref(), spaces, |owner| {
+    let mut hits = with_spaces(&user, q.agent.as_deref(), spaces, |owners| {
         search::memories(
-            owner,
+            owners,
             &q.query,
             q.embedding.as_deref(),
             &q.filters,
@@ -271,30 +271,23 @@ pub fn run_query(q: &QueryRequest) -> Value {
     out
 }
 
-/// `search` run for the caller's own memories and for each space granted to it (for `agent`;
-/// `only` narrows them, docs/api.md "Spaces"), merged into one ranking by score, each space's
-/// hits labelled with it. Each space is ranked by its own term statistics.
+/// `search` run over the caller's own memories and those of every space granted to it (for
+/// `agent`; `only` narrows them, docs/api.md "Spaces"): one search, one ranking, by the owners'
+/// statistics together, each space's hits labelled with it (src/ops/search/memories.rs `Owners`).
 pub fn with_spaces(
     user: &str,
     agent: Option<&str>,
     only: Option<&[String]>,
-    search: impl Fn(&str) -> Vec<Hit>,
+    search: impl FnOnce(&search::Owners) -> Vec<Hit>,
 ) -> Vec<Hit> {
-    let mut hits = search(user);
-    let shared = crate::pg::spaces::readable(agent, only);
-    if shared.is_empty() {
-        return hits;
+    let owners = search::Owners {
+        user: user.to_string(),
+        spaces: crate::pg::spaces::readable(agent, only),
+    };
+    if owners.spaces.is_empty() {
+        return search(&owners);
     }
-    crate::pg::spaces::as_agent(agent, || {
-        for (key, name) in &shared {
-            hits.extend(search(key).into_iter().map(|h| Hit {
-                space: Some(name.clone()),
-                ..h
-            }));
-        }
-    });
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits
+    crate::pg::spaces::as_agent(agent, || search(&owners))
 }
 
 /// With `"entity"`, the request narrowed to the memories linked to the entity it names
@@ -495,7 +488,7 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
     let st = search::Statements::new(
-        &user,
+        &search::Owners::only(&user),
         &q.query,
         q.embedding.as_deref(),
         &q.filters,
@@ -601,7 +594,7 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let window = crate::pg::fulltext::time_window(&user, query, when::now());
     let mut hits = search::memories(
-        &user,
+        &search::Owners::only(&user),
         query,
         None,
         &q.filters,

@@ -115,11 +115,11 @@ pub fn append_all(messages: Vec<Message<'_>>) {
     }
 }
 
-/// The tenant a message is written for: the one named, else the thread's owner, else the
-/// acting tenant (a new thread).
+/// The tenant a message is written for: the one named (a space the caller writes into among
+/// them), else the thread's owner, else the acting tenant (a new thread).
 fn writer(m: &Message<'_>) -> String {
     match m.user_id {
-        Some(_) => tenant::resolve(m.user_id),
+        Some(_) => crate::pg::spaces::resolve_writer(m.user_id),
         None => lookup::find_owner(Owned::Thread, m.thread).unwrap_or_else(|| {
             tenant::acting().unwrap_or_else(|| {
                 raise(
@@ -180,7 +180,7 @@ pub fn search(
 ) -> Vec<MessageHit> {
     let user = lookup::owner(Owned::Thread, thread);
     search::messages(
-        &user,
+        &search::Owners::only(&user),
         Conversations::Thread(thread),
         query,
         roles,
@@ -190,7 +190,8 @@ pub fn search(
     )
 }
 
-/// The conversation_search tool without a thread: the messages of every thread `agent` reads.
+/// The conversation_search tool without a thread: the messages of every thread `agent` reads,
+/// its spaces' conversations among them (docs/api.md "Spaces").
 pub fn search_agent(
     user: &str,
     agent: &str,
@@ -200,15 +201,21 @@ pub fn search_agent(
     end: Option<TimestampWithTimeZone>,
     limit: usize,
 ) -> Vec<MessageHit> {
-    search::messages(
-        user,
-        Conversations::Agent(agent),
-        query,
-        roles,
-        start,
-        end,
-        limit,
-    )
+    let owners = search::Owners {
+        user: user.to_string(),
+        spaces: crate::pg::spaces::readable(Some(agent), None),
+    };
+    crate::pg::spaces::as_agent(Some(agent), || {
+        search::messages(
+            &owners,
+            Conversations::Agent(agent),
+            query,
+            roles,
+            start,
+            end,
+            limit,
+        )
+    })
 }
 
 /// Compiled blocks + in-context messages of a thread, against a context window of `window`

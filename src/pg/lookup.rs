@@ -30,6 +30,14 @@ impl Owned {
             Owned::Thread => "SELECT user_id FROM memory.threads WHERE thread_id = $1 AND ($2::text IS NULL OR user_id = $2) LIMIT 2",
         }
     }
+
+    /// The same lookup among the spaces `$2` (their keys).
+    fn in_spaces(self) -> &'static str {
+        match self {
+            Owned::Agent => "SELECT user_id FROM memory.agents WHERE agent_id = $1 AND user_id = ANY($2) LIMIT 2",
+            Owned::Thread => "SELECT user_id FROM memory.threads WHERE thread_id = $1 AND user_id = ANY($2) LIMIT 2",
+        }
+    }
 }
 
 /// The tenant owning `id`, or `None` when the current tenant has no such id.
@@ -45,11 +53,11 @@ pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
         "looking up an owner",
         |row| row.get::<String>(1).map(Option::unwrap_or_default),
     );
-    // An agent of a space granted to the caller (its shared blocks live there, docs/api.md
-    // "Spaces"), when the caller has no agent of that id: the row policies show only granted
-    // spaces, and one id in two of them is ambiguous like any other.
-    let owners = match (kind, owners.is_empty(), &tenant) {
-        (Owned::Agent, true, Some(_)) => {
+    // An agent or thread of a space granted to the caller (its shared blocks and conversations
+    // live there, docs/api.md "Spaces"), when the caller has none of that id: the row policies
+    // show only granted spaces, and one id in two of them is ambiguous like any other.
+    let owners = match (owners.is_empty(), &tenant) {
+        (true, Some(_)) => {
             let spaces: Vec<String> = crate::pg::spaces::readable(None, None)
                 .into_iter()
                 .map(|(key, _)| key)
@@ -58,9 +66,9 @@ pub fn find_owner(kind: Owned, id: &str) -> Option<String> {
                 owners
             } else {
                 spi::rows_mut(
-                    "SELECT user_id FROM memory.agents WHERE agent_id = $1 AND user_id = ANY($2) LIMIT 2",
+                    kind.in_spaces(),
                     &[id.into(), spaces.into()],
-                    "looking up a space's agent",
+                    "looking up an owner in the spaces",
                     |row| row.get::<String>(1).map(Option::unwrap_or_default),
                 )
             }

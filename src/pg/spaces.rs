@@ -171,6 +171,19 @@ pub fn writable(name: &str, agent: Option<&str>) -> String {
     }
 }
 
+/// The tenant key a call naming `user_id` writes under: a `space:<name>` key once the caller is
+/// found to hold write on it (an agent or a conversation of the space, docs/api.md "Spaces"),
+/// else the tenant as `tenant::resolve` gives it.
+pub fn resolve_writer(user_id: Option<&str>) -> String {
+    match user_id.and_then(spaces::of) {
+        Some(space) => {
+            tenant::resolve(None);
+            writable(space, None)
+        }
+        None => tenant::resolve(user_id),
+    }
+}
+
 /// Whether the current tenant administers space `key`.
 pub fn administers(key: &str) -> bool {
     with_grants(|g| g.get(key).is_some_and(|g| g.access == Access::Admin))

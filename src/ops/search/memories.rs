@@ -236,25 +236,34 @@ struct Terms {
     known: f64,
 }
 
-fn terms(user: &str, query: &str) -> Terms {
+fn terms(owners: &Owners, query: &str) -> Terms {
+    let user = owners.user.as_str();
     let rows: Vec<(String, f64, f64, f64, String)> = if query.trim().is_empty() {
         vec![]
     } else {
-        Spi::connect(|c| {
-            spi::rows_prepared(
-                c,
+        let lexemes = fulltext::lexemes(user, query);
+        // With spaces, their statistics and the caller's summed: one corpus, one ranking.
+        let (sql, args): (&str, Vec<DatumWithOid<'static>>) = if owners.spaces.is_empty() {
+            (
                 include_str!("../../../sql/queries/search_terms.sql"),
-                &[user.into(), fulltext::lexemes(user, query).into()],
-                |r| {
-                    Ok((
-                        r.get::<String>(1)?.unwrap_or_default(),
-                        r.get::<f64>(2)?.unwrap_or(0.0),
-                        r.get::<f64>(3)?.unwrap_or(0.0),
-                        r.get::<f64>(4)?.unwrap_or(0.0),
-                        r.get::<String>(5)?.unwrap_or_default(),
-                    ))
-                },
+                vec![user.into(), lexemes.into()],
             )
+        } else {
+            (
+                include_str!("../../../sql/queries/search_terms_spaces.sql"),
+                vec![user.into(), lexemes.into(), owners.keys().into()],
+            )
+        };
+        Spi::connect(|c| {
+            spi::rows_prepared(c, sql, &args, |r| {
+                Ok((
+                    r.get::<String>(1)?.unwrap_or_default(),
+                    r.get::<f64>(2)?.unwrap_or(0.0),
+                    r.get::<f64>(3)?.unwrap_or(0.0),
+                    r.get::<f64>(4)?.unwrap_or(0.0),
+                    r.get::<String>(5)?.unwrap_or_default(),
+                ))
+            })
         })
         .spi("reading term statistics")
     };
@@ -273,6 +282,51 @@ fn terms(user: &str, query: &str) -> Terms {
     }
 }
 
+/// Whose memories a search ranks together: the caller's own and those of the spaces granted to
+/// it, as (key, name) (docs/api.md "Spaces"). One search over all of them, not one per owner:
+/// a space costs a larger scan, not another search (bench/results/spaces.md).
+#[derive(Clone)]
+pub struct Owners {
+    pub user: String,
+    pub spaces: Vec<(String, String)>,
+}
+
+impl Owners {
+    /// The caller alone.
+    pub fn only(user: &str) -> Owners {
+        Owners {
+            user: user.to_string(),
+            spaces: vec![],
+        }
+    }
+
+    /// Every owner's tenant key, the caller's first.
+    pub fn keys(&self) -> Vec<String> {
+        std::iter::once(self.user.clone())
+            .chain(self.spaces.iter().map(|(k, _)| k.clone()))
+            .collect()
+    }
+
+    /// The "owner" slot of the search statements and its parameter ($1): the caller's key
+    /// alone keeps the plain equality (the partition known to a generic plan; on Citus, the
+    /// statement routed to one shard).
+    pub(super) fn slot(&self) -> (&'static str, DatumWithOid<'static>) {
+        if self.spaces.is_empty() {
+            ("= $1", self.user.clone().into())
+        } else {
+            ("= ANY($1::text[])", self.keys().into())
+        }
+    }
+
+    /// The space a row of `key` belongs to; `None` for the caller's own.
+    pub(super) fn space_of(&self, key: &str) -> Option<String> {
+        self.spaces
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, name)| name.clone())
+    }
+}
+
 /// The two statements a memory search runs: the seeds (custom-planned) and the pool around
 /// them (one generic plan per backend), with what they need.
 pub struct Statements {
@@ -281,7 +335,7 @@ pub struct Statements {
     pub seed_args: Vec<DatumWithOid<'static>>,
     /// The cosine expression of the pool statement (the active model's, or NULL).
     similarity: String,
-    user: String,
+    owners: Owners,
     vector: Option<String>,
     terms: Terms,
     filters: Filters,
@@ -291,18 +345,19 @@ pub struct Statements {
 impl Statements {
     /// The seed and pool statements for a memory search.
     pub fn new(
-        user: &str,
+        owners: &Owners,
         query: &str,
         supplied: Option<&[f32]>,
         filters: &Filters,
         categories: Option<&[String]>,
         top_k: usize,
     ) -> Statements {
-        let terms = terms(user, query);
+        let terms = terms(owners, query);
         let probe = Probe::new(query, supplied, "searching by keyword only");
         let vtext = probe.vector();
+        let (owner, owner_arg) = owners.slot();
         let mut seed_args: Vec<DatumWithOid<'static>> = vec![
-            user.to_string().into(),
+            owner_arg,
             vtext.clone().into(),
             terms.tsquery.clone().into(),
             terms.lexemes.clone().into(),
@@ -328,13 +383,14 @@ impl Statements {
             )
             .replace("{dense}", &dense)
             .replace("{filters}", &seed_filters)
-            .replace("{state}", state_sql(filters));
+            .replace("{state}", state_sql(filters))
+            .replace("{owner}", owner);
         Statements {
             seed_sql,
             seed_args,
             // The query vector as an InitPlan (sql/queries/search_memories_pool.sql says why).
             similarity: probe.similarity("r", "(SELECT $3::{vt})"),
-            user: user.to_string(),
+            owners: owners.clone(),
             vector: vtext,
             terms,
             filters: filters.clone(),
@@ -344,8 +400,9 @@ impl Statements {
 
     /// The pool statement and its parameters for the seeds `ids`.
     pub fn pool(&self, ids: Vec<pgrx::Uuid>) -> (String, Vec<DatumWithOid<'static>>) {
+        let (owner, owner_arg) = self.owners.slot();
         let mut args: Vec<DatumWithOid<'static>> = vec![
-            self.user.clone().into(),
+            owner_arg,
             ids.into(),
             self.vector.clone().into(),
             self.terms.lexemes.clone().into(),
@@ -357,7 +414,8 @@ impl Statements {
         let sql = include_str!("../../../sql/queries/search_memories_pool.sql")
             .replace("{similarity}", &self.similarity)
             .replace("{filters}", &filters)
-            .replace("{state}", state_sql(&self.filters));
+            .replace("{state}", state_sql(&self.filters))
+            .replace("{owner}", owner);
         (sql, args)
     }
 
@@ -373,12 +431,13 @@ impl Statements {
     }
 }
 
-/// Ranks the tenant's memories for `query` under `filters`; the whole ranked pool, best first.
+/// Ranks the memories of `owners` for `query` under `filters`, in one ranking; the whole ranked
+/// pool, best first, each hit of a space labelled with it.
 /// `window`: the event time the query names (memory_core::when), preferred. `rerank`: the
 /// built-in cross-encoder reads the best `memory_ext.rerank_depth` (`memory_core::rank::rank_reranked`).
 #[allow(clippy::too_many_arguments)]
 pub fn memories(
-    user: &str,
+    owners: &Owners,
     query: &str,
     supplied: Option<&[f32]>,
     filters: &Filters,
@@ -387,7 +446,8 @@ pub fn memories(
     window: Option<Window>,
     rerank: bool,
 ) -> Vec<Hit> {
-    let st = Statements::new(user, query, supplied, filters, categories, top_k);
+    let user = owners.user.as_str();
+    let st = Statements::new(owners, query, supplied, filters, categories, top_k);
     struct Row {
         hit: Hit,
         cand: Candidate,
@@ -402,7 +462,9 @@ pub fn memories(
                 return Ok(vec![]);
             }
             let (sql, args) = st.pool(ids);
-            spi::with_generic_plan(|| {
+            // One generic plan per backend for the caller alone; with spaces, the owners'
+            // partitions are only pruned in a plan that sees their keys.
+            let pool = || {
                 spi::rows_prepared(c, &sql, &args, |r| {
                     let id = r.get::<String>(1)?.unwrap_or_default();
                     let actor = r.get::<String>(12)?;
@@ -426,7 +488,7 @@ pub fn memories(
                             score: 0.0,
                             parts: Parts::default(),
                             pool: seeds.pool_of(&id),
-                            space: None,
+                            space: owners.space_of(&r.get::<String>(22)?.unwrap_or_default()),
                         },
                         cand: Candidate {
                             id,
@@ -445,7 +507,12 @@ pub fn memories(
                         related: r.get::<Vec<String>>(19)?.unwrap_or_default(),
                     })
                 })
-            })
+            };
+            if owners.spaces.is_empty() {
+                spi::with_generic_plan(pool)
+            } else {
+                spi::with_custom_plan(pool)
+            }
         })
         .spi("ranking memories")
     });

@@ -15,7 +15,7 @@
 
 mod memories;
 
-pub use memories::{memories, Hit, Pool, Statements};
+pub use memories::{memories, Hit, Owners, Pool, Statements};
 
 use crate::embed::{self, vector_text};
 use crate::error::{raise, OrRaise};
@@ -104,6 +104,8 @@ pub struct MessageHit {
     pub content: String,
     pub created_at: TimestampWithTimeZone,
     pub score: f64,
+    /// The space whose conversation it is in; `None`: the caller's own.
+    pub space: Option<String>,
 }
 
 /// Whose messages a search reads: one thread's, or those of every thread an agent reads: its
@@ -115,9 +117,11 @@ pub enum Conversations<'a> {
     Agent(&'a str),
 }
 
-/// The messages (in context or not) of `scope` for `query`, best first, at most `limit`.
+/// The messages (in context or not) of `scope` for `query`, best first, at most `limit`. With
+/// spaces in `owners`, an agent's conversations include every thread of the spaces (one search,
+/// as for memories: `Owners`).
 pub fn messages(
-    user: &str,
+    owners: &Owners,
     scope: Conversations,
     query: &str,
     roles: Option<Vec<String>>,
@@ -125,6 +129,8 @@ pub fn messages(
     end: Option<TimestampWithTimeZone>,
     limit: usize,
 ) -> Vec<MessageHit> {
+    let user = owners.user.as_str();
+    let (owner, owner_arg) = owners.slot();
     let lexemes = fulltext::lexemes(user, query);
     let tsq = fulltext::tsquery(&lexemes, &fulltext::tenant_lexeme(user));
     let score = fulltext::score_query(&lexemes);
@@ -141,20 +147,27 @@ pub fn messages(
         // A statement text per case, so each keeps its own plan (the thread's index, or the user's).
         .replace(
             "{thread}",
-            match scope {
-                Conversations::Thread(_) => "m.thread_id = $2",
-                Conversations::Agent(_) => {
+            match (scope, owners.spaces.is_empty()) {
+                (Conversations::Thread(_), _) => "m.thread_id = $2",
+                (Conversations::Agent(_), true) => {
                     "m.thread_id IN (SELECT t.thread_id FROM memory.threads t \
                      WHERE t.user_id = $1 AND (t.agent_id = $2 OR t.agent_id IS NULL))"
                 }
+                // The agent's threads among the caller's own; every thread of a space.
+                (Conversations::Agent(_), false) => {
+                    "(m.user_id, m.thread_id) IN (SELECT t.user_id, t.thread_id FROM memory.threads t \
+                     WHERE t.user_id = ANY($1::text[]) AND (t.user_id <> ($1::text[])[1] \
+                     OR t.agent_id = $2 OR t.agent_id IS NULL))"
+                }
             },
-        );
+        )
+        .replace("{owner}", owner);
     let (Conversations::Thread(key) | Conversations::Agent(key)) = scope;
     let rows: Vec<(MessageHit, f64, Option<f64>)> = vector::with_iterative_scan(|| {
         spi::rows(
             &sql,
             &[
-                user.into(),
+                owner_arg,
                 key.into(),
                 tsq.into(),
                 probe.vector().into(),
@@ -179,6 +192,7 @@ pub fn messages(
                             .unwrap_or_else(|| raise(SqlState::NoDataFound, "no timestamp", None)),
                         score: 0.0,
                         thread_id: r.get::<String>(8)?.unwrap_or_default(),
+                        space: owners.space_of(&r.get::<String>(9)?.unwrap_or_default()),
                     },
                     r.get::<f64>(6)?.unwrap_or(0.0),
                     r.get::<f64>(7)?,

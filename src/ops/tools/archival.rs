@@ -217,9 +217,9 @@ fn paged_memories(
         query::allowed_categories(user, a.categories.is_some().then_some(agent_id), None);
     let window = crate::pg::fulltext::time_window(user, query, when::now());
     // The caller's own memories and its spaces' (docs/api.md "Spaces"), in one ranking.
-    let mut hits = query::with_spaces(user, Some(agent_id), None, |owner| {
+    let mut hits = query::with_spaces(user, Some(agent_id), None, |owners| {
         search::memories(
-            owner,
+            owners,
             query,
             None,
             &filters,

@@ -4,6 +4,7 @@
 use super::{message_line, minute, page_text, paged, Cx, MAX_RESULTS};
 use crate::ops::recall;
 use crate::pg::{limits, spi};
+use memory_core::render;
 use memory_core::tools::Call;
 use memory_core::tools::PAGE_SIZE;
 
@@ -69,7 +70,13 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                 .iter()
                 .map(|h| {
                     let across = thread.is_none().then_some(h.thread_id.as_str());
-                    message_line(&minute(&h.created_at), across, h.seq, &h.role, &h.content)
+                    let line =
+                        message_line(&minute(&h.created_at), across, h.seq, &h.role, &h.content);
+                    // As archival_search labels a space's memories.
+                    match &h.space {
+                        Some(s) => format!("{line} (space: {})", render::inline(s)),
+                        None => line,
+                    }
                 })
                 .collect();
             paged(&lines, page, size)

@@ -229,3 +229,27 @@ SELECT memory_write('{"text": "The ops on-call rotation changes every Monday.", 
 SET memory_ext.user_id = 'hal';
 SELECT (memory_tool_call('hal-bot', NULL, 'archival_search', '{"query": "on-call rotation"}') ->> 'content') LIKE '%every Monday. (space: ops)%' AS names_its_space;
 RESET ROLE;
+
+-- A space's conversation: a member with write starts it; his agent's conversation_search tool
+-- finds it beside his own conversations, in one ranking, each line of the space naming it; a
+-- member with read searches the space's thread by its id and may not write to it.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'hal';
+SELECT message_append('ops-standup', 'user', 'The database failover drill is on Thursday.', user_id => 'space:ops') ->> 'seq' AS seq;
+SELECT message_append('hal-notes', 'user', 'I sent the slides for the failover drill.') ->> 'seq' AS seq;
+SELECT regexp_replace(line, '^- \[[^]]*\]', '- [when]') AS line FROM regexp_split_to_table(memory_tool_call('hal-bot', NULL, 'conversation_search', '{"query": "failover drill"}') ->> 'content', E'\n') line
+WHERE line LIKE '%failover%' ORDER BY line LIKE '%(space: ops)' DESC;
+SET memory_ext.user_id = 'ann';
+SELECT memory_grant('ops', 'jon', 'read') ->> 'access' AS access;
+SET memory_ext.user_id = 'jon';
+SELECT content FROM conversation_search('ops-standup', 'failover drill');
+SELECT message_append('ops-standup', 'user', 'Jon was here.');  -- 42501: read-only
+SELECT message_append('ops-other', 'user', 'x', user_id => 'space:ops');  -- 42501: read-only
+-- Supersede within a space: the newer memory replaces the older for every member.
+SET memory_ext.user_id = 'hal';
+SELECT memory_write(jsonb_build_object('text', 'The ops on-call rotation changes every Friday.', 'space', 'ops',
+       'supersedes', (SELECT id FROM memory.items WHERE user_id = 'space:ops' AND text LIKE '%every Monday%'))) ? 'superseded' AS superseded;
+SET memory_ext.user_id = 'jon';
+SELECT i ->> 'space' AS space, i ->> 'text' LIKE '%every Friday%' AS newest
+FROM jsonb_array_elements(memory_query('{"query": "when does the on-call rotation change", "top_k": 1}') -> 'items') i;
+RESET ROLE;
