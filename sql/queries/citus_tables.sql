@@ -8,7 +8,7 @@ WITH RECURSIVE tenant_tables AS (
     FROM pg_class c
     WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
       -- Grants (sql/spaces.sql) are keyed by member but looked up by the row policies on every
-      -- node: spaces are not yet offered on Citus (src/ops/spaces.rs), so the table stays local.
+      -- node: a reference table (sql/queries/citus_reference.sql).
       AND c.relname <> 'grants'
       AND EXISTS (SELECT 1 FROM pg_attribute a
                   WHERE a.attrelid = c.oid AND a.attname = 'user_id' AND NOT a.attisdropped)

@@ -41,7 +41,7 @@ pub fn read(since: Option<&str>, limit: Option<i32>) -> JsonB {
         None => Cursor::start(&epoch),
     };
     // The caller's own changes, and those of the spaces granted to it (docs/api.md "Spaces").
-    let spaces: Vec<String> = crate::pg::spaces::readable(None, None)
+    let spaces: Vec<String> = crate::pg::spaces::readable_together(None)
         .into_iter()
         .map(|(key, _)| key)
         .collect();

@@ -203,7 +203,7 @@ pub fn search_agent(
 ) -> Vec<MessageHit> {
     let owners = search::Owners {
         user: user.to_string(),
-        spaces: crate::pg::spaces::readable(Some(agent), None),
+        spaces: crate::pg::spaces::readable_together(Some(agent)),
     };
     crate::pg::spaces::as_agent(Some(agent), || {
         search::messages(

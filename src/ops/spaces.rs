@@ -18,15 +18,6 @@ const MAX_CATEGORIES: usize = 100;
 
 /// memory_space_create: a new space named `name`, administered by the caller; `{id, name}`.
 pub fn create(name: Option<&str>) -> Value {
-    if crate::pg::citus::present() {
-        // The row policies look a member's grants up on the node that runs the statement;
-        // on Citus that is a worker, which does not have them (docs/citus.md "Not done yet").
-        raise(
-            SqlState::FeatureNotSupported,
-            "spaces are not yet supported on Citus",
-            Some("docs/citus.md says what is missing".into()),
-        );
-    }
     let me = tenant::resolve(None);
     refuse_space_tenant(&me);
     let name = spaces::name(name).or_raise();

@@ -184,6 +184,16 @@ pub fn resolve_writer(user_id: Option<&str>) -> String {
     }
 }
 
+/// The spaces `readable` gives, for the reads that span owners in one statement (the change
+/// feed's order, a search of conversations); none on Citus, where such a statement would span
+/// shards (docs/citus.md "Spaces").
+pub fn readable_together(agent: Option<&str>) -> Vec<(String, String)> {
+    if super::citus::present() {
+        return vec![];
+    }
+    readable(agent, None)
+}
+
 /// Whether the current tenant administers space `key`.
 pub fn administers(key: &str) -> bool {
     with_grants(|g| g.get(key).is_some_and(|g| g.access == Access::Admin))

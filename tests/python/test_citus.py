@@ -64,8 +64,7 @@ def test_every_tenant_table_is_distributed_and_colocated():
                WHERE c.relnamespace = 'memory'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                  AND EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = c.oid AND t.attname = 'user_id')
                  AND NOT EXISTS (SELECT 1 FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)
-                 -- Grants stay on the coordinator while spaces are not offered on Citus
-                 -- (sql/queries/citus_tables.sql, docs/citus.md "Not done yet").
+                 -- Grants are a reference table (sql/queries/citus_reference.sql).
                  AND c.relname <> 'grants'"""
         ).fetchall()
         assert missing == [], missing
@@ -723,20 +722,55 @@ def test_the_change_feed_answers_through_the_coordinator():
         assert again["changes"] == [] and again["cursor"] == got["cursor"], again
 
 
-def test_spaces_are_refused_with_a_clear_error():
-    # Spaces are not offered on Citus yet (docs/citus.md "Not done yet"): creating one is
-    # 0A000, and a tenant's own reads and writes go on under the policies that name spaces.
-    c, user = tenant("spaces")
-    with c:
+def test_spaces_answer_through_the_coordinator():
+    # Spaces on Citus (docs/citus.md "Spaces"): a space is a tenant key like a user's, routed to
+    # its shard; the grants are a reference table, so the row policies on the worker that runs
+    # a statement find the member's grants. memory_query reads each owner as its own routed
+    # query and merges them.
+    with admin() as a:
+        kinds = a.execute(
+            """SELECT logicalrelid::text, partmethod FROM pg_dist_partition
+               WHERE logicalrelid IN ('memory.spaces'::regclass, 'memory.grants'::regclass) ORDER BY 1"""
+        ).fetchall()
+        assert kinds == [("memory.grants", "n"), ("memory.spaces", "n")], kinds
+    name = f"team-{uuid.uuid4().hex[:8]}"
+    c, ann = tenant("sp-admin")
+    d, bob = tenant("sp-member")
+    e, _ = tenant("sp-other")
+    with c, d, e:
+        assert one(c, "SELECT memory_space_create(%s) ->> 'name'", (name,)) == name
+        write(c, text="Refunds over 500 euros need a manager's approval.", space=name)
+        write(d, text="Bob handles refunds for the Lisbon store.")
+        ask = {"query": "who approves refunds over 500 euros", "top_k": 3}
+        assert all("space" not in i for i in query(d, **ask)["items"])  # not granted yet
+        assert one(c, "SELECT memory_grant(%s, %s) ->> 'access'", (name, bob)) == "read"
+        got = query(d, **ask)
+        assert {i.get("space") for i in got["items"]} == {name, None}, got
+        # Read-only: a write into the space is refused, by the API and by plain SQL.
         try:
-            c.execute("SELECT memory_space_create('team')")
-            raise AssertionError("memory_space_create was not refused on Citus")
-        except psycopg.errors.FeatureNotSupported:
-            c.rollback()
-        write(c, text="Ana moved to Porto.")
-        got = query(c, query="where did Ana move")
-        assert got["items"] and "space" not in got["items"][0], got
-        assert one(c, "SELECT memory_grants()") == []
+            write(d, text="Refunds need no approval.", space=name)
+            raise AssertionError("a read member wrote into the space")
+        except errors.InsufficientPrivilege:
+            pass
+        # Another tenant sees nothing of it.
+        assert all("space" not in i for i in query(e, **ask)["items"])
+        # Write: the member adds to the space, and the admin finds it.
+        one(c, "SELECT memory_grant(%s, %s, 'write')", (name, bob))
+        write(d, text="Refunds are paid within 14 days.", space=name)
+        got = query(c, query="how fast are refunds paid", top_k=1)
+        assert "14 days" in got["items"][0]["text"], got
+        # A shared block: the space's agent holds it, the member's agent shows it.
+        one(c, "SELECT memory_agent('team-bot', %s)", (f"space:{name}",))
+        one(c, "SELECT block_set('team-bot', 'runbook', 'Page the on-call engineer.')")
+        with admin() as a:
+            block = one(a, "SELECT id FROM memory.blocks WHERE user_id = %s AND label = 'runbook'", (f"space:{name}",))
+        one(d, "SELECT memory_agent('bob-bot')")
+        one(d, "SELECT block_attach('bob-bot', %s::uuid)", (block,))
+        assert "Page the on-call engineer." in one(d, "SELECT compile_blocks('bob-bot') ->> 'text'")
+        # A revoke counts at the member's next statement.
+        one(c, "SELECT memory_revoke(%s, %s)", (name, bob))
+        assert all("space" not in i for i in query(d, **ask)["items"])
+        assert "on-call" not in one(d, "SELECT compile_blocks('bob-bot') ->> 'text'")
 
 
 def main():

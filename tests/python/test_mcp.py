@@ -620,6 +620,44 @@ def test_subscribers_hear_a_block_edit_by_another_client():
         asyncio.run(over_http(g))
     asyncio.run(over_stdio())
 
+def test_a_thread_resource_is_read_and_heard_when_a_message_lands():
+    """memory://threads/{thread_id} (a resource template): reading it is the thread's context in
+    prompt order; a subscriber hears a message appended to it, not one of another thread; another
+    tenant cannot read it."""
+    thread, other = f"res-{RUN}", f"res-other-{RUN}"
+    uri = f"memory://threads/{thread}"
+    sql(ALICE, "SELECT message_append(%s, 'user', 'First words.', %s)", thread, ALICE)
+    sql(ALICE, "SELECT message_append(%s, 'user', 'Elsewhere.', %s)", other, ALICE)
+
+    async def main(g):
+        async with g.client(ALICE_TOKEN) as alice, g.client(BOB_TOKEN) as bob:
+            templates = (await alice.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["memory://threads/{thread_id}"], templates
+            got = (await alice.read_resource(uri)).contents[0].text
+            assert got == "[1] user: First words.", got
+            async with alice.listen(resource_subscriptions=[uri]) as sub:
+                assert sub.honored.resource_subscriptions == [uri], sub.honored
+                sql(ALICE, "SELECT message_append(%s, 'user', 'Still elsewhere.')", other)
+                try:
+                    event = await asyncio.wait_for(sub.__anext__(), 1.5)
+                    raise AssertionError(f"heard {event} for another thread")
+                except (asyncio.TimeoutError, TimeoutError):
+                    pass
+                sql(ALICE, "SELECT message_append(%s, 'assistant', 'Second words.')", thread)
+                event = await asyncio.wait_for(sub.__anext__(), 10)
+                assert getattr(event, "uri", None) == uri, event
+            got = (await alice.read_resource(uri)).contents[0].text
+            assert got.splitlines()[-1] == "[2] assistant: Second words.", got
+            # Bob's tenant has no such thread: not found, and nothing of Alice's said.
+            try:
+                await bob.read_resource(uri)
+                raise AssertionError("Bob read Alice's thread")
+            except MCPError as e:
+                assert "First words" not in str(e), str(e)
+    with HttpGateway() as g:
+        asyncio.run(main(g))
+
+
 class Receiver:
     """A webhook receiver on 127.0.0.1: each post to /flaky fails (500) its first `fail` times per
     delivery id, then is taken; every post to /dead fails. It records every attempt and what it

@@ -74,6 +74,10 @@ fn tls() -> Result<MakeTlsConnector, String> {
         .map_err(|e| format!("TLS: {e}"))
 }
 
+/// A thread's context as text, $1 the thread (Db::thread).
+const THREAD_TEXT: &str = "SELECT coalesce(string_agg(CASE WHEN is_summary THEN '[summary] ' ELSE '[' || seq || '] ' END \
+     || role || ': ' || content, E'\\n'), '') FROM context_messages($1)";
+
 impl Db {
     /// A pool of at most `size` connections to `dsn`, after checking that its role is one that
     /// row-level security applies to and that the extension is installed. Each call's SQL runs
@@ -272,6 +276,29 @@ impl Db {
     pub async fn blocks(&self, t: &Tenant) -> Result<String, DbError> {
         self.one(&t.user_id, "SELECT compile_core_blocks($1)", &[&t.agent_id])
             .await
+    }
+
+    /// A thread's context as a resource (memory://threads/{thread_id}): its messages in prompt
+    /// order (context_messages), one `[seq] role: content` line each (`[summary]` for the
+    /// summary of what compaction folded).
+    pub async fn thread(&self, t: &Tenant, thread: &str) -> Result<String, DbError> {
+        self.one(&t.user_id, THREAD_TEXT, &[&thread]).await
+    }
+
+    /// What a subscriber to a resource watches, hashed (src/watch.rs): the agent's blocks as
+    /// compile_blocks hashes them, or the thread's context text; None when it cannot be read.
+    pub async fn resource_hash(&self, t: &Tenant, thread: Option<&str>) -> Option<String> {
+        let got = match thread {
+            None => {
+                self.text(&t.user_id, "", "SELECT compile_blocks($1) ->> 'hash'", &[&t.agent_id])
+                    .await
+            }
+            Some(th) => {
+                self.text(&t.user_id, "", &format!("SELECT md5(({THREAD_TEXT}))"), &[&th])
+                    .await
+            }
+        };
+        got.ok().flatten()
     }
 
     /// The memory section of the agent's system prompt: its compiled core blocks, then the

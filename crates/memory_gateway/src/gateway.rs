@@ -8,9 +8,10 @@ use crate::db::{Db, DbError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
     GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourcesResult,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -22,6 +23,14 @@ pub const PROMPT: &str = "memory";
 /// The agent's compiled core blocks as a resource: a host re-reads it after the model edits a
 /// block (the server's instructions are fixed when the client connects).
 pub const BLOCKS_URI: &str = "memory://core-blocks";
+/// A thread's context: `memory://threads/<thread_id>` (the template below).
+pub const THREAD_PREFIX: &str = "memory://threads/";
+const THREAD_TEMPLATE: &str = "memory://threads/{thread_id}";
+
+/// The thread a `memory://threads/<thread_id>` URI names.
+pub fn thread_of(uri: &str) -> Option<&str> {
+    uri.strip_prefix(THREAD_PREFIX).filter(|t| !t.is_empty())
+}
 
 #[derive(Clone)]
 pub struct Gateway {
@@ -43,11 +52,11 @@ impl Gateway {
     }
 
     fn subscribable(uri: &str) -> Result<(), McpError> {
-        if uri == BLOCKS_URI {
+        if uri == BLOCKS_URI || thread_of(uri).is_some() {
             Ok(())
         } else {
             Err(McpError::resource_not_found(
-                format!("no resource {uri}; the resource is {BLOCKS_URI}"),
+                format!("no resource {uri}; the resources are {BLOCKS_URI} and {THREAD_TEMPLATE}"),
                 None,
             ))
         }
@@ -163,7 +172,12 @@ impl ServerHandler for Gateway {
         accepted.resource_subscriptions = requested
             .resource_subscriptions
             .as_ref()
-            .map(|uris| uris.iter().filter(|u| *u == BLOCKS_URI).cloned().collect());
+            .map(|uris| {
+                uris.iter()
+                    .filter(|u| Self::subscribable(u).is_ok())
+                    .cloned()
+                    .collect()
+            });
         Some(accepted)
     }
 
@@ -294,19 +308,47 @@ impl ServerHandler for Gateway {
         .with_mime_type("text/plain")]))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(THREAD_TEMPLATE, "thread")
+                .with_title("A conversation's context")
+                .with_description(
+                    "A thread's messages as its prompt holds them (context_messages): the summary of what compaction folded, then the rest, one `[seq] role: content` line each; subscribe to hear of new messages",
+                )
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if request.uri != BLOCKS_URI {
+        let tenant = self.tenant(&ctx)?;
+        let text = if request.uri == BLOCKS_URI {
+            self.db.blocks(&tenant).await.map_err(refused)?
+        } else if let Some(thread) = thread_of(&request.uri) {
+            self.db.thread(&tenant, thread).await.map_err(|e| match e {
+                // No such thread for this tenant: the resource is not there.
+                DbError::Sql { code, message } if code == "P0002" => {
+                    McpError::resource_not_found(message, None)
+                }
+                e => refused(e),
+            })?
+        } else {
             return Err(McpError::resource_not_found(
-                format!("no resource {}; the resource is {BLOCKS_URI}", request.uri),
+                format!(
+                    "no resource {}; the resources are {BLOCKS_URI} and {THREAD_TEMPLATE}",
+                    request.uri
+                ),
                 None,
             ));
-        }
-        let text = self.db.blocks(&self.tenant(&ctx)?).await.map_err(refused)?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, BLOCKS_URI)]).into())
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, request.uri)]).into())
     }
 
     async fn list_prompts(

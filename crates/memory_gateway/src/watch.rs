@@ -1,15 +1,17 @@
 //! Resource subscriptions (docs/mcp.md "Subscriptions"): a client subscribed to
 //! `memory://core-blocks` gets `notifications/resources/updated` when its agent's blocks change,
 //! whoever changed them (another client, an application's SQL, a member of a space whose block
-//! the agent has attached).
+//! the agent has attached); one subscribed to `memory://threads/<id>` when that thread's
+//! context changes (a message appended, a compaction).
 //!
 //! # How changes are found
 //! One connection of the gateway LISTENs on the extension's channel `memory_ext_changes`, whose
 //! notifications carry the changed owner's tag and nothing else (sql/changes.sql). Each
 //! subscription knows the tags its tenant may read (memory_changes' `tags`: its own, and its
 //! spaces'); on a notification with one of them, the gateway reads the agent's blocks' hash
-//! (`compile_blocks`, no clock in it) as the tenant and notifies when it differs from the one it
-//! had. A change of a memory or a message does not disturb a block subscriber.
+//! (`compile_blocks`, no clock in it), or the thread's context text, as the tenant and notifies
+//! when it differs from the one it had. A change of a memory or a message does not disturb a
+//! block subscriber; a change of another thread does not disturb a thread's.
 //!
 //! Both ways MCP has of subscribing are served: `resources/subscribe` (protocol versions before
 //! 2026-07-28) and `subscriptions/listen` (2026-07-28).
@@ -69,17 +71,10 @@ pub fn global(db: &Arc<Db>) -> Arc<Watch> {
     w
 }
 
-/// A subscription's hash of what it watches: the agent's blocks as compile_blocks hashes them.
-async fn hash(db: &Db, t: &Tenant) -> Option<String> {
-    db.text(
-        &t.user_id,
-        "",
-        "SELECT compile_blocks($1) ->> 'hash'",
-        &[&t.agent_id],
-    )
-    .await
-    .ok()
-    .flatten()
+/// A subscription's hash of what it watches: the agent's blocks as compile_blocks hashes them,
+/// or a thread's context (`memory://threads/<id>`).
+async fn hash(db: &Db, t: &Tenant, uri: &str) -> Option<String> {
+    db.resource_hash(t, crate::gateway::thread_of(uri)).await
 }
 
 impl Watch {
@@ -90,7 +85,7 @@ impl Watch {
             .tags(&tenant.user_id)
             .await
             .map_err(|e| e.to_string())?;
-        let hash = hash(&self.db, tenant).await;
+        let hash = hash(&self.db, tenant, uri).await;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.subs
             .lock()
@@ -180,16 +175,16 @@ impl Watch {
                 wake.notify_one();
             }
         }
-        let due: Vec<(u64, Tenant, Option<String>)> = self
+        let due: Vec<(u64, Tenant, String, Option<String>)> = self
             .subs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .filter(|s| owner.is_none_or(|o| s.tags.iter().any(|t| t == o)))
-            .map(|s| (s.id, s.tenant.clone(), s.hash.clone()))
+            .map(|s| (s.id, s.tenant.clone(), s.uri.clone(), s.hash.clone()))
             .collect();
-        for (id, tenant, before) in due {
-            let now = hash(&self.db, &tenant).await;
+        for (id, tenant, uri, before) in due {
+            let now = hash(&self.db, &tenant, &uri).await;
             if now.is_none() || now == before {
                 continue;
             }
