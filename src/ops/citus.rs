@@ -55,13 +55,13 @@ pub fn distribute() -> Value {
         &[],
         "making the full-text columns by language",
     );
-    // And the change feed's triggers (sql/changes.sql `memory._change_triggers`), history's
-    // member naming (sql/spaces.sql `memory._space_triggers`) and the spaces' row policies
-    // (sql/security.sql `memory._space_policies`).
+    // And history's member naming (sql/spaces.sql `memory._space_triggers`) and the spaces'
+    // row policies (sql/security.sql `memory._space_policies`); the change feed's triggers
+    // once the tables are distributed (below).
     spi::run(
-        "SELECT memory._change_triggers(), memory._space_triggers(), memory._space_policies()",
+        "SELECT memory._space_triggers(), memory._space_policies()",
         &[],
-        "making the change feed's triggers and the spaces' triggers and policies",
+        "making the spaces' triggers and policies",
     );
     let reference = names(
         include_str!("../../sql/queries/citus_reference.sql"),
@@ -71,6 +71,29 @@ pub fn distribute() -> Value {
         include_str!("../../sql/queries/citus_tables.sql"),
         "listing the tables to distribute",
     );
+    // Citus copies a table's rows into its shards as inserts, which fire the shards'
+    // triggers: the change feed's would record every copied row again as a change, under a
+    // worker's transaction id (which may be one the coordinator's rows already carry: a
+    // duplicate key). Its triggers are dropped while their tables are distributed and made
+    // again afterwards (sql/changes.sql `memory._change_triggers`).
+    let feeds = ["memory.history", "memory.messages", "memory.proposals"];
+    if tables.iter().any(|t| feeds.contains(&t.as_str())) {
+        for (trigger, table) in [
+            ("history_change", "memory.history"),
+            ("messages_change", "memory.messages"),
+            ("proposals_change", "memory.proposals"),
+        ] {
+            // Here and on the workers' copies of the table, which the extension made with it:
+            // making it again on the distributed table makes it on every node.
+            let drop = format!("DROP TRIGGER IF EXISTS {trigger} ON {table}");
+            spi::run(&drop, &[], "setting the change feed's triggers aside");
+            spi::run(
+                "SELECT run_command_on_workers($1)",
+                &[drop.as_str().into()],
+                "setting the change feed's triggers aside on the workers",
+            );
+        }
+    }
     let all: Vec<&String> = reference.iter().chain(&tables).collect();
     if !all.is_empty() {
         // Every table at once, before any of them is touched: distributing one while a writer
@@ -87,11 +110,37 @@ pub fn distribute() -> Value {
     // Citus's notices per table (the copy of local rows, and a hint to empty the coordinator's
     // copy, which is done below) are not the caller's business.
     spi::with_settings(&[(c"client_min_messages", c"warning")], || {
+        // A local table's foreign key to a table being made a reference table makes Citus
+        // convert the local table itself, which fails on the workers, where the extension made
+        // the table already ("relation grants already exists"): a grant's key to its space is
+        // dropped, here and on the workers' copies, while both become reference tables, and
+        // made again between the two of them (Citus then makes it on every node).
+        let regrant = reference.iter().any(|t| t == "memory.grants");
+        if regrant {
+            spi::run(
+                "ALTER TABLE memory.grants DROP CONSTRAINT IF EXISTS grants_space_fkey",
+                &[],
+                "setting a grant's key to its space aside",
+            );
+            spi::run(
+                "SELECT run_command_on_workers($$ALTER TABLE memory.grants DROP CONSTRAINT IF EXISTS grants_space_fkey$$)",
+                &[],
+                "setting a grant's key to its space aside on the workers",
+            );
+        }
         for t in &reference {
             spi::run(
                 "SELECT create_reference_table($1)",
                 &[t.as_str().into()],
                 "making a reference table",
+            );
+        }
+        if regrant {
+            spi::run(
+                "ALTER TABLE memory.grants ADD CONSTRAINT grants_space_fkey
+                 FOREIGN KEY (space) REFERENCES memory.spaces (name) ON DELETE CASCADE",
+                &[],
+                "making a grant's key to its space again",
             );
         }
         for t in &tables {
@@ -117,6 +166,11 @@ pub fn distribute() -> Value {
             );
         }
     });
+    spi::run(
+        "SELECT memory._change_triggers()",
+        &[],
+        "making the change feed's triggers",
+    );
     let model = register_active_model();
     let models = spi::rows(
         include_str!("../../sql/queries/citus_model_indexes.sql"),

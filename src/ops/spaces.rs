@@ -136,6 +136,8 @@ fn put_grant(
     categories: Option<&[String]>,
     by: &str,
 ) {
+    // The new row's time (its default) rather than now() in DO UPDATE, which Citus refuses
+    // there (a function that is not IMMUTABLE) for the reference table the grants are on it.
     owner::as_owner(|| {
         spi::run(
             "INSERT INTO memory.grants (space, user_id, access, agent_id, categories, granted_by)
@@ -143,7 +145,7 @@ fn put_grant(
              ON CONFLICT (user_id, space) DO UPDATE
              SET access = EXCLUDED.access, agent_id = EXCLUDED.agent_id,
                  categories = EXCLUDED.categories, granted_by = EXCLUDED.granted_by,
-                 granted_at = now()",
+                 granted_at = EXCLUDED.granted_at",
             &[
                 name.into(),
                 grantee.into(),

@@ -64,11 +64,32 @@ fn with_grants<R>(f: impl FnOnce(&HashMap<String, Grant>) -> R) -> R {
     CACHE.with_borrow(|c| f(&c.as_ref().map(|c| &c.grants).cloned().unwrap_or_default()))
 }
 
+/// The relation the grants are read from: memory.grants, or on a Citus node that holds a
+/// placement of it (a reference table there, docs/citus.md "Spaces") that placement itself. The
+/// row policies run inside the shard query a worker executes, where Citus refuses another
+/// distributed query, a reference table's included; its local placement is a plain table.
+fn grants_relation() -> String {
+    if !super::citus::present() {
+        return "memory.grants".into();
+    }
+    spi::one_opt::<String>(
+        "SELECT 'memory.' || quote_ident('grants_' || s.shardid) FROM pg_dist_shard s
+         WHERE s.logicalrelid = 'memory.grants'::regclass
+           AND to_regclass('memory.' || quote_ident('grants_' || s.shardid)) IS NOT NULL",
+        &[],
+        "finding the grants' placement",
+    )
+    .unwrap_or_else(|| "memory.grants".into())
+}
+
 fn load(me: &str) -> HashMap<String, Grant> {
     // As the owner: the grants table is the extension's to read, whatever the caller may.
     owner::as_owner(|| {
         spi::rows(
-            "SELECT space, access, agent_id, categories FROM memory.grants WHERE user_id = $1",
+            &format!(
+                "SELECT space, access, agent_id, categories FROM {} WHERE user_id = $1",
+                grants_relation()
+            ),
             &[me.into()],
             "reading the tenant's grants",
             |r| {

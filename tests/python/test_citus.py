@@ -764,13 +764,21 @@ def test_spaces_answer_through_the_coordinator():
         one(c, "SELECT block_set('team-bot', 'runbook', 'Page the on-call engineer.')")
         with admin() as a:
             block = one(a, "SELECT id FROM memory.blocks WHERE user_id = %s AND label = 'runbook'", (f"space:{name}",))
-        one(d, "SELECT memory_agent('bob-bot')")
+        one(d, "SELECT memory_agent('bob-bot', %s)", (bob,))
         one(d, "SELECT block_attach('bob-bot', %s::uuid)", (block,))
         assert "Page the on-call engineer." in one(d, "SELECT compile_blocks('bob-bot') ->> 'text'")
         # A revoke counts at the member's next statement.
         one(c, "SELECT memory_revoke(%s, %s)", (name, bob))
         assert all("space" not in i for i in query(d, **ask)["items"])
         assert "on-call" not in one(d, "SELECT compile_blocks('bob-bot') ->> 'text'")
+        # Erasing a member removes its grants (a reference table's rows) and its own rows, not
+        # the space's.
+        one(c, "SELECT memory_grant(%s, %s)", (name, bob))
+        with admin() as a:
+            assert one(a, "SELECT memory_erase_tenant(%s, 'test') IS NOT NULL", (bob,))
+        assert one(d, "SELECT memory_grants()") == []
+        got = query(c, query="how fast are refunds paid", top_k=1)
+        assert "14 days" in got["items"][0]["text"], got
 
 
 def main():

@@ -290,12 +290,22 @@ impl Db {
     pub async fn resource_hash(&self, t: &Tenant, thread: Option<&str>) -> Option<String> {
         let got = match thread {
             None => {
-                self.text(&t.user_id, "", "SELECT compile_blocks($1) ->> 'hash'", &[&t.agent_id])
-                    .await
+                self.text(
+                    &t.user_id,
+                    "",
+                    "SELECT compile_blocks($1) ->> 'hash'",
+                    &[&t.agent_id],
+                )
+                .await
             }
             Some(th) => {
-                self.text(&t.user_id, "", &format!("SELECT md5(({THREAD_TEXT}))"), &[&th])
-                    .await
+                self.text(
+                    &t.user_id,
+                    "",
+                    &format!("SELECT md5(({THREAD_TEXT}))"),
+                    &[&th],
+                )
+                .await
             }
         };
         got.ok().flatten()
