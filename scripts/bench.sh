@@ -3,7 +3,8 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, screen, adapters, inspect, migrate, changes, spaces, citus (default: all but citus)
+#                                          agents, screen, adapters, inspect, migrate, changes, spaces, citus, citus-spaces
+#                                          (default: all but citus and citus-spaces)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
 #                                 coordinator and two workers, and on one node at that size)
@@ -188,6 +189,19 @@ for s in $suites; do
       "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
         --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
     fi
+  elif [ "$s" = citus-spaces ]; then
+    # What a space costs on Citus (docs/citus.md "Spaces"): the spaces suite through a
+    # coordinator and two workers, on a cluster of its own made afresh.
+    echo "==> bench: spaces on Citus"
+    scripts/deps.sh citus
+    scripts/citus.sh destroy "$BENCH_CITUS_DIR"
+    trap 'kill $standin 2>/dev/null; scripts/cluster.sh stop "$BENCH_PGDATA"; scripts/citus.sh destroy "$BENCH_CITUS_DIR"' EXIT
+    scripts/citus.sh start "$BENCH_CITUS_DIR" "$BENCH_CITUS_PORT"
+    cdsn="host=127.0.0.1 port=$BENCH_CITUS_PORT user=postgres dbname=postgres"
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 "$cdsn" -c "CREATE EXTENSION memory_ext CASCADE" \
+      -c "SELECT memory_citus_distribute()" >/dev/null
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench spaces --items 100000 --dsn "$cdsn" --out "$RESULTS/citus"
+    scripts/citus.sh destroy "$BENCH_CITUS_DIR"
   elif [ "$s" = agents ]; then
     # Gateway fairness under one tenant's flood, worker fairness under one tenant's run ends, and
     # a new backend's first call and memory (bench/agents.py), in a database of its own made afresh.

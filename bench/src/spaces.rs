@@ -112,9 +112,26 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
         "no_space": r0, "one_space": r1, "ten_spaces": r10,
         "ratio_one": p95(&r1) / p95(&r0), "ratio_ten": p95(&r10) / p95(&r0),
     });
+    // On a Citus coordinator (`make bench` suite citus-spaces): each owner is a routed search
+    // of its own there (docs/citus.md "Spaces").
+    let citus: bool = db
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let (title, how) = if citus {
+        (
+            " on Citus (a coordinator and two workers)",
+            ", through the coordinator; each owner is one routed search there",
+        )
+    } else {
+        ("", "")
+    };
     let md = format!(
-        "# memory_query across granted spaces at {total} memories\n\n\
-         Release build, 2 cores, client on 127.0.0.1. {} owners of ~{} memories each, {SPACES} of them spaces; \
+        "# memory_query across granted spaces at {total} memories{title}\n\n\
+         Release build, 2 cores, client on 127.0.0.1{how}. {} owners of ~{} memories each, {SPACES} of them spaces; \
          the member is an ordinary role (row-level security on), vector supplied, top_k 5, bullets; \
          {RUNS} queries x {ROUNDS} rounds per case, the cases alternating, after an untimed round.\n\n\
          | spaces granted | p50 ms | p95 ms | p95 / no space | results from spaces per query |\n|---|---|---|---|---|\n\

@@ -66,6 +66,9 @@ WITH hop1 AS MATERIALIZED (
     JOIN (SELECT lexeme, count(*)::float8 AS df FROM qtt GROUP BY lexeme) d ON d.lexeme = tt.lexeme
     JOIN tc ON tc.user_id = tt.user_id AND tc.thread_id = tt.thread_id
     CROSS JOIN tstats ts
+    -- Scored for the pool's threads only (the document frequencies above count every thread):
+    -- joined back to the rows, a score per thread of the owners was read once per row.
+    WHERE (tt.user_id, tt.thread_id) IN (SELECT r.user_id, r.thread_id FROM rows r)
     GROUP BY tt.user_id, tt.thread_id
 )
 SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags, r.metadata,

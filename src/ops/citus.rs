@@ -34,6 +34,24 @@ pub fn distribute() -> Value {
             Some("register this node as the coordinator (citus_set_coordinator_host) or connect to it".into()),
         );
     }
+    let reference = names(
+        include_str!("../../sql/queries/citus_reference.sql"),
+        "listing the tables to make reference tables",
+    );
+    // A reference table that a foreign key joins (the grants to their spaces) can only be
+    // written over one connection per node in a transaction that also changes distributed
+    // tables (the policies, columns and triggers below, on a cluster upgraded from 0.12.0):
+    // the whole call runs that way when it makes them. A one-time call; its DDL is slower so.
+    if reference
+        .iter()
+        .any(|t| t == "memory.spaces" || t == "memory.grants")
+    {
+        spi::run(
+            "SELECT set_config('citus.multi_shard_modify_mode', 'sequential', true)",
+            &[],
+            "running over one connection per node",
+        );
+    }
     // Custom plans for the trigger functions on this node too (sql/citus.sql says why; the
     // install script did it already unless memory_ext was here before citus).
     spi::run(
@@ -62,10 +80,6 @@ pub fn distribute() -> Value {
         "SELECT memory._space_triggers(), memory._space_policies()",
         &[],
         "making the spaces' triggers and policies",
-    );
-    let reference = names(
-        include_str!("../../sql/queries/citus_reference.sql"),
-        "listing the tables to make reference tables",
     );
     let tables = names(
         include_str!("../../sql/queries/citus_tables.sql"),

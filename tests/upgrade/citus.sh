@@ -64,6 +64,16 @@ if [ "$(q 0 -c "SELECT to_regclass('memory.idempotency_keys') IS NOT NULL")" = t
     fail "a keyed write repeated through the coordinator wrote twice"
   before=$((before + 1))
 fi
+# 0.13.0: the spaces and their grants become reference tables (docs/citus.md "Spaces"), and a
+# space made through the coordinator admits its member's write on the space's shard.
+if [ "$(q 0 -c "SELECT to_regclass('memory.grants') IS NOT NULL")" = t ]; then
+  [ "$(q 0 -c "SELECT string_agg(partmethod::text, ',' ORDER BY logicalrelid::text) FROM pg_dist_partition
+               WHERE logicalrelid IN ('memory.spaces'::regclass, 'memory.grants'::regclass)")" = n,n ] ||
+    fail "memory.spaces and memory.grants are not reference tables after memory_citus_distribute()"
+  q 0 -c "SET memory_ext.user_id = '$tenant'" -c "SELECT memory_space_create('upgrade-team')" \
+    -c "SELECT memory_write('{\"text\": \"The team meets on Fridays.\", \"space\": \"upgrade-team\"}')" >/dev/null ||
+    fail "a space made after the upgrade does not take its admin's write"
+fi
 for i in 0 1 2; do
   got=$(q "$i" -c "SELECT extversion FROM pg_extension WHERE extname = 'memory_ext'")
   [ "$got" = "$current" ] || fail "node on port $((port + i)) is at $got, not $current"
