@@ -28,6 +28,7 @@ fail() { echo "package test (PostgreSQL $PG): $*" >&2; exit 1; }
 began=$SECONDS
 if [ ! -f "$base" ]; then
   log "a Debian $suite root with Debian's postgresql-$PG$([ "$PG" = 15 ] || echo " and postgresql-$PG-pgvector") ($base)"
+  mkdir -p "$MEMORY_EXT_HOME/roots"   # a new machine has no roots yet
   new=$(mktemp -d "$MEMORY_EXT_HOME/roots/package-new.XXXXXX")
   # Debian 12 has no pgvector package: for 15 the project's own comes with the packages tested.
   pgvector=("postgresql-$PG-pgvector"); [ "$PG" = 15 ] && pgvector=()
