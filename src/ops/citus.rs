@@ -97,14 +97,10 @@ pub fn distribute() -> Value {
             ("messages_change", "memory.messages"),
             ("proposals_change", "memory.proposals"),
         ] {
-            // Here and on the workers' copies of the table, which the extension made with it:
-            // making it again on the distributed table makes it on every node.
-            let drop = format!("DROP TRIGGER IF EXISTS {trigger} ON {table}");
-            spi::run(&drop, &[], "setting the change feed's triggers aside");
-            spi::run(
-                "SELECT run_command_on_workers($1)",
-                &[drop.as_str().into()],
-                "setting the change feed's triggers aside on the workers",
+            // Making it again on the distributed table makes it on every node.
+            on_every_node(
+                &format!("DROP TRIGGER IF EXISTS {trigger} ON {table}"),
+                "setting the change feed's triggers aside",
             );
         }
     }
@@ -131,15 +127,9 @@ pub fn distribute() -> Value {
         // made again between the two of them (Citus then makes it on every node).
         let regrant = reference.iter().any(|t| t == "memory.grants");
         if regrant {
-            spi::run(
+            on_every_node(
                 "ALTER TABLE memory.grants DROP CONSTRAINT IF EXISTS grants_space_fkey",
-                &[],
                 "setting a grant's key to its space aside",
-            );
-            spi::run(
-                "SELECT run_command_on_workers($$ALTER TABLE memory.grants DROP CONSTRAINT IF EXISTS grants_space_fkey$$)",
-                &[],
-                "setting a grant's key to its space aside on the workers",
             );
         }
         for t in &reference {
@@ -219,6 +209,14 @@ fn register_active_model() -> Option<String> {
     };
     write::ensure_model(&model, dims).ok()?;
     Some(model.id)
+}
+
+/// Runs `sql` here and on every worker: on a table the extension made on each node before it
+/// was distributed, a change made on the coordinator alone leaves the workers' copies as they
+/// were, and Citus's own later change of the distributed table then meets them.
+fn on_every_node(sql: &str, what: &str) {
+    spi::run(sql, &[], what);
+    spi::run("SELECT run_command_on_workers($1)", &[sql.into()], what);
 }
 
 /// The first column of every row of `query`, as text.

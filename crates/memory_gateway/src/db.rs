@@ -288,27 +288,17 @@ impl Db {
     /// What a subscriber to a resource watches, hashed (src/watch.rs): the agent's blocks as
     /// compile_blocks hashes them, or the thread's context text; None when it cannot be read.
     pub async fn resource_hash(&self, t: &Tenant, thread: Option<&str>) -> Option<String> {
-        let got = match thread {
-            None => {
-                self.text(
-                    &t.user_id,
-                    "",
-                    "SELECT compile_blocks($1) ->> 'hash'",
-                    &[&t.agent_id],
-                )
-                .await
-            }
-            Some(th) => {
-                self.text(
-                    &t.user_id,
-                    "",
-                    &format!("SELECT md5(({THREAD_TEXT}))"),
-                    &[&th],
-                )
-                .await
-            }
+        let (sql, arg) = match thread {
+            None => (
+                "SELECT compile_blocks($1) ->> 'hash'".to_string(),
+                t.agent_id.as_str(),
+            ),
+            Some(th) => (format!("SELECT md5(({THREAD_TEXT}))"), th),
         };
-        got.ok().flatten()
+        self.text(&t.user_id, "", &sql, &[&arg])
+            .await
+            .ok()
+            .flatten()
     }
 
     /// The memory section of the agent's system prompt: its compiled core blocks, then the

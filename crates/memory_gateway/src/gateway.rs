@@ -24,7 +24,7 @@ pub const PROMPT: &str = "memory";
 /// block (the server's instructions are fixed when the client connects).
 pub const BLOCKS_URI: &str = "memory://core-blocks";
 /// A thread's context: `memory://threads/<thread_id>` (the template below).
-pub const THREAD_PREFIX: &str = "memory://threads/";
+const THREAD_PREFIX: &str = "memory://threads/";
 const THREAD_TEMPLATE: &str = "memory://threads/{thread_id}";
 
 /// The thread a `memory://threads/<thread_id>` URI names.
