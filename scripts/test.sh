@@ -20,6 +20,8 @@
 #      also pg_upgrade from a 15 cluster with memory_ext data (tests/upgrade/pg_upgrade.sh)
 #  10. the background worker and pg_cron (tests/worker): the server restarted with pg_cron
 #      preloaded and the worker serving a test database; tests crash and restart it
+#  10b. model: every LLM path against a real model, SmolLM2-135M on llama.cpp's server
+#      (scripts/llm.sh, tests/worker/tests/model.rs), on the worker layer's server
 #  11. Debian packages (scripts/package.sh, tests/package/run.sh): built, linted with lintian,
 #      installed by apt into a clean Debian root of the version with Debian's postgresql-NN and
 #      pgvector, upgraded from the last release's packages, the README tour run, removed
@@ -44,8 +46,8 @@
 # PG=17 (or 18) runs them on that PostgreSQL version, on ports and directories of its own
 # (scripts/lib.sh); runs on two versions take turns (the HTTP stand-in has one port for all).
 # Usage: [PG=NN] scripts/test.sh [layer ...]
-#   layers: lint core pgrx regress client backup crash fuzz upgrade worker package citus clients
-#   inspect (default: all)
+#   layers: lint core pgrx regress client backup crash fuzz upgrade worker model package citus
+#   clients inspect (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,7 +59,7 @@ OUT=$PWD/.run/pg$PG   # test outputs (README tour) stay in the checkout, ignored
 mkdir -p "$OUT"
 # The Citus cluster of layer 12: its own ports and directory, removed on exit.
 CITUS_DIR=$MEMORY_EXT_HOME/citus-$CITUS_PORT
-layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker package citus clients inspect}
+layers=${*:-lint core pgrx regress client backup crash fuzz upgrade worker model package citus clients inspect}
 
 step() { printf '\n==> %s\n' "$*"; }
 # Each layer's wall time, printed as it ends and together at the end (a new layer pays for
@@ -85,6 +87,7 @@ cleanup() {
   [ -z "$test_dir" ] || scripts/cluster.sh destroy "$test_dir"
   [ -z "$run_dir" ] || stop_run
   [ -z "$citus_dir" ] || scripts/citus.sh destroy "$citus_dir"
+  [ -z "${model_dir:-}" ] || scripts/llm.sh stop "$model_dir"
 }
 trap cleanup EXIT
 
@@ -120,7 +123,7 @@ if want pgrx; then
   rm -rf "$pgdata"
 fi
 
-if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want citus || want clients || want inspect; then
+if want regress || want client || want backup || want crash || want fuzz || want upgrade || want worker || want model || want citus || want clients || want inspect; then
   step "install memory_ext into $("$PG_CONFIG" --pkglibdir) (by rename: scripts/install.sh)"
   scripts/install.sh
   step "throwaway server on 127.0.0.1:$TEST_PORT"
@@ -279,7 +282,11 @@ if want upgrade; then
   fi
 fi
 
-if want worker; then
+# The server of the worker and model layers: memory_ext and pg_cron preloaded, the worker
+# serving memory_ext_worker. Set up once for both.
+worker_ready=
+worker_server() {
+  [ -z "$worker_ready" ] || return 0
   step "worker: restart with memory_ext.database = memory_ext_worker and pg_cron preloaded"
   fresh_db "$TEST_PORT" memory_ext_worker
   # The worker's own schedule without consolidation: that is left to pg_cron and to
@@ -296,9 +303,26 @@ if want worker; then
     -c "ALTER SYSTEM SET cron.database_name = 'memory_ext_worker'" \
     -c "ALTER SYSTEM SET cron.use_background_workers = on"
   scripts/cluster.sh start "$TEST_DIR" "$TEST_PORT"
-  MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_worker" \
-  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT" \
-    cargo test -p memory_ext_worker_tests -- --test-threads=1
+  worker_ready=1
+}
+worker_env=(MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres dbname=memory_ext_worker"
+  MEMORY_EXT_TEST_PGDATA="$TEST_DIR" MEMORY_EXT_TEST_PORT="$TEST_PORT")
+
+if want worker; then
+  worker_server
+  env "${worker_env[@]}" cargo test -p memory_ext_worker_tests --test worker --test extract -- --test-threads=1
+fi
+
+if want model; then
+  worker_server
+  # A real model for every LLM path (tests/worker/tests/model.rs): SmolLM2-135M on llama.cpp's
+  # server, scripts/llm.sh.
+  step "model: SmolLM2-135M on 127.0.0.1:$MODEL_PORT (scripts/llm.sh)"
+  model_dir=$MEMORY_EXT_HOME/llm-$MODEL_PORT
+  scripts/llm.sh start "$model_dir" "$MODEL_PORT" smollm2
+  env "${worker_env[@]}" MEMORY_EXT_TEST_LLM_URL="http://127.0.0.1:$MODEL_PORT/v1" \
+    MEMORY_EXT_TEST_LLM_DIR="$model_dir" MEMORY_EXT_TEST_LLM_PORT="$MODEL_PORT" \
+    cargo test -p memory_ext_worker_tests --test model -- --test-threads=1
 fi
 
 if want package; then

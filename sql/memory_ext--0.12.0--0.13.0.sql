@@ -1106,3 +1106,14 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
+
+-- The worker's refine job (docs/api.md "Extraction and ended runs"): what compact_thread and
+-- memory_capture write without the model, the model's version in the background.
+ALTER TABLE memory.worker_jobs DROP CONSTRAINT worker_jobs_job_check;
+ALTER TABLE memory.worker_jobs
+    ADD CONSTRAINT worker_jobs_job_check CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine'));
+CREATE OR REPLACE FUNCTION memory._worker_job_names() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'ttl_sweep'] $$;
+CREATE INDEX messages_refine_idx ON memory.messages (created_at) WHERE metadata -> 'summary' ->> 'pending' = 'llm';
+CREATE INDEX details_refine_idx ON memory.details (created_at) WHERE metadata ->> 'pending' = 'llm';
+CREATE INDEX files_refine_idx ON memory.files (updated_at) WHERE metadata ->> 'pending' = 'llm';

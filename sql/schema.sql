@@ -207,6 +207,9 @@ CREATE TABLE memory.messages (
 CREATE INDEX messages_context_idx ON memory.messages (user_id, thread_id, seq) WHERE in_context;
 CREATE INDEX messages_created_idx ON memory.messages (user_id, thread_id, created_at);
 CREATE INDEX messages_tsv_idx ON memory.messages USING gin (tsv);
+-- Compaction summaries an application wrote without the model, for the worker's refine job
+-- (sql/queries/refine_due.sql; 0.13.0).
+CREATE INDEX messages_refine_idx ON memory.messages (created_at) WHERE metadata -> 'summary' ->> 'pending' = 'llm';
 
 -- Memories (docs/api.md "Memories"): semantic, episodic, procedural, insight, archival and detail
 -- items in one table. `text` is the Layer-1 line, `content` the optional Layer-2 detail.
@@ -482,6 +485,8 @@ CREATE TABLE memory.details (
     FOREIGN KEY (user_id, item_id) REFERENCES memory.items ON DELETE CASCADE
 );
 CREATE INDEX details_thread_idx ON memory.details (user_id, thread_id, created_at) WHERE thread_id IS NOT NULL;
+-- Captured outputs whose description waits for the model (sql/queries/refine_due.sql; 0.13.0).
+CREATE INDEX details_refine_idx ON memory.details (created_at) WHERE metadata ->> 'pending' = 'llm';
 
 -- A detail's content, chunk `n` (from 0) holding characters n*65536 .. n*65536+65535.
 CREATE TABLE memory.detail_chunks (
@@ -520,6 +525,9 @@ CREATE TABLE memory.files (
     UNIQUE (user_id, id),
     CHECK (embedding IS NULL OR embedding_model IS NOT NULL)
 );
+-- Episodes episode_write wrote without the model, for the worker's refine job
+-- (sql/queries/refine_due.sql; 0.13.0).
+CREATE INDEX files_refine_idx ON memory.files (updated_at) WHERE metadata ->> 'pending' = 'llm';
 CREATE INDEX files_tsv_idx ON memory.files USING gin (tsv);
 CREATE INDEX files_tags_idx ON memory.files USING gin (tags);
 CREATE INDEX files_embedding_model_idx ON memory.files (embedding_model);

@@ -52,7 +52,12 @@ fn compact_thread(
     if let Some(f) = focus {
         crate::pg::limits::query("focus", f);
     }
-    JsonB(ops::compact(thread, pick, focus))
+    JsonB(ops::compact(
+        thread,
+        pick,
+        focus,
+        crate::ops::refine::Llm::Later,
+    ))
 }
 
 /// Sets the thread's context to exactly these messages (Letta's

@@ -8,6 +8,7 @@
 
 use crate::embed::write::for_write;
 use crate::gucs;
+use crate::ops::refine::{self, Llm, Refined};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, vector};
@@ -18,6 +19,9 @@ use serde_json::{json, Value};
 /// the summarising model's own context, and one huge tool output must not crowd out the rest.
 const LLM_MESSAGE_CHARS: usize = 2000;
 const LLM_TRANSCRIPT_CHARS: usize = 60_000;
+/// The summary's answer cap: 100 words are about 130 tokens; a model that rambles is cut (and
+/// the cut summary limited to 100 words like any other), not waited for.
+const SUMMARY_MAX_TOKENS: u32 = 200;
 
 struct Msg {
     id: String,
@@ -41,33 +45,59 @@ pub enum Pick {
     Before(i64),
 }
 
-/// The summary text: the LLM's (Letta's summarising prompt, docs/design.md "Compaction") when
-/// configured and answering, else the extractive one; at most 100 words either way. `focus`
-/// steers both (the tool's `focus`).
+/// The LLM's summary (Letta's summarising prompt, docs/design.md "Compaction"), at most 100
+/// words; `focus` steers it (the tool's `focus`).
+fn llm_summary(
+    cfg: &memory_providers::llm::LlmConfig,
+    previous: Option<&str>,
+    turns: &[Turn],
+    focus: Option<&str>,
+) -> Result<String, String> {
+    let mut t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
+    if let Some(f) = focus {
+        t = format!("Focus the summary on what matters for: {f}\n\n{t}");
+    }
+    let a = memory_providers::llm::chat_full(
+        cfg,
+        summary::COMPACTION_PROMPT,
+        &t,
+        false,
+        Some(SUMMARY_MAX_TOKENS),
+    )
+    .map_err(|e| e.to_string())?
+    .text;
+    let text = summary::limit_words(&memory_core::text::normalize(&a), summary::SUMMARY_WORDS);
+    if text.is_empty() {
+        return Err("the LLM answered nothing".into());
+    }
+    Ok(text)
+}
+
+/// The summary text and its method: the LLM's when `llm` is `Now`, one is configured and it
+/// answers; else the extractive one, `pending` when a configured LLM is left to the worker.
 fn summarise(
     previous: Option<&str>,
     turns: &[Turn],
     focus: Option<&str>,
-) -> (String, &'static str) {
+    llm: Llm,
+) -> (String, &'static str, bool) {
     if let Some(cfg) = gucs::llm() {
-        let mut t = summary::transcript(previous, turns, LLM_MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
-        if let Some(f) = focus {
-            t = format!("Focus the summary on what matters for: {f}\n\n{t}");
+        if llm == Llm::Later {
+            return (
+                summary::compaction_extract(previous, turns, focus),
+                "extractive",
+                true,
+            );
         }
-        match memory_providers::llm::chat(&cfg, summary::COMPACTION_PROMPT, &t, false) {
-            Ok(a) if !a.trim().is_empty() => {
-                return (
-                    summary::limit_words(&memory_core::text::normalize(&a), summary::SUMMARY_WORDS),
-                    "llm",
-                )
-            }
-            Ok(_) => pgrx::notice!("summarising without the LLM: it answered nothing"),
+        match llm_summary(&cfg, previous, turns, focus) {
+            Ok(text) => return (text, "llm", false),
             Err(e) => pgrx::notice!("summarising without the LLM: {e}"),
         }
     }
     (
         summary::compaction_extract(previous, turns, focus),
         "extractive",
+        false,
     )
 }
 
@@ -136,7 +166,7 @@ fn fold_indexes(conv: &[(&str, i64, bool)], pick: Pick) -> Vec<usize> {
 /// Returns `{summary, summarized, kept, method, from_seq, to_seq, date_from, date_to,
 /// archived, key_facts, evicted, focus}`; `summary` NULL and `summarized` 0 when there was
 /// nothing to fold.
-pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
+pub fn compact(thread: &str, pick: Pick, focus: Option<&str>, llm: Llm) -> Value {
     let user = lookup::owner(Owned::Thread, thread);
     let agent = spi::one_opt::<String>(
         "SELECT agent_id FROM memory.threads WHERE user_id = $1 AND thread_id = $2 FOR UPDATE",
@@ -173,10 +203,11 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
             text: m.content.clone(),
         })
         .collect();
-    let (text, method) = summarise(
+    let (text, method, pending) = summarise(
         (!prev_text.trim().is_empty()).then_some(prev_text.as_str()),
         &turns,
         focus,
+        llm,
     );
     // Whatever the summary says, it keeps every placeholder of what it folds.
     let sources: Vec<&str> = std::iter::once(prev_text.as_str())
@@ -187,11 +218,14 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
     let (covered, facts) = coverage(&folded, &previous);
     let facts = summary::key_facts(&facts, &turns, focus, &text);
     let content = summary::summary_message(&covered, &text, &facts);
-    let structure = json!({
+    let mut structure = json!({
         "from_seq": covered.from_seq, "to_seq": covered.to_seq,
         "date_from": covered.date_from, "date_to": covered.date_to,
         "archived": covered.archived, "key_facts": facts, "focus": focus, "method": method,
     });
+    if pending {
+        structure["pending"] = json!("llm");
+    }
     let embedding = for_write(&content);
     let (vector, model) = embedding.columns();
     let id = spi::one_opt::<String>(
@@ -232,6 +266,7 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>) -> Value {
     });
     json!({
         "summary": text,
+        "pending": pending,
         "summarized": folded.len(),
         "kept": conv.len() - folded.len() + system_kept,
         "method": method,
@@ -532,5 +567,123 @@ mod tests {
         );
         assert_eq!(fold_indexes(&conv, Pick::Before(5)), vec![0, 1, 2]);
         assert!(fold_indexes(&conv, Pick::Before(1)).is_empty());
+    }
+}
+
+/// The model's summary in place of the extractive one an application's compaction wrote
+/// (`Llm::Later`): the covered range's messages summarised, the first line and the key facts
+/// kept, the placeholders kept, the embedding redone. Conditional on the mark, under the row's
+/// lock: a worker killed after the call and before the commit asks again, and only one answer
+/// is ever written. A summary folded into a newer one before it was refined keeps its text (the
+/// newer one was written from it).
+pub fn refine(user: &str, id: &str) -> Refined {
+    let Some(cfg) = gucs::llm() else {
+        return Refined::Gone;
+    };
+    let Some((thread, structure, in_context)) = spi::row(
+        include_str!("../../sql/queries/refine_summary_read.sql"),
+        &[user.into(), id.into()],
+        "reading a pending summary",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<crate::pg::json::JsonText>(2)?
+                    .map(|j| j.value())
+                    .unwrap_or(Value::Null),
+                r.get::<bool>(3)?.unwrap_or(false),
+            ))
+        },
+    ) else {
+        return Refined::Gone;
+    };
+    let mut structure = structure;
+    let settle = |structure: &Value,
+                  content: Option<(&str, &crate::embed::write::WriteEmbedding)>| {
+        let (vector, model) = match content {
+            Some((_, e)) => e.columns(),
+            None => (None, None),
+        };
+        spi::run(
+            &include_str!("../../sql/queries/refine_summary_write.sql")
+                .replace("{vector}", &vector::unsized_ty()),
+            &[
+                user.into(),
+                id.into(),
+                content.map(|(c, _)| c).into(),
+                vector.into(),
+                model.into(),
+                pgrx::JsonB(structure.clone()).into(),
+            ],
+            "refining a summary",
+        );
+    };
+    let obj = structure.as_object_mut();
+    if !in_context || obj.is_none() {
+        if let Some(o) = obj {
+            o.remove("pending");
+        }
+        settle(&structure, None);
+        return Refined::Kept(None);
+    }
+    let covered = Covered {
+        from_seq: structure["from_seq"].as_i64().unwrap_or(0),
+        to_seq: structure["to_seq"].as_i64().unwrap_or(0),
+        date_from: structure["date_from"].as_str().unwrap_or_default().into(),
+        date_to: structure["date_to"].as_str().unwrap_or_default().into(),
+        archived: structure["archived"].as_i64().unwrap_or(0),
+    };
+    let turns: Vec<Turn> = spi::rows(
+        include_str!("../../sql/queries/refine_summary_turns.sql"),
+        &[
+            user.into(),
+            thread.as_str().into(),
+            covered.from_seq.into(),
+            covered.to_seq.into(),
+        ],
+        "reading what a summary covers",
+        |r| {
+            Ok(Turn {
+                label: summary::role_label(&r.get::<String>(1)?.unwrap_or_default()).into(),
+                text: r.get::<String>(2)?.unwrap_or_default(),
+            })
+        },
+    );
+    let focus = structure["focus"].as_str().map(str::to_string);
+    match llm_summary(&cfg, None, &turns, focus.as_deref())
+        .and_then(|t| refine::screened("message", user, &t))
+    {
+        Ok(text) => {
+            let sources: Vec<&str> = turns.iter().map(|t| t.text.as_str()).collect();
+            let text =
+                summary::keep_placeholders(&text, &memory_core::detail::placeholders(&sources));
+            let facts: Vec<String> = structure["key_facts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect();
+            let content = summary::summary_message(&covered, &text, &facts);
+            let embedding = for_write(&content);
+            refine::done(&mut structure, "method");
+            settle(&structure, Some((&content, &embedding)));
+            embedding.record(user, "message", id);
+            events::record(Event {
+                thread: Some(&thread),
+                memory_id: Some(id),
+                ..Event::new(user, Node::Worker, "refine")
+            });
+            Refined::Done
+        }
+        Err(e) => {
+            let outcome = refine::failed(&mut structure, e);
+            settle(&structure, None);
+            events::record(Event {
+                thread: Some(&thread),
+                memory_id: Some(id),
+                status: "error",
+                ..Event::new(user, Node::Worker, "refine")
+            });
+            outcome
+        }
     }
 }

@@ -231,9 +231,11 @@ fn ask_llm(
         *calls_left -= 1;
         c.llm_calls += 1;
         let (system, user) = prompt(chunk);
-        let verdicts = memory_providers::llm::chat(cfg, &system, &user, true)
+        // A verdict is a few tokens: a model that rambles is cut, not waited for.
+        let cap = 64 + 32 * chunk.len() as u32;
+        let verdicts = memory_providers::llm::chat_full(cfg, &system, &user, true, Some(cap))
             .map_err(|e| e.to_string())
-            .and_then(|a| rules::parse_llm_answer(&a, chunk.len()));
+            .and_then(|a| rules::parse_llm_answer(&a.text, chunk.len()));
         match verdicts {
             Ok(v) => {
                 c.errors += v.iter().filter(|x| x.is_none()).count() as i64;

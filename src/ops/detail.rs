@@ -10,6 +10,7 @@
 use crate::embed::write::for_write;
 use crate::error::raise;
 use crate::gucs;
+use crate::ops::refine::{self, Refined};
 use crate::ops::screen;
 use crate::ops::search;
 use crate::pg::events::{self, Event, Node};
@@ -254,10 +255,12 @@ fn over_threshold(output: &str, threshold: usize) -> (bool, Option<usize>) {
     (all > threshold, Some(all))
 }
 
-/// The LLM's one-line description of an output, or `None` (not configured, or it failed: the
-/// deterministic description is used and a NOTICE says why).
-fn llm_description(command: &str, output: &str) -> Option<String> {
-    let cfg = gucs::llm()?;
+/// The LLM's one-line description of an output.
+fn llm_description(
+    cfg: &memory_providers::llm::LlmConfig,
+    command: &str,
+    output: &str,
+) -> Result<String, String> {
     // The start and the end of an output say the most (what ran, how it ended); the model sees
     // up to 4,500 characters of it.
     let n = output.chars().count();
@@ -271,14 +274,96 @@ fn llm_description(command: &str, output: &str) -> Option<String> {
     };
     let user = format!("Command: {command}\n\nOutput (start):\n{head}\n\nOutput (end):\n{tail}");
     let system = "Describe this command output in one line of at most 15 words: what it contains and how the command went. Only output the line.";
-    match memory_providers::llm::chat(&cfg, system, &user, false) {
-        Ok(a) => {
-            let line = memory_core::summary::limit_words(&memory_core::text::normalize(&a), 20);
-            (!line.is_empty()).then_some(line)
+    // One line of 15 words: a model that goes on is cut at 48 tokens.
+    let a = memory_providers::llm::chat_full(cfg, system, &user, false, Some(48))
+        .map_err(|e| e.to_string())?
+        .text;
+    let line = rules::clean_description(&memory_core::summary::limit_words(
+        &memory_core::text::normalize(&a),
+        20,
+    ));
+    if line.is_empty() {
+        return Err("the LLM answered nothing".into());
+    }
+    Ok(line)
+}
+
+/// The model's description in place of the rule's for a captured output (`capture` marked it
+/// `pending`): the detail's description and its Layer-1 line (what memory_ref_search finds) with
+/// its embedding. The placeholder the agent was given keeps working: a key opens it. Conditional
+/// on the mark, under the row's lock, like src/ops/compaction.rs `refine`; after
+/// src/ops/refine.rs `REFINE_ATTEMPTS` failed calls the rule's description stays.
+pub fn refine(user: &str, key: &str) -> Refined {
+    let Some(cfg) = gucs::llm() else {
+        return Refined::Gone;
+    };
+    let Some((command, item, mut meta, thread, content)) = spi::row(
+        include_str!("../../sql/queries/refine_description_read.sql"),
+        &[user.into(), key.into()],
+        "reading a pending description",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<crate::pg::json::JsonText>(3)?
+                    .map(|j| j.value())
+                    .unwrap_or(Value::Null),
+                r.get::<String>(4)?,
+                r.get::<String>(5)?.unwrap_or_default(),
+            ))
+        },
+    ) else {
+        return Refined::Gone;
+    };
+    let write = |description: Option<&str>, meta: &Value| {
+        spi::run(
+            include_str!("../../sql/queries/refine_description_write.sql"),
+            &[
+                user.into(),
+                key.into(),
+                description.into(),
+                JsonB(meta.clone()).into(),
+            ],
+            "refining a description",
+        );
+    };
+    let event = |status| {
+        events::record(Event {
+            thread: thread.as_deref(),
+            memory_id: Some(&item),
+            status,
+            ..Event::new(user, Node::Worker, "refine")
+        });
+    };
+    match llm_description(&cfg, &command, &content)
+        .and_then(|t| refine::screened("detail", user, &t))
+    {
+        Ok(line) => {
+            refine::done(&mut meta, "described_by");
+            write(Some(&line), &meta);
+            let embedding = for_write(&line);
+            let (vector, model) = embedding.columns();
+            spi::run(
+                &include_str!("../../sql/queries/refine_description_item.sql")
+                    .replace("{vector}", &vector::unsized_ty()),
+                &[
+                    user.into(),
+                    item.as_str().into(),
+                    rules::placeholder(key, &line).into(),
+                    vector.into(),
+                    model.into(),
+                ],
+                "refining a detail's memory",
+            );
+            embedding.record(user, "item", &item);
+            event("ok");
+            Refined::Done
         }
         Err(e) => {
-            pgrx::notice!("describing the output without the LLM: {e}");
-            None
+            let outcome = refine::failed(&mut meta, e);
+            write(None, &meta);
+            event("error");
+            outcome
         }
     }
 }
@@ -303,9 +388,13 @@ pub fn capture(
     let output = &screen::text("detail", Some(&user), output);
     let command = &screen::text("detail", Some(&user), command);
     let o = rules::outcome(output);
-    let description =
-        llm_description(command, output).unwrap_or_else(|| rules::capture_description(command, &o));
+    // Described by rule now; a configured model's line replaces it in the background (the
+    // worker's `refine` job, `refine` below): a capture never waits for the model.
+    let description = rules::capture_description(command, &o);
     let mut meta = json!({ "command": command, "status": o.status, "lines": o.lines });
+    if gucs::llm().is_some() {
+        meta["pending"] = json!("llm");
+    }
     if let Some(t) = tokens {
         meta["tokens"] = json!(t);
     }

@@ -10,6 +10,7 @@ use crate::error::raise;
 use crate::gucs;
 use crate::ops::files;
 use crate::ops::idempotency;
+use crate::ops::refine::{self, Llm, Refined};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, tenant};
@@ -22,6 +23,9 @@ use serde_json::{json, Value};
 /// not what an episode is about).
 const MESSAGE_CHARS: usize = 2000;
 const LLM_TRANSCRIPT_CHARS: usize = 60_000;
+/// The episode's answer cap: its JSON (title, topic, outcome, tags, up to 7 bullets) fits in
+/// about 300 tokens; a model that rambles is cut, not waited for.
+const EPISODE_MAX_TOKENS: u32 = 500;
 
 /// This run's episode, if it has one: (path, memory id, from_seq, to_seq).
 type RunEpisode = (String, Option<String>, i64, i64);
@@ -52,20 +56,50 @@ fn previous(user: &str, thread: &str, run: Option<&str>) -> (Option<RunEpisode>,
     (same_run, last_to)
 }
 
-fn episode(turns: &[Turn], date: &str, refs: &str) -> (Episode, &'static str) {
+/// The LLM's episode of a run, from its JSON answer in crates/memory_core/src/summary.rs's
+/// template.
+fn llm_episode(
+    cfg: &memory_providers::llm::LlmConfig,
+    turns: &[Turn],
+    date: &str,
+    refs: &str,
+) -> Result<Episode, String> {
+    let t = summary::transcript(None, turns, MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
+    let a = memory_providers::llm::chat_full(
+        cfg,
+        summary::EPISODE_PROMPT,
+        &t,
+        true,
+        Some(EPISODE_MAX_TOKENS),
+    )
+    .map_err(|e| e.to_string())?
+    .text;
+    summary::parse_episode_answer(&a, date, refs)
+        .ok_or_else(|| "its answer was not the JSON asked for".to_string())
+}
+
+/// The episode and its method: the LLM's when `llm` is `Now`, one is configured and it answers;
+/// else the extractive one, `pending` (the third value) when a configured LLM is left to the
+/// worker (src/ops/refine.rs).
+fn episode(turns: &[Turn], date: &str, refs: &str, llm: Llm) -> (Episode, &'static str, bool) {
     if let Some(cfg) = gucs::llm() {
-        let t = summary::transcript(None, turns, MESSAGE_CHARS, LLM_TRANSCRIPT_CHARS);
-        match memory_providers::llm::chat(&cfg, summary::EPISODE_PROMPT, &t, true) {
-            Ok(a) => match summary::parse_episode_answer(&a, date, refs) {
-                Some(e) => return (e, "llm"),
-                None => pgrx::notice!(
-                    "writing the episode without the LLM: its answer was not the JSON asked for"
-                ),
-            },
+        if llm == Llm::Later {
+            return (
+                summary::episode_extract(turns, date, refs),
+                "extractive",
+                true,
+            );
+        }
+        match llm_episode(&cfg, turns, date, refs) {
+            Ok(e) => return (e, "llm", false),
             Err(e) => pgrx::notice!("writing the episode without the LLM: {e}"),
         }
     }
-    (summary::episode_extract(turns, date, refs), "extractive")
+    (
+        summary::episode_extract(turns, date, refs),
+        "extractive",
+        false,
+    )
 }
 
 /// `episodes/<date>/<title-slug>-<run id or last seq>.md`.
@@ -91,7 +125,7 @@ pub fn write(
 ) -> Value {
     let user = tenant::resolve(user_id);
     idempotency::once(&user, "episode_write", key, || {
-        write_for(&user, thread, run).unwrap_or_else(|| {
+        write_for(&user, thread, run, Llm::Later).unwrap_or_else(|| {
             raise(
                 SqlState::NoDataFound,
                 format!("thread \"{thread}\" has no messages since its last episode"),
@@ -102,7 +136,7 @@ pub fn write(
 }
 
 /// The episode of `user`'s run, or `None` when the thread has no message since its last one.
-fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
+fn write_for(user: &str, thread: &str, run: Option<&str>, llm: Llm) -> Option<Value> {
     let user = user.to_string();
     // One episode at a time per thread: the range below must not be taken twice.
     let exists = spi::one_opt::<i32>(
@@ -122,11 +156,37 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
         Some((_, _, f, t)) => (*f, *t),
         None => (last_to + 1, last_to),
     };
-    type Row = (i64, String, String, String);
-    let rows: Vec<Row> = spi::rows(
+    let rows = run_messages(&user, thread, from);
+    if rows.last().is_none_or(|r| r.0 <= covered) {
+        return None;
+    }
+    let (turns, date, refs) = run_text(thread, run, &rows);
+    let (ep, method, pending) = episode(&turns, &date, &refs, llm);
+    let path = match &same_run {
+        Some((p, _, _, _)) => p.clone(),
+        None => episode_path(&date, &ep.title, run, rows[rows.len() - 1].0),
+    };
+    let memory_id = same_run.as_ref().and_then(|s| s.1.clone());
+    Some(save(
+        &user,
+        thread,
+        run,
+        &rows,
+        (&ep, method, pending),
+        &path,
+        memory_id.as_deref(),
+        same_run.is_some(),
+    ))
+}
+
+/// A run's messages from `from` on: (seq, role, content cut to MESSAGE_CHARS, day).
+type Row = (i64, String, String, String);
+
+fn run_messages(user: &str, thread: &str, from: i64) -> Vec<Row> {
+    spi::rows(
         include_str!("../../sql/queries/episodes_messages.sql"),
         &[
-            user.as_str().into(),
+            user.into(),
             thread.into(),
             from.into(),
             (MESSAGE_CHARS as i32).into(),
@@ -140,10 +200,11 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
                 r.get::<String>(4)?.unwrap_or_default(),
             ))
         },
-    );
-    if rows.last().is_none_or(|r| r.0 <= covered) {
-        return None;
-    }
+    )
+}
+
+/// The turns an episode summarises, its date (the last message's day) and its refs line.
+fn run_text(thread: &str, run: Option<&str>, rows: &[Row]) -> (Vec<Turn>, String, String) {
     let (first_seq, last_seq) = (rows[0].0, rows[rows.len() - 1].0);
     let date = rows[rows.len() - 1].3.clone();
     let turns: Vec<Turn> = rows
@@ -157,18 +218,30 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
         Some(r) => format!("thread_id={thread}, run_id={r}"),
         None => format!("thread_id={thread}, messages={first_seq}-{last_seq}"),
     };
-    let (ep, method) = episode(&turns, &date, &refs);
-    let content = summary::render_episode(&ep);
-    let path = match &same_run {
-        Some((p, _, _, _)) => p.clone(),
-        None => episode_path(&date, &ep.title, run, last_seq),
-    };
+    (turns, date, refs)
+}
+
+/// Writes an episode: its file at `path` and its Layer-1 memory (`memory_id`: the one it
+/// replaces, when still active). The episode's JSON answer.
+#[allow(clippy::too_many_arguments)]
+fn save(
+    user: &str,
+    thread: &str,
+    run: Option<&str>,
+    rows: &[Row],
+    (ep, method, pending): (&Episode, &str, bool),
+    path: &str,
+    memory_id: Option<&str>,
+    update: bool,
+) -> Value {
+    let (first_seq, last_seq) = (rows[0].0, rows[rows.len() - 1].0);
+    let content = summary::render_episode(ep);
     // The Layer-1 memory: the same write path as any memory (an episode of the same run updates
     // its memory rather than adding one).
     let happened = spi::one_opt::<String>(
         include_str!("../../sql/queries/episodes_time.sql"),
         &[
-            user.as_str().into(),
+            user.into(),
             thread.into(),
             first_seq.into(),
             last_seq.into(),
@@ -186,10 +259,10 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
     if let Some(h) = happened {
         req["happened_at"] = json!(h);
     }
-    if let Some((_, Some(mid), _, _)) = &same_run {
+    if let Some(mid) = memory_id {
         let active = spi::one_opt::<bool>(
             "SELECT state = 'active' FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
-            &[user.as_str().into(), mid.as_str().into()],
+            &[user.into(), mid.into()],
             "reading the episode's memory",
         );
         if active == Some(true) {
@@ -203,7 +276,7 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
     // own label does ("project: hdrpop" in the user's words).
     let project = spi::one_opt::<String>(
         "SELECT metadata->>'project' FROM memory.threads WHERE user_id = $1 AND thread_id = $2",
-        &[user.as_str().into(), thread.into()],
+        &[user.into(), thread.into()],
         "reading the thread's project",
     )
     .filter(|p| !p.trim().is_empty())
@@ -218,33 +291,116 @@ fn write_for(user: &str, thread: &str, run: Option<&str>) -> Option<Value> {
     if let Some(p) = project.filter(|p| !p.trim().is_empty()) {
         metadata["project"] = json!(p);
     }
+    if pending {
+        metadata["pending"] = json!("llm");
+    }
     files::write(
-        &user,
-        &path,
+        user,
+        path,
         Some(&ep.title),
         &content,
         Some(ep.tags.clone()),
         Some(metadata),
     );
-    let event = if same_run.is_some() {
-        "updated"
-    } else {
-        "created"
-    };
+    let event = if update { "updated" } else { "created" };
     events::record(Event {
         thread: Some(thread),
         memory_id: Some(&memory_id),
-        op: if same_run.is_some() {
-            "update"
-        } else {
-            "create"
-        },
-        ..Event::new(&user, Node::Episodic, "create")
+        op: if update { "update" } else { "create" },
+        ..Event::new(user, Node::Episodic, "create")
     });
-    Some(json!({
+    json!({
         "path": path, "memory_id": memory_id, "event": event, "from_seq": first_seq,
-        "to_seq": last_seq, "messages": rows.len(), "method": method, "content": content,
-    }))
+        "to_seq": last_seq, "messages": rows.len(), "method": method, "pending": pending,
+        "content": content,
+    })
+}
+
+/// The model's episode in place of the extractive one `episode_write` wrote (src/ops/refine.rs):
+/// the same messages (the file's `from_seq`-`to_seq`), the same path, the same memory.
+/// Conditional on the file's mark, under its row's lock; after REFINE_ATTEMPTS failed calls the
+/// extractive episode stays.
+pub fn refine(user: &str, path: &str) -> Refined {
+    let Some(cfg) = gucs::llm() else {
+        return Refined::Gone;
+    };
+    let Some(mut meta) = spi::row(
+        include_str!("../../sql/queries/refine_episode_read.sql"),
+        &[user.into(), path.into()],
+        "reading a pending episode",
+        |r| {
+            Ok(r.get::<crate::pg::json::JsonText>(1)?
+                .map(|j| j.value())
+                .unwrap_or(Value::Null))
+        },
+    ) else {
+        return Refined::Gone;
+    };
+    let thread = meta["thread_id"].as_str().unwrap_or_default().to_string();
+    let run = meta["run_id"].as_str().map(str::to_string);
+    let (from, to) = (
+        meta["from_seq"].as_i64().unwrap_or(1),
+        meta["to_seq"].as_i64().unwrap_or(0),
+    );
+    let memory_id = meta["memory_id"].as_str().map(str::to_string);
+    let rows: Vec<Row> = run_messages(user, &thread, from)
+        .into_iter()
+        .filter(|r| r.0 <= to)
+        .collect();
+    let settle = |meta: &Value| {
+        spi::run(
+            include_str!("../../sql/queries/refine_episode_write.sql"),
+            &[user.into(), path.into(), pgrx::JsonB(meta.clone()).into()],
+            "refining an episode",
+        )
+    };
+    if rows.is_empty() {
+        // Its messages are gone (erased): nothing to summarise again.
+        if let Some(o) = meta.as_object_mut() {
+            o.remove("pending");
+        }
+        settle(&meta);
+        return Refined::Kept(None);
+    }
+    let (turns, date, refs) = run_text(&thread, run.as_deref(), &rows);
+    // Written as any episode is (its text screened on the way): a write that raises (a policy
+    // refusing the model's text) is a failed attempt, not an error that would roll its count back.
+    let saved = llm_episode(&cfg, &turns, &date, &refs).and_then(|ep| {
+        crate::pg::subxact::catching(|| {
+            save(
+                user,
+                &thread,
+                run.as_deref(),
+                &rows,
+                (&ep, "llm", false),
+                path,
+                memory_id.as_deref(),
+                true,
+            )
+        })
+        .map_err(|e| e.to_string())
+    });
+    match saved {
+        Ok(_) => {
+            events::record(Event {
+                thread: Some(&thread),
+                memory_id: memory_id.as_deref(),
+                ..Event::new(user, Node::Worker, "refine")
+            });
+            Refined::Done
+        }
+        Err(e) => {
+            let outcome = refine::failed(&mut meta, e);
+            settle(&meta);
+            events::record(Event {
+                thread: Some(&thread),
+                memory_id: memory_id.as_deref(),
+                status: "error",
+                ..Event::new(user, Node::Worker, "refine")
+            });
+            outcome
+        }
+    }
 }
 
 /// run_end: records that the thread's run ended (sql/queries/episodes_end.sql) and returns;
@@ -289,7 +445,7 @@ const COMPACT_AT: &str = "0.8";
 /// context is over 80% of the window (run_end's, else memory_ext.context_window).
 /// `{episode, compacted}`.
 pub fn finish_run(user: &str, thread: &str, run: Option<&str>, window: Option<i32>) -> Value {
-    let episode = write_for(user, thread, run);
+    let episode = write_for(user, thread, run, Llm::Now);
     let mut compacted = Value::Null;
     if let Some(w) = window.or_else(gucs::context_window) {
         let usage = crate::ops::recall::usage(thread, i64::from(w), None);
@@ -298,6 +454,7 @@ pub fn finish_run(user: &str, thread: &str, run: Option<&str>, window: Option<i3
                 thread,
                 crate::ops::compaction::Pick::KeepLast(KEEP_AFTER_RUN),
                 None,
+                Llm::Now,
             );
         }
     }

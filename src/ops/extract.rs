@@ -8,9 +8,12 @@
 //! A batch is one transaction: the watermark row is locked, the turns after it are read, the
 //! memories written, and the watermark moved past the turns read, then commit. A worker killed
 //! anywhere in between rolls all of it back and the next run reads the same turns again; no
-//! turn is skipped and none is written twice. A failing LLM leaves the watermark where it was
-//! and schedules a retry with backoff; after [`MAX_ATTEMPTS`] the batch goes through the rules
-//! instead, so one bad thread is never retried forever and never holds up the others.
+//! turn is skipped and none is written twice. An LLM that fails (down, too slow, an HTTP error)
+//! leaves the watermark where it was and schedules a retry with backoff; after [`MAX_ATTEMPTS`]
+//! the batch goes through the rules instead, so one bad thread is never retried forever and
+//! never holds up the others. An answer that is not what was asked for (not JSON, a refusal,
+//! cut short with nothing whole in it) is not asked again — at temperature 0 a model answers
+//! the same — the batch goes through the rules at once and the answer is counted as rejected.
 
 use crate::embed;
 use crate::gucs;
@@ -36,8 +39,20 @@ const TURN_CHARS: usize = 2000;
 /// "Procedures and extraction": "trigger only when user turn length > N chars"); the rules still
 /// look at it.
 const MIN_USER_CHARS: usize = 20;
-/// Most tokens of the answer.
-const MAX_ANSWER_TOKENS: u32 = 1200;
+/// Most tokens of the answer: room for a few facts a turn, at most 1,200. A model that rambles
+/// is cut there (what was whole before the cut is kept: crates/memory_core/src/answer.rs), and a
+/// short batch does not wait for 1,200 tokens of it.
+fn max_answer_tokens(turns: usize) -> u32 {
+    (200 + 150 * turns as u32).min(1200)
+}
+
+/// Why a batch's LLM call gave nothing to write.
+enum CallError {
+    /// The endpoint failed: worth a retry later.
+    Failed(String),
+    /// The model answered something unusable: asking again gets the same.
+    Unusable(String),
+}
 
 /// What one batch (or several) did.
 #[derive(Debug, Default, Clone)]
@@ -153,7 +168,15 @@ pub fn batch(user: &str, thread: &str, skip_locked: bool) -> Batch {
             counts.method = Some("llm");
             match llm_candidates(&cfg, user, watermark, thread, &turns, &mut counts) {
                 Ok(c) => c,
-                Err(e) => return failed(user, thread, e, counts),
+                Err(CallError::Failed(e)) => return failed(user, thread, e, counts),
+                Err(CallError::Unusable(e)) => {
+                    counts.rejected += 1;
+                    counts.method = Some("rules");
+                    recovered = Some(format!(
+                        "the LLM's answer on messages after seq {watermark} was unusable ({e}); the rules extracted them instead"
+                    ));
+                    (extract::rules(&turns), vec![])
+                }
             }
         }
         llm => {
@@ -485,7 +508,7 @@ fn llm_candidates(
     thread: &str,
     turns: &[Turn],
     counts: &mut Counts,
-) -> Result<(Vec<Candidate>, Vec<String>), String> {
+) -> Result<(Vec<Candidate>, Vec<String>), CallError> {
     // Insights have a pass of their own (theory_of_mind).
     let insights = false;
     let mut context: Vec<Turn> = spi::rows(
@@ -533,9 +556,9 @@ fn llm_candidates(
         extract::PROMPT,
         &input,
         true,
-        Some(MAX_ANSWER_TOKENS),
+        Some(max_answer_tokens(turns.len())),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| CallError::Failed(e.to_string()))?;
     // Tokens as the endpoint reports them, else counted here (cl100k_base).
     counts.tokens_in += answer.tokens_in.map(|n| n as i64).unwrap_or_else(|| {
         (Encoding::Cl100kBase.count(extract::PROMPT) + Encoding::Cl100kBase.count(&input)) as i64
@@ -544,7 +567,8 @@ fn llm_candidates(
         .tokens_out
         .map(|n| n as i64)
         .unwrap_or_else(|| Encoding::Cl100kBase.count(&answer.text) as i64);
-    let parsed = extract::parse_answer(&answer.text, turns, known.len(), insights)?;
+    let parsed = extract::parse_answer(&answer.text, turns, known.len(), insights)
+        .map_err(CallError::Unusable)?;
     counts.rejected += parsed.rejected as i64;
     Ok((
         parsed.candidates,

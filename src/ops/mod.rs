@@ -25,6 +25,7 @@ pub mod import;
 pub mod lifecycle;
 pub mod query;
 pub mod recall;
+pub mod refine;
 pub mod screen;
 pub mod search;
 pub mod session;

@@ -434,6 +434,60 @@ pub fn episodes(budget_s: i64) -> Result<Value, String> {
     }))
 }
 
+/// Items looked at per refine pass.
+const REFINE_ITEMS: i64 = 100;
+
+/// What application calls wrote without the model and left `pending` for it
+/// (src/ops/refine.rs): one item per transaction, tenants taking turns, until none is left or
+/// `budget_s` has passed. A failed call leaves the item pending for the next tick, at most
+/// refine::REFINE_ATTEMPTS times. Without an LLM configured nothing is done: what is pending
+/// waits for one.
+pub fn refine(budget_s: i64) -> Result<Value, String> {
+    use crate::ops::refine::{self, Refined};
+    if gucs::llm().is_none() {
+        return Ok(json!({"items": 0, "refined": 0, "kept": 0, "failed": 0, "error": null}));
+    }
+    let started = Instant::now();
+    let due = txn::run("memory_ext worker: what to refine", || {
+        refine::due(REFINE_ITEMS)
+    })?;
+    let (mut refined, mut kept, mut failed) = (0, 0, 0);
+    let mut last_error = None;
+    let items = due.len();
+    for (user, kind, id) in due {
+        pgrx::check_for_interrupts!();
+        let (u, i) = (user.clone(), id.clone());
+        let r = txn::run("memory_ext worker: refining", move || {
+            if !as_tenant(&u) {
+                return Refined::Gone;
+            }
+            refine::one(&u, kind, &i)
+        });
+        let error = match r {
+            Ok(Refined::Done) => {
+                refined += 1;
+                None
+            }
+            Ok(Refined::Gone) => None,
+            Ok(Refined::Kept(e)) => {
+                kept += 1;
+                e
+            }
+            Ok(Refined::Retry(e)) | Err(e) => Some(e),
+        };
+        if let Some(e) = error {
+            failed += 1;
+            last_error = Some(format!("{kind:?} {id} of tenant \"{user}\": {e}"));
+        }
+        if started.elapsed().as_secs() as i64 >= budget_s {
+            break;
+        }
+    }
+    Ok(json!({
+        "items": items, "refined": refined, "kept": kept, "failed": failed, "error": last_error,
+    }))
+}
+
 /// When the worker last looked for projects to roll up: at most once an hour (a roll-up is
 /// weekly; the look reads every tenant's episode files).
 static ROLLUP_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);

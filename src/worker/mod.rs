@@ -273,6 +273,7 @@ impl Worker {
         for (job, body) in [
             ("extract", jobs::extract as fn(i64) -> Result<Value, String>),
             ("episodes", jobs::episodes),
+            ("refine", jobs::refine),
         ] {
             let s = state(job);
             if s.requested {
@@ -282,7 +283,7 @@ impl Worker {
                 let started = Instant::now();
                 let r = body(gucs::worker_naptime_s());
                 // Nothing was due: extraction read no batch, no run ended, nothing failed.
-                let idle = matches!(&r, Ok(v) if ["batches", "runs", "failed", "rollups"]
+                let idle = matches!(&r, Ok(v) if ["batches", "runs", "failed", "rollups", "items"]
                     .iter()
                     .all(|k| v[*k].as_i64().unwrap_or(0) == 0));
                 if !idle {

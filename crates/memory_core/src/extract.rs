@@ -142,8 +142,7 @@ pub fn parse_answer(
     known: usize,
     insights: bool,
 ) -> Result<Parsed, String> {
-    let v: Value = serde_json::from_str(strip_fence(answer))
-        .map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let (v, cut) = crate::answer::parse(answer)?;
     let obj = v
         .as_object()
         .ok_or("the answer is not a JSON object".to_string())?;
@@ -154,6 +153,8 @@ pub fn parse_answer(
         return Err("the answer has none of facts, insights, procedures".into());
     }
     let mut out = Parsed::default();
+    // An answer cut at max_tokens lost the entry it was writing: counted as rejected.
+    out.rejected += usize::from(cut);
     let last = turns.last().map(|t| t.seq).unwrap_or(0);
     let in_batch = |v: &Value| v.as_i64().filter(|s| turns.iter().any(|t| t.seq == *s));
     for f in list(obj, "facts") {
@@ -288,8 +289,7 @@ pub struct Insight {
 /// sentence (the semantic writing rule), category `relationship_dynamic`, importance 2 unless
 /// given. `Err` when the answer is not the JSON asked for; an empty list is a valid answer.
 pub fn parse_tom(answer: &str, seq: i64) -> Result<Vec<Insight>, String> {
-    let v: Value = serde_json::from_str(strip_fence(answer))
-        .map_err(|e| format!("the answer is not JSON ({e})"))?;
+    let (v, _) = crate::answer::parse(answer)?;
     let obj = v
         .as_object()
         .ok_or("the answer is not a JSON object".to_string())?;
@@ -364,15 +364,6 @@ fn list<'a>(obj: &'a Map<String, Value>, k: &str) -> &'a [Value] {
 }
 
 /// A model may wrap its JSON in a markdown fence although asked not to.
-fn strip_fence(a: &str) -> &str {
-    let t = a.trim();
-    let Some(rest) = t.strip_prefix("```") else {
-        return t;
-    };
-    let rest = rest.strip_prefix("json").unwrap_or(rest);
-    rest.strip_suffix("```").unwrap_or(rest).trim()
-}
-
 fn short_text(v: &Value) -> Option<String> {
     let t = text::check("semantic", v.as_str()?).ok()?;
     Some(sentence(&t))

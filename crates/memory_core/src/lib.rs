@@ -3,6 +3,7 @@
 //! Block edits and prompt rendering, token accounting, argument rules. Tested by plain
 //! `cargo test -p memory_core` in milliseconds; the pgrx crate (`src/`) adapts it to SQL.
 
+pub mod answer;
 pub mod blob;
 pub mod blocks;
 pub mod budget;

@@ -4,6 +4,7 @@
 
 use super::Cx;
 use crate::ops::compaction;
+use crate::ops::refine::Llm;
 use crate::pg::{limits, spi};
 use memory_core::render;
 use memory_core::tools::compaction::Before;
@@ -29,7 +30,7 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
             } else {
                 compaction::Pick::KeepLast(keep_last as usize)
             };
-            compacted(&compaction::compact(t, pick, focus.as_deref()))
+            compacted(&compaction::compact(t, pick, focus.as_deref(), Llm::Later))
         }
         Call::Archive { before } => {
             let t = thread
@@ -56,6 +57,7 @@ pub(super) fn run(cx: &Cx, c: Call) -> Result<String, String> {
                 t,
                 compaction::Pick::Before(before),
                 None,
+                Llm::Later,
             ))
         }
         _ => unreachable!("the table sends only this family's calls here"),
