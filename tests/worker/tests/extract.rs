@@ -894,7 +894,7 @@ fn the_refine_job_puts_the_models_summary_episode_and_description_in_place_once(
     );
     let memory: String = c
         .query_one(
-            "SELECT text FROM memory.items WHERE user_id = $1 AND id = $2::uuid",
+            "SELECT text FROM memory.items WHERE user_id = $1 AND id::text = $2",
             &[&user, &ep.0["memory_id"].as_str().unwrap()],
         )
         .unwrap()

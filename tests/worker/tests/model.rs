@@ -399,3 +399,87 @@ fn killing_the_model_mid_batch_loses_and_doubles_no_extraction() {
         .get(0);
     assert_eq!(doubled, 0, "a batch's memories written twice");
 }
+
+#[test]
+fn consolidation_and_run_ends_with_a_real_model_lose_nothing() {
+    let mut c = admin();
+    let user = unique("model-consol");
+    c.batch_execute(&format!(
+        "SET memory_ext.user_id = '{user}'; SET memory_ext.link_threshold = 0.99"
+    ))
+    .unwrap();
+    let texts = [
+        "Dana waters the plants every morning.",
+        "Dana waters her plants each morning.",
+        "Dana works as a nurse in Lisbon.",
+        "Dana is a nurse working in Lisbon.",
+        "Dana's sister Eva lives in Porto.",
+        "Eva, Dana's sister, lives in Porto.",
+    ];
+    // Each pair at cosine 0.9 (given vectors: the band between the link and merge thresholds
+    // that the judge decides, as tests/client/tests/lifecycle.rs sets it up).
+    for (i, t) in texts.iter().enumerate() {
+        let mut v = vec![0.0f64; 384];
+        let (a, w) = (2 * (i / 2), if i % 2 == 0 { 1.0 } else { 0.9 });
+        v[a] = w;
+        v[a + 1] = (1.0 - w * w).sqrt();
+        c.execute(
+            "SELECT memory_write($1)",
+            &[&Json(
+                serde_json::json!({"text": t, "importance": 2, "embedding": v}),
+            )],
+        )
+        .unwrap();
+    }
+    c.batch_execute(&format!(
+        "RESET memory_ext.link_threshold; SET memory_ext.llm_url = '{}'; SET memory_ext.llm_model = 'smollm2'; SET memory_ext.http_timeout_ms = 60000",
+        model_url()
+    ))
+    .unwrap();
+    // The model judges the near pairs: whatever it says, every memory is still there, active
+    // or merged into one that is (a merge soft-deletes the loser and names the survivor).
+    let r: Json<Value> = c
+        .query_one("SELECT memory_consolidate()", &[])
+        .unwrap()
+        .get(0);
+    assert!(r.0["llm_calls"].as_i64().unwrap_or(0) >= 1, "{}", r.0);
+    let (active, gone): (i64, i64) = c
+        .query_one(
+            "SELECT count(*) FILTER (WHERE state = 'active'), count(*) FILTER (WHERE state = 'soft_deleted') \
+             FROM memory.items WHERE user_id = $1",
+            &[&user],
+        )
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap();
+    assert_eq!(active + gone, texts.len() as i64, "{}", r.0);
+    assert_eq!(gone, r.0["merged"].as_i64().unwrap_or(-1), "{}", r.0);
+    assert!(active >= 3, "more merged than there were pairs: {}", r.0);
+    c.batch_execute(
+        "RESET memory_ext.llm_url; RESET memory_ext.llm_model; RESET memory_ext.http_timeout_ms",
+    )
+    .unwrap();
+
+    // A run ended: the worker writes its episode with the model (or, when its answer is not the
+    // episode asked for, the extractive one), never pending.
+    let t = "consol-run";
+    for (role, text) in TURNS.iter().take(3) {
+        append(&mut c, &user, t, role, text);
+    }
+    c.execute("SELECT run_end($1, 'run-7')", &[&t]).unwrap();
+    use_model(&mut c, "episodes");
+    let episode = poll(120, || {
+        c.query_opt(
+            "SELECT metadata FROM memory.files WHERE user_id = $1 AND metadata ->> 'kind' = 'episode' AND metadata ->> 'run_id' = 'run-7'",
+            &[&user],
+        )
+        .unwrap()
+        .map(|r| r.get::<_, Json<Value>>(0).0)
+    });
+    reset(&mut c);
+    let episode = episode.expect("no episode within 120 s of the run's end");
+    assert!(
+        ["llm", "extractive"].contains(&episode["method"].as_str().unwrap_or("")),
+        "{episode}"
+    );
+    assert!(episode.get("pending").is_none(), "{episode}");
+}
