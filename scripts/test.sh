@@ -316,7 +316,7 @@ worker_env=(MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres db
 
 if want worker; then
   worker_server
-  env "${worker_env[@]}" cargo test -p memory_ext_worker_tests --test worker --test extract -- --test-threads=1
+  env "${worker_env[@]}" cargo test -p memory_ext_worker_tests --test worker --test extract --test refine -- --test-threads=1
 fi
 
 if want model; then

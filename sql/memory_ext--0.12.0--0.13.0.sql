@@ -1114,6 +1114,13 @@ ALTER TABLE memory.worker_jobs
     ADD CONSTRAINT worker_jobs_job_check CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine'));
 CREATE OR REPLACE FUNCTION memory._worker_job_names() RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'ttl_sweep'] $$;
-CREATE INDEX messages_refine_idx ON memory.messages (created_at) WHERE metadata -> 'summary' ->> 'pending' = 'llm';
-CREATE INDEX details_refine_idx ON memory.details (created_at) WHERE metadata ->> 'pending' = 'llm';
-CREATE INDEX files_refine_idx ON memory.files (updated_at) WHERE metadata ->> 'pending' = 'llm';
+-- One statement per EXECUTE: on Citus these tables are distributed, and Citus sends an index's
+-- command to the shards as the statement's text, which here would be the whole script. IF NOT
+-- EXISTS: on Citus the script runs on every node, and a worker may have the index already from
+-- the coordinator's command (or the coordinator's command find the worker's).
+DO $$
+BEGIN
+    EXECUTE $s$CREATE INDEX IF NOT EXISTS messages_refine_idx ON memory.messages (created_at) WHERE metadata -> 'summary' ->> 'pending' = 'llm'$s$;
+    EXECUTE $s$CREATE INDEX IF NOT EXISTS details_refine_idx ON memory.details (created_at) WHERE metadata ->> 'pending' = 'llm'$s$;
+    EXECUTE $s$CREATE INDEX IF NOT EXISTS files_refine_idx ON memory.files (updated_at) WHERE metadata ->> 'pending' = 'llm'$s$;
+END $$;

@@ -527,49 +527,6 @@ pub fn pin(thread: &str, id: &str, pinned: bool) -> Value {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{fold_indexes, Pick};
-
-    #[test]
-    fn a_pick_folds_whole_tool_calls_and_never_a_pinned_message() {
-        let conv = [
-            ("user", 1, false),
-            ("assistant", 2, false),
-            ("tool", 3, false),
-            ("user", 4, true),
-            ("assistant", 5, false),
-            ("tool", 6, true),
-            ("user", 7, false),
-        ];
-        assert_eq!(fold_indexes(&conv, Pick::KeepLast(2)), vec![0, 1, 2]);
-        // The range ends inside a tool call: its result comes too.
-        assert_eq!(
-            fold_indexes(
-                &conv,
-                Pick::Range {
-                    from: Some(2),
-                    to: Some(2)
-                }
-            ),
-            vec![1, 2]
-        );
-        // It starts at a result: its call comes too.
-        assert_eq!(
-            fold_indexes(
-                &conv,
-                Pick::Range {
-                    from: Some(3),
-                    to: None
-                }
-            ),
-            vec![1, 2, 6]
-        );
-        assert_eq!(fold_indexes(&conv, Pick::Before(5)), vec![0, 1, 2]);
-        assert!(fold_indexes(&conv, Pick::Before(1)).is_empty());
-    }
-}
-
 /// The model's summary in place of the extractive one an application's compaction wrote
 /// (`Llm::Later`): the covered range's messages summarised, the first line and the key facts
 /// kept, the placeholders kept, the embedding redone. Conditional on the mark, under the row's
@@ -685,5 +642,48 @@ pub fn refine(user: &str, id: &str) -> Refined {
             });
             outcome
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fold_indexes, Pick};
+
+    #[test]
+    fn a_pick_folds_whole_tool_calls_and_never_a_pinned_message() {
+        let conv = [
+            ("user", 1, false),
+            ("assistant", 2, false),
+            ("tool", 3, false),
+            ("user", 4, true),
+            ("assistant", 5, false),
+            ("tool", 6, true),
+            ("user", 7, false),
+        ];
+        assert_eq!(fold_indexes(&conv, Pick::KeepLast(2)), vec![0, 1, 2]);
+        // The range ends inside a tool call: its result comes too.
+        assert_eq!(
+            fold_indexes(
+                &conv,
+                Pick::Range {
+                    from: Some(2),
+                    to: Some(2)
+                }
+            ),
+            vec![1, 2]
+        );
+        // It starts at a result: its call comes too.
+        assert_eq!(
+            fold_indexes(
+                &conv,
+                Pick::Range {
+                    from: Some(3),
+                    to: None
+                }
+            ),
+            vec![1, 2, 6]
+        );
+        assert_eq!(fold_indexes(&conv, Pick::Before(5)), vec![0, 1, 2]);
+        assert!(fold_indexes(&conv, Pick::Before(1)).is_empty());
     }
 }

@@ -249,7 +249,7 @@ fn save(
         "reading the run's time",
     );
     let mut req = json!({
-        "user_id": user, "kind": "episodic", "text": summary::episode_memory_text(&ep),
+        "user_id": user, "kind": "episodic", "text": summary::episode_memory_text(ep),
         "thread_id": thread, "tags": ep.tags, "metadata": {"path": path},
         "content": content,
     });
