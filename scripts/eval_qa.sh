@@ -16,7 +16,6 @@ QA_PGDATA=$MEMORY_EXT_HOME/eval-qa-$EVAL_QA_PORT
 CACHE=$MEMORY_EXT_HOME/eval-qa-answers
 [ "${EVAL_QA_FRESH:-0}" = 1 ] && { scripts/cluster.sh destroy "$QA_PGDATA"; rm -rf "$CACHE"; }
 
-pip_has() { python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 # LoCoMo's scoring stems with NLTK's Porter stemmer (bench/qa/eval_qa.py).
 pip_has nltk 3.9.2 || python3 -m pip install --quiet --disable-pip-version-check 'nltk==3.9.2'
 model_dir=$MEMORY_EXT_HOME/llm-$EVAL_MODEL_PORT

@@ -75,6 +75,8 @@ RUN_PGDATA=${RUN_PGDATA:-$MEMORY_EXT_HOME/run-$RUN_PORT}
 TEST_PGDATA=${TEST_PGDATA:-$MEMORY_EXT_HOME/test-$TEST_PORT}
 
 log() { printf '==> %s\n' "$*"; }
+# Whether Python package $1 is installed at version $2.
+pip_has() { python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('$1') != '$2')" 2>/dev/null; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # A server's programs as the postgres user (initdb refuses root), or as the caller when not root.
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }

@@ -7,12 +7,12 @@
 //! duration, so a message appended meanwhile waits and lands after the summary.
 
 use crate::embed::write::for_write;
-use crate::gucs;
 use crate::ops::refine::{self, Llm, Refined};
 use crate::pg::events::{self, Event, Node};
 use crate::pg::lookup::{self, Owned};
 use crate::pg::{spi, vector};
 use memory_core::summary::{self, Covered, Turn};
+use memory_providers::llm::LlmConfig;
 use serde_json::{json, Value};
 
 /// Characters of each message the LLM sees, and of the whole transcript: a compaction must fit
@@ -71,34 +71,6 @@ fn llm_summary(
         return Err("the LLM answered nothing".into());
     }
     Ok(text)
-}
-
-/// The summary text and its method: the LLM's when `llm` is `Now`, one is configured and it
-/// answers; else the extractive one, `pending` when a configured LLM is left to the worker.
-fn summarise(
-    previous: Option<&str>,
-    turns: &[Turn],
-    focus: Option<&str>,
-    llm: Llm,
-) -> (String, &'static str, bool) {
-    if let Some(cfg) = gucs::llm() {
-        if llm == Llm::Later {
-            return (
-                summary::compaction_extract(previous, turns, focus),
-                "extractive",
-                true,
-            );
-        }
-        match llm_summary(&cfg, previous, turns, focus) {
-            Ok(text) => return (text, "llm", false),
-            Err(e) => pgrx::notice!("summarising without the LLM: {e}"),
-        }
-    }
-    (
-        summary::compaction_extract(previous, turns, focus),
-        "extractive",
-        false,
-    )
 }
 
 /// The conversation messages `pick` folds, as indexes into `conv` (in-context, neither system
@@ -203,11 +175,12 @@ pub fn compact(thread: &str, pick: Pick, focus: Option<&str>, llm: Llm) -> Value
             text: m.content.clone(),
         })
         .collect();
-    let (text, method, pending) = summarise(
-        (!prev_text.trim().is_empty()).then_some(prev_text.as_str()),
-        &turns,
-        focus,
+    let previous_text = (!prev_text.trim().is_empty()).then_some(prev_text.as_str());
+    let (text, method, pending) = refine::write_with(
         llm,
+        "summarising",
+        |cfg| llm_summary(cfg, previous_text, &turns, focus),
+        || summary::compaction_extract(previous_text, &turns, focus),
     );
     // Whatever the summary says, it keeps every placeholder of what it folds.
     let sources: Vec<&str> = std::iter::once(prev_text.as_str())
@@ -533,11 +506,8 @@ pub fn pin(thread: &str, id: &str, pinned: bool) -> Value {
 /// lock: a worker killed after the call and before the commit asks again, and only one answer
 /// is ever written. A summary folded into a newer one before it was refined keeps its text (the
 /// newer one was written from it).
-pub fn refine(user: &str, id: &str) -> Refined {
-    let Some(cfg) = gucs::llm() else {
-        return Refined::Gone;
-    };
-    let Some((thread, structure, in_context)) = spi::row(
+pub fn refine(cfg: &LlmConfig, user: &str, id: &str) -> Refined {
+    let Some((thread, mut structure, in_context)) = spi::row(
         include_str!("../../sql/queries/refine_summary_read.sql"),
         &[user.into(), id.into()],
         "reading a pending summary",
@@ -553,7 +523,6 @@ pub fn refine(user: &str, id: &str) -> Refined {
     ) else {
         return Refined::Gone;
     };
-    let mut structure = structure;
     let settle = |structure: &Value,
                   content: Option<(&str, &crate::embed::write::WriteEmbedding)>| {
         let (vector, model) = match content {
@@ -574,9 +543,8 @@ pub fn refine(user: &str, id: &str) -> Refined {
             "refining a summary",
         );
     };
-    let obj = structure.as_object_mut();
-    if !in_context || obj.is_none() {
-        if let Some(o) = obj {
+    if !in_context {
+        if let Some(o) = structure.as_object_mut() {
             o.remove("pending");
         }
         settle(&structure, None);
@@ -606,7 +574,7 @@ pub fn refine(user: &str, id: &str) -> Refined {
         },
     );
     let focus = structure["focus"].as_str().map(str::to_string);
-    match llm_summary(&cfg, None, &turns, focus.as_deref())
+    match llm_summary(cfg, None, &turns, focus.as_deref())
         .and_then(|t| refine::screened("message", user, &t))
     {
         Ok(text) => {
@@ -624,22 +592,13 @@ pub fn refine(user: &str, id: &str) -> Refined {
             refine::done(&mut structure, "method");
             settle(&structure, Some((&content, &embedding)));
             embedding.record(user, "message", id);
-            events::record(Event {
-                thread: Some(&thread),
-                memory_id: Some(id),
-                ..Event::new(user, Node::Worker, "refine")
-            });
+            refine::event(user, Some(&thread), Some(id), true);
             Refined::Done
         }
         Err(e) => {
             let outcome = refine::failed(&mut structure, e);
             settle(&structure, None);
-            events::record(Event {
-                thread: Some(&thread),
-                memory_id: Some(id),
-                status: "error",
-                ..Event::new(user, Node::Worker, "refine")
-            });
+            refine::event(user, Some(&thread), Some(id), false);
             outcome
         }
     }

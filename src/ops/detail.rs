@@ -293,10 +293,7 @@ fn llm_description(
 /// its embedding. The placeholder the agent was given keeps working: a key opens it. Conditional
 /// on the mark, under the row's lock, like src/ops/compaction.rs `refine`; after
 /// src/ops/refine.rs `REFINE_ATTEMPTS` failed calls the rule's description stays.
-pub fn refine(user: &str, key: &str) -> Refined {
-    let Some(cfg) = gucs::llm() else {
-        return Refined::Gone;
-    };
+pub fn refine(cfg: &memory_providers::llm::LlmConfig, user: &str, key: &str) -> Refined {
     let Some((command, item, mut meta, thread, content)) = spi::row(
         include_str!("../../sql/queries/refine_description_read.sql"),
         &[user.into(), key.into()],
@@ -327,15 +324,8 @@ pub fn refine(user: &str, key: &str) -> Refined {
             "refining a description",
         );
     };
-    let event = |status| {
-        events::record(Event {
-            thread: thread.as_deref(),
-            memory_id: Some(&item),
-            status,
-            ..Event::new(user, Node::Worker, "refine")
-        });
-    };
-    match llm_description(&cfg, &command, &content)
+    let event = |ok| refine::event(user, thread.as_deref(), Some(&item), ok);
+    match llm_description(cfg, &command, &content)
         .and_then(|t| refine::screened("detail", user, &t))
     {
         Ok(line) => {
@@ -356,13 +346,13 @@ pub fn refine(user: &str, key: &str) -> Refined {
                 "refining a detail's memory",
             );
             embedding.record(user, "item", &item);
-            event("ok");
+            event(true);
             Refined::Done
         }
         Err(e) => {
             let outcome = refine::failed(&mut meta, e);
             write(None, &meta);
-            event("error");
+            event(false);
             outcome
         }
     }

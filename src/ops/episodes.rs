@@ -78,30 +78,6 @@ fn llm_episode(
         .ok_or_else(|| "its answer was not the JSON asked for".to_string())
 }
 
-/// The episode and its method: the LLM's when `llm` is `Now`, one is configured and it answers;
-/// else the extractive one, `pending` (the third value) when a configured LLM is left to the
-/// worker (src/ops/refine.rs).
-fn episode(turns: &[Turn], date: &str, refs: &str, llm: Llm) -> (Episode, &'static str, bool) {
-    if let Some(cfg) = gucs::llm() {
-        if llm == Llm::Later {
-            return (
-                summary::episode_extract(turns, date, refs),
-                "extractive",
-                true,
-            );
-        }
-        match llm_episode(&cfg, turns, date, refs) {
-            Ok(e) => return (e, "llm", false),
-            Err(e) => pgrx::notice!("writing the episode without the LLM: {e}"),
-        }
-    }
-    (
-        summary::episode_extract(turns, date, refs),
-        "extractive",
-        false,
-    )
-}
-
 /// `episodes/<date>/<title-slug>-<run id or last seq>.md`.
 fn episode_path(date: &str, title: &str, run: Option<&str>, to_seq: i64) -> String {
     let slug = memory_core::detail::slug(title)
@@ -161,7 +137,12 @@ fn write_for(user: &str, thread: &str, run: Option<&str>, llm: Llm) -> Option<Va
         return None;
     }
     let (turns, date, refs) = run_text(thread, run, &rows);
-    let (ep, method, pending) = episode(&turns, &date, &refs, llm);
+    let (ep, method, pending) = refine::write_with(
+        llm,
+        "writing the episode",
+        |cfg| llm_episode(cfg, &turns, &date, &refs),
+        || summary::episode_extract(&turns, &date, &refs),
+    );
     let path = match &same_run {
         Some((p, _, _, _)) => p.clone(),
         None => episode_path(&date, &ep.title, run, rows[rows.len() - 1].0),
@@ -320,10 +301,7 @@ fn save(
 /// the same messages (the file's `from_seq`-`to_seq`), the same path, the same memory.
 /// Conditional on the file's mark, under its row's lock; after REFINE_ATTEMPTS failed calls the
 /// extractive episode stays.
-pub fn refine(user: &str, path: &str) -> Refined {
-    let Some(cfg) = gucs::llm() else {
-        return Refined::Gone;
-    };
+pub fn refine(cfg: &memory_providers::llm::LlmConfig, user: &str, path: &str) -> Refined {
     let Some(mut meta) = spi::row(
         include_str!("../../sql/queries/refine_episode_read.sql"),
         &[user.into(), path.into()],
@@ -365,7 +343,7 @@ pub fn refine(user: &str, path: &str) -> Refined {
     let (turns, date, refs) = run_text(&thread, run.as_deref(), &rows);
     // Written as any episode is (its text screened on the way): a write that raises (a policy
     // refusing the model's text) is a failed attempt, not an error that would roll its count back.
-    let saved = llm_episode(&cfg, &turns, &date, &refs).and_then(|ep| {
+    let saved = llm_episode(cfg, &turns, &date, &refs).and_then(|ep| {
         crate::pg::subxact::catching(|| {
             save(
                 user,
@@ -382,22 +360,13 @@ pub fn refine(user: &str, path: &str) -> Refined {
     });
     match saved {
         Ok(_) => {
-            events::record(Event {
-                thread: Some(&thread),
-                memory_id: memory_id.as_deref(),
-                ..Event::new(user, Node::Worker, "refine")
-            });
+            refine::event(user, Some(&thread), memory_id.as_deref(), true);
             Refined::Done
         }
         Err(e) => {
             let outcome = refine::failed(&mut meta, e);
             settle(&meta);
-            events::record(Event {
-                thread: Some(&thread),
-                memory_id: memory_id.as_deref(),
-                status: "error",
-                ..Event::new(user, Node::Worker, "refine")
-            });
+            refine::event(user, Some(&thread), memory_id.as_deref(), false);
             outcome
         }
     }

@@ -8,7 +8,10 @@
 //! src/ops/detail.rs); this module has what they share and the queue
 //! (sql/queries/refine_due.sql).
 
+use crate::gucs;
+use crate::pg::events::{self, Event, Node};
 use crate::pg::spi;
+use memory_providers::llm::LlmConfig;
 
 /// Who may wait for the LLM: `Now` the worker (it asks the model and falls back to the
 /// extractive version when the model fails), `Later` an application call (the extractive
@@ -17,6 +20,31 @@ use crate::pg::spi;
 pub enum Llm {
     Now,
     Later,
+}
+
+/// A text written now with the model or without it — the one rule compaction and episodes
+/// share: `Now` with an LLM configured asks it (`ask`) and falls back to `extract` with a NOTICE
+/// when it fails; `Later` with an LLM configured writes `extract` marked pending; no LLM,
+/// `extract`. Returns the text, its method (`llm` or `extractive`) and whether it is pending.
+pub fn write_with<T>(
+    llm: Llm,
+    what: &str,
+    ask: impl FnOnce(&LlmConfig) -> Result<T, String>,
+    extract: impl FnOnce() -> T,
+) -> (T, &'static str, bool) {
+    let Some(cfg) = gucs::llm() else {
+        return (extract(), "extractive", false);
+    };
+    if llm == Llm::Later {
+        return (extract(), "extractive", true);
+    }
+    match ask(&cfg) {
+        Ok(t) => (t, "llm", false),
+        Err(e) => {
+            pgrx::notice!("{what} without the LLM: {e}");
+            (extract(), "extractive", false)
+        }
+    }
 }
 
 /// Attempts the worker makes at a pending item before the version written without the model
@@ -75,13 +103,28 @@ pub fn due(limit: i64) -> Vec<(String, Kind, String)> {
     .collect()
 }
 
-/// Refines one item, in the caller's transaction (the tenant already set).
+/// Refines one item with the configured LLM, in the caller's transaction (the tenant already
+/// set); `Gone` when no LLM is configured (what is pending waits for one).
 pub fn one(user: &str, kind: Kind, id: &str) -> Refined {
+    let Some(cfg) = gucs::llm() else {
+        return Refined::Gone;
+    };
     match kind {
-        Kind::Summary => crate::ops::compaction::refine(user, id),
-        Kind::Episode => crate::ops::episodes::refine(user, id),
-        Kind::Description => crate::ops::detail::refine(user, id),
+        Kind::Summary => crate::ops::compaction::refine(&cfg, user, id),
+        Kind::Episode => crate::ops::episodes::refine(&cfg, user, id),
+        Kind::Description => crate::ops::detail::refine(&cfg, user, id),
     }
+}
+
+/// The event of one attempt (`op` `refine`, `ok` or `error`), naming the item's memory or
+/// message.
+pub fn event(user: &str, thread: Option<&str>, memory_id: Option<&str>, ok: bool) {
+    events::record(Event {
+        thread,
+        memory_id,
+        status: if ok { "ok" } else { "error" },
+        ..Event::new(user, Node::Worker, "refine")
+    });
 }
 
 /// A model's text screened as a write of `what` is (src/ops/screen.rs): redacted where the

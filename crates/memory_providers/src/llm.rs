@@ -115,16 +115,6 @@ fn parse_full(body: &str) -> Result<Answer, String> {
     })
 }
 
-/// One chat completion.
-pub fn chat(
-    cfg: &LlmConfig,
-    system: &str,
-    user: &str,
-    json_answer: bool,
-) -> Result<String, LlmError> {
-    chat_full(cfg, system, user, json_answer, None).map(|a| a.text)
-}
-
 /// One chat completion with its usage, the answer capped at `max_tokens` when given.
 pub fn chat_full(
     cfg: &LlmConfig,
@@ -193,7 +183,7 @@ mod tests {
             api_key: Some("sk-secret".into()),
             timeout_ms: 500,
         };
-        let e = chat(&cfg, "s", "u", true).unwrap_err();
+        let e = chat_full(&cfg, "s", "u", true, None).unwrap_err();
         assert!(
             matches!(e, LlmError::Unreachable { .. } | LlmError::Timeout { .. }),
             "{e}"
@@ -207,7 +197,7 @@ mod tests {
             ..cfg
         };
         let t = std::time::Instant::now();
-        let e = chat(&cfg, "s", "u", true).unwrap_err();
+        let e = chat_full(&cfg, "s", "u", true, None).unwrap_err();
         assert!(matches!(e, LlmError::Timeout { .. }), "{e}");
         assert!(t.elapsed() < std::time::Duration::from_secs(3));
     }
