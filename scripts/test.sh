@@ -316,7 +316,8 @@ worker_env=(MEMORY_EXT_TEST_DSN="host=127.0.0.1 port=$TEST_PORT user=postgres db
 
 if want worker; then
   worker_server
-  env "${worker_env[@]}" cargo test -p memory_ext_worker_tests --test worker --test extract --test refine -- --test-threads=1
+  # WORKER_TESTS="--test summaries" scripts/test.sh worker runs those files only.
+  env "${worker_env[@]}" cargo test -p memory_ext_worker_tests ${WORKER_TESTS:---test worker --test extract --test refine --test summaries} -- --test-threads=1
 fi
 
 if want model; then

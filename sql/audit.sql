@@ -99,6 +99,13 @@ BEGIN
         SELECT 23, 'block_attachments', to_jsonb(a) - 'user_id',
                row_number() OVER (ORDER BY a.agent_id, a.attached_at, a.block_id)
         FROM memory.block_attachments a WHERE a.user_id = tenant
+        UNION ALL
+        -- Summaries the worker keeps (0.13.0) and their versions.
+        SELECT 24, 'summaries', to_jsonb(s) - 'user_id', row_number() OVER (ORDER BY s.name)
+        FROM memory.summaries s WHERE s.user_id = tenant
+        UNION ALL
+        SELECT 25, 'summary_versions', to_jsonb(v) - 'user_id', row_number() OVER (ORDER BY v.name, v.version)
+        FROM memory.summary_versions v WHERE v.user_id = tenant
     ) x
     ORDER BY o, n;
 END

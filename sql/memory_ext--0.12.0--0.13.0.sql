@@ -65,7 +65,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('store_vectors', 'memory.store_vectors'), ('checkpoint_steps', 'memory.checkpoint_steps'),
            ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
            ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links'),
-           ('entity_relations', 'memory.entity_relations')
+           ('entity_relations', 'memory.entity_relations'),
+           ('summaries', 'memory.summaries'), ('summary_versions', 'memory.summary_versions')
 $$;
 
 CREATE  FUNCTION "memory_file_allowlist"(
@@ -369,6 +370,13 @@ BEGIN
         SELECT 23, 'block_attachments', to_jsonb(a) - 'user_id',
                row_number() OVER (ORDER BY a.agent_id, a.attached_at, a.block_id)
         FROM memory.block_attachments a WHERE a.user_id = tenant
+        UNION ALL
+        -- Summaries the worker keeps (0.13.0) and their versions.
+        SELECT 24, 'summaries', to_jsonb(s) - 'user_id', row_number() OVER (ORDER BY s.name)
+        FROM memory.summaries s WHERE s.user_id = tenant
+        UNION ALL
+        SELECT 25, 'summary_versions', to_jsonb(v) - 'user_id', row_number() OVER (ORDER BY v.name, v.version)
+        FROM memory.summary_versions v WHERE v.user_id = tenant
     ) x
     ORDER BY o, n;
 END
@@ -1046,6 +1054,193 @@ SELECT pg_catalog.pg_extension_config_dump('memory.webhook_dead', '');
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.webhook_cursors TO PUBLIC;
 GRANT SELECT, INSERT, DELETE ON memory.webhook_dead TO PUBLIC;
 
+-- Summaries the worker keeps (docs/api.md "Summaries"; sql/summaries.sql).
+-- One row per summary: its definition, its current answer and what that answer rests on.
+-- `evidence` the memories the answer used; `fingerprint` the memories it could have used
+-- (sql/queries/summaries_evidence.sql) when it was written, so that the worker sees the scope
+-- change; `stale` set when either changed and cleared by the next version.
+CREATE TABLE memory.summaries (
+    user_id      text        NOT NULL,
+    name         text        NOT NULL CHECK (name <> '' AND length(name) <= 110),
+    question     text        NOT NULL CHECK (question <> '' AND length(question) <= 500),
+    scope        jsonb       NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(scope) = 'object'),
+    builtin      boolean     NOT NULL DEFAULT false,
+    -- A built-in summary the tenant dropped: the worker does not define it again.
+    disabled     boolean     NOT NULL DEFAULT false,
+    answer       text,
+    evidence     uuid[]      NOT NULL DEFAULT '{}',
+    fingerprint  text,
+    method       text        CHECK (method IN ('llm', 'extractive')),
+    version      integer     NOT NULL DEFAULT 0 CHECK (version >= 0),
+    stale        boolean     NOT NULL DEFAULT true,
+    stale_since  timestamptz DEFAULT now(),
+    refreshed_at timestamptz,
+    -- When the worker last compared the scope with the fingerprint.
+    checked_at   timestamptz,
+    attempts     integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    retry_at     timestamptz,
+    last_error   text,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, name)
+);
+-- The worker's queue: stale summaries, by when they may be tried.
+CREATE INDEX summaries_stale_idx ON memory.summaries (retry_at) WHERE stale AND NOT disabled;
+-- Which summaries rest on a memory (a purge scrubs them, sql/triggers.sql memory._erase_copies).
+CREATE INDEX summaries_evidence_idx ON memory.summaries USING gin (evidence);
+
+-- Every version a summary had: its answer and evidence. A purge of a memory it rested on
+-- clears the answer (`erased`): the version stays, what it said goes.
+CREATE TABLE memory.summary_versions (
+    user_id    text        NOT NULL,
+    name       text        NOT NULL,
+    version    integer     NOT NULL CHECK (version >= 1),
+    question   text        NOT NULL,
+    answer     text,
+    evidence   uuid[]      NOT NULL DEFAULT '{}',
+    method     text        NOT NULL CHECK (method IN ('llm', 'extractive')),
+    tokens_in  integer     NOT NULL DEFAULT 0 CHECK (tokens_in >= 0),
+    tokens_out integer     NOT NULL DEFAULT 0 CHECK (tokens_out >= 0),
+    erased     boolean     NOT NULL DEFAULT false,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (user_id, name, version),
+    FOREIGN KEY (user_id, name) REFERENCES memory.summaries ON DELETE CASCADE
+);
+CREATE INDEX summary_versions_evidence_idx ON memory.summary_versions USING gin (evidence);
+
+-- Per tenant and day: the model's tokens spent on summaries (memory_ext.summary_daily_tokens
+-- bounds them). Written by the worker as the extension's owner.
+CREATE TABLE memory.summary_usage (
+    user_id    text    NOT NULL,
+    day        date    NOT NULL,
+    calls      integer NOT NULL DEFAULT 0 CHECK (calls >= 0),
+    tokens_in  bigint  NOT NULL DEFAULT 0 CHECK (tokens_in >= 0),
+    tokens_out bigint  NOT NULL DEFAULT 0 CHECK (tokens_out >= 0),
+    PRIMARY KEY (user_id, day)
+);
+ALTER TABLE memory.summaries ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.summaries FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.summaries
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+ALTER TABLE memory.summary_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.summary_versions FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.summary_versions
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+ALTER TABLE memory.summary_usage ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.summary_usage FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.summary_usage
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+GRANT SELECT ON memory.summaries, memory.summary_versions, memory.summary_usage TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('memory.summaries', '');
+SELECT pg_catalog.pg_extension_config_dump('memory.summary_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('memory.summary_usage', '');
+
+CREATE  FUNCTION "memory_summary_define"(
+	"name" TEXT, /* Option < & str > */
+	"question" TEXT, /* Option < & str > */
+	"scope" jsonb DEFAULT '{}' /* Option < JsonB > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_summary_define_wrapper';
+
+CREATE  FUNCTION "memory_summaries"() RETURNS jsonb /* JsonText */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_summaries_wrapper';
+
+CREATE  FUNCTION "memory_summary_get"(
+	"name" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS jsonb /* JsonText */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_summary_get_wrapper';
+
+CREATE  FUNCTION "memory_summary_drop"(
+	"name" TEXT /* Option < & str > */
+) RETURNS bool /* bool */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_summary_drop_wrapper';
+
+CREATE  FUNCTION "memory_summary_refresh"(
+	"name" TEXT DEFAULT NULL /* Option < & str > */
+) RETURNS jsonb /* JsonB */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_summary_refresh_wrapper';
+
+-- memory_context takes the summaries to include.
+DROP FUNCTION memory_context(text, text, text, integer, integer, integer);
+CREATE  FUNCTION "memory_context"(
+	"agent_id" TEXT, /* Option < & str > */
+	"thread_id" TEXT, /* Option < & str > */
+	"query" TEXT, /* Option < & str > */
+	"budget_tokens" INT DEFAULT 2048, /* Option < i32 > */
+	"memories" INT DEFAULT 3, /* Option < i32 > */
+	"files" INT DEFAULT 3, /* Option < i32 > */
+	"summaries" TEXT[] DEFAULT NULL /* :: std :: option :: Option < Vec < Option < String > > > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_context_wrapper';
+
+-- A purge scrubs the summaries that rested on the memory (sql/triggers.sql). CREATE OR REPLACE
+-- drops the Citus plan setting (sql/citus.sql), so it is set again there.
+CREATE OR REPLACE FUNCTION memory._erase_copies(p_user text, p_entity text, p_id text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- An episode_write's kept answer (sql/idempotency.sql) holds the episode's text, and its
+    -- file's path is made from it: the text goes with the episode's memory, text and path with
+    -- its file (found by the paths the file's history names, before those go).
+    IF p_entity IN ('item', 'file') THEN
+        UPDATE memory.idempotency_keys k
+           SET answer = (k.answer - 'content' - CASE WHEN p_entity = 'file' THEN 'path' ELSE 'content' END)
+                        || '{"erased": true}'
+         WHERE k.user_id = p_user AND k.op = 'episode_write'
+           AND (k.answer ->> 'memory_id' = p_id
+                OR p_entity = 'file' AND k.answer ->> 'path' IN (
+                    SELECT h.meta ->> 'path' FROM memory.history h
+                     WHERE h.user_id = p_user AND h.entity = 'file' AND h.memory_id = p_id));
+    END IF;
+    UPDATE memory.history
+       SET old_ref = NULL,
+           -- a LINK's new_ref is the other memory's id, not what either said
+           new_ref = CASE WHEN event = 'LINK' THEN new_ref END,
+           meta = (meta - 'text' - 'path' - 'title' - 'old_path' - 'value') || '{"erased": true}'
+     WHERE user_id = p_user AND entity = p_entity AND memory_id = p_id;
+    IF p_entity IN ('item', 'message', 'file') THEN
+        DELETE FROM memory.embedding_failures
+         WHERE user_id = p_user AND target = p_entity AND row_id = p_id::uuid;
+    END IF;
+    IF p_entity = 'item' THEN
+        UPDATE memory.change_log SET meta = (meta - 'text') || '{"erased": true}'
+         WHERE user_id = p_user AND memory_id = p_id AND meta ? 'text';
+        DELETE FROM memory.consolidation_fingerprints
+         WHERE user_id = p_user AND (id_a = p_id::uuid OR id_b = p_id::uuid);
+        DELETE FROM memory.consolidation_seen WHERE user_id = p_user AND id = p_id::uuid;
+        UPDATE memory.proposals SET text = '', request = '{}'
+         WHERE user_id = p_user AND memory_id = p_id::uuid;
+        -- A summary's answer that rested on the memory may repeat it (sql/summaries.sql): the
+        -- current answer goes (the worker writes the next from what is left), and so does every
+        -- past version's; that the versions were written stays.
+        UPDATE memory.summaries
+           SET answer = NULL, evidence = array_remove(evidence, p_id::uuid), stale = true,
+               stale_since = coalesce(stale_since, now()), retry_at = NULL
+         WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];
+        UPDATE memory.summary_versions SET answer = NULL, erased = true
+         WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];
+    END IF;
+END $$;
+REVOKE ALL ON FUNCTION memory._erase_copies(text, text, text) FROM PUBLIC;
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._citus_trigger_plans();
+    END IF;
+END $$;
+
 -- The space policies on every tenant table, now that every table of this release exists.
 -- Spaces (sql/spaces.sql): a member reads a space's rows, and with `write` writes them, through
 -- two more policies on every table that holds a tenant's rows. Postgres ORs a command's
@@ -1108,12 +1303,13 @@ BEGIN
 END $$;
 
 -- The worker's refine job (docs/api.md "Extraction and ended runs"): what compact_thread and
--- memory_capture write without the model, the model's version in the background.
+-- memory_capture write without the model, the model's version in the background; and its
+-- summaries job (docs/api.md "Summaries").
 ALTER TABLE memory.worker_jobs DROP CONSTRAINT worker_jobs_job_check;
 ALTER TABLE memory.worker_jobs
-    ADD CONSTRAINT worker_jobs_job_check CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine'));
+    ADD CONSTRAINT worker_jobs_job_check CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine', 'summaries'));
 CREATE OR REPLACE FUNCTION memory._worker_job_names() RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'ttl_sweep'] $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'summaries', 'ttl_sweep'] $$;
 -- One statement per EXECUTE: on Citus these tables are distributed, and Citus sends an index's
 -- command to the shards as the statement's text, which here would be the whole script. IF NOT
 -- EXISTS: on Citus the script runs on every node, and a worker may have the index already from

@@ -29,7 +29,8 @@ BEGIN
                              'extractions', 'extraction_usage', 'run_ends', 'proposals', 'idempotency_keys',
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
                              'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
-                             'block_attachments', 'webhook_cursors', 'webhook_dead']
+                             'block_attachments', 'webhook_cursors', 'webhook_dead',
+                             'summaries', 'summary_versions', 'summary_usage']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -116,6 +117,11 @@ GRANT SELECT ON memory.proposals TO PUBLIC;
 -- which writes it as the extension's owner (src/ops/episodes.rs), and reads its own rows. A
 -- tenant that could write it could set its own retry times or attempts.
 GRANT SELECT ON memory.run_ends TO PUBLIC;
+
+-- Summaries (sql/summaries.sql): defined through memory_summary_define and written by the
+-- worker, both as the extension's owner; a tenant that could write an answer, a version or its
+-- token use could pass off its own text as the model's or spend past the operator's budget.
+GRANT SELECT ON memory.summaries, memory.summary_versions, memory.summary_usage TO PUBLIC;
 
 -- Idempotency keys: claimed, answered and (past memory_ext.idempotency_days) expired by the
 -- tenant's own writes, as the caller (run_end's as the owner, with its queue row). A tenant

@@ -105,6 +105,15 @@ BEGIN
         DELETE FROM memory.consolidation_seen WHERE user_id = p_user AND id = p_id::uuid;
         UPDATE memory.proposals SET text = '', request = '{}'
          WHERE user_id = p_user AND memory_id = p_id::uuid;
+        -- A summary's answer that rested on the memory may repeat it (sql/summaries.sql): the
+        -- current answer goes (the worker writes the next from what is left), and so does every
+        -- past version's; that the versions were written stays.
+        UPDATE memory.summaries
+           SET answer = NULL, evidence = array_remove(evidence, p_id::uuid), stale = true,
+               stale_since = coalesce(stale_since, now()), retry_at = NULL
+         WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];
+        UPDATE memory.summary_versions SET answer = NULL, erased = true
+         WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];
     END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._erase_copies(text, text, text) FROM PUBLIC;

@@ -3,7 +3,7 @@
 -- by the extension's owner and superusers (grant memory.worker_status to a monitoring role).
 
 CREATE TABLE memory.worker_jobs (
-    job              text PRIMARY KEY CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine')),
+    job              text PRIMARY KEY CHECK (job IN ('ttl_sweep', 'purge', 'consolidate', 'backfill', 'extract', 'episodes', 'refine', 'summaries')),
     -- memory_worker_run(job): run at the next wake whatever the schedule says. Cleared when a
     -- run that started after the request finishes, so a worker killed mid-run runs it again.
     requested_at     timestamptz,
@@ -24,7 +24,7 @@ CREATE TABLE memory.worker_jobs (
 
 -- The jobs the worker knows, in the order memory.worker_status lists them.
 CREATE FUNCTION memory._worker_job_names() RETURNS text[]
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'ttl_sweep'] $$;
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT ARRAY['backfill', 'consolidate', 'episodes', 'extract', 'purge', 'refine', 'summaries', 'ttl_sweep'] $$;
 
 -- Runs a requested job may begin before the request is dropped.
 CREATE FUNCTION memory._max_request_attempts() RETURNS integer

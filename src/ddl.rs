@@ -124,6 +124,12 @@ extension_sql_file!(
     name = "webhooks",
     requires = ["schema"]
 );
+// Summaries the worker keeps: definitions, answers, versions and token use.
+extension_sql_file!(
+    "../sql/summaries.sql",
+    name = "summaries",
+    requires = ["schema"]
+);
 // Marks every table for pg_dump, the erasure receipts included (the change feed's are left out
 // on purpose: sql/changes.sql says why).
 extension_sql_file!(
@@ -141,7 +147,8 @@ extension_sql_file!(
         "checkpoints",
         "changes",
         "spaces",
-        "webhooks"
+        "webhooks",
+        "summaries"
     ]
 );
 // memory_overview resolves its tenant as the checkpoint functions do; both read the worker's,

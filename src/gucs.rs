@@ -227,6 +227,14 @@ static EXTRACT_BATCH: GucSetting<i32> = GucSetting::<i32>::new(20);
 /// Memories extraction may write per tenant per day (docs/design.md "Procedures and
 /// extraction": a per-tenant daily cap).
 static EXTRACT_DAILY_CAP: GucSetting<i32> = GucSetting::<i32>::new(100);
+/// Tokens (in and out) the model may spend on one tenant's summaries per day (docs/api.md
+/// "Summaries"); past it, stale summaries wait for the next day. 0: summaries never ask the
+/// model (the answer without one is written).
+static SUMMARY_DAILY_TOKENS: GucSetting<i32> = GucSetting::<i32>::new(50_000);
+/// An entity gets its built-in summary once this many active memories name it.
+static SUMMARY_ENTITY_MIN: GucSetting<i32> = GucSetting::<i32>::new(5);
+/// Whether the worker defines the built-in summaries (profile, entities, projects).
+static SUMMARY_BUILTIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// A thread whose last change is this old has ended its run: the worker writes its episode.
 /// 30 minutes; 0 turns idle run ends off (run_end still works).
 static RUN_IDLE_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(1800);
@@ -732,6 +740,34 @@ fn register_extraction() {
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
+        c"memory_ext.summary_daily_tokens",
+        c"Model tokens one tenant's summaries may use per day (0: answers without the model).",
+        c"",
+        &SUMMARY_DAILY_TOKENS,
+        0,
+        100_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"memory_ext.summary_entity_min",
+        c"Active memories that must name an entity before it gets a built-in summary.",
+        c"",
+        &SUMMARY_ENTITY_MIN,
+        1,
+        1_000_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"memory_ext.summary_builtin",
+        c"Whether the worker defines the built-in summaries (profile, entities, projects).",
+        c"",
+        &SUMMARY_BUILTIN,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
         c"memory_ext.extract_daily_cap",
         c"Memories extraction may write per tenant per day.",
         c"",
@@ -1156,6 +1192,18 @@ pub fn extract_batch() -> i32 {
 
 pub fn extract_daily_cap() -> i32 {
     EXTRACT_DAILY_CAP.get().max(0)
+}
+
+pub fn summary_daily_tokens() -> i64 {
+    SUMMARY_DAILY_TOKENS.get().max(0) as i64
+}
+
+pub fn summary_entity_min() -> i64 {
+    SUMMARY_ENTITY_MIN.get().max(1) as i64
+}
+
+pub fn summary_builtin() -> bool {
+    SUMMARY_BUILTIN.get()
 }
 
 pub fn run_idle_timeout_s() -> i64 {

@@ -37,5 +37,10 @@ SELECT jsonb_build_object(
                          FROM memory.entity_relations r WHERE r.user_id = $1),
     -- Blocks attached to the tenant's agents (block_attach, 0.13.0).
     'block_attachments', (SELECT coalesce(jsonb_agg(to_jsonb(a) - 'user_id' ORDER BY a.agent_id, a.attached_at, a.block_id), '[]')
-                          FROM memory.block_attachments a WHERE a.user_id = $1)
+                          FROM memory.block_attachments a WHERE a.user_id = $1),
+    -- Summaries the worker keeps and their versions (0.13.0).
+    'summaries', (SELECT coalesce(jsonb_agg(to_jsonb(s) - 'user_id' ORDER BY s.name), '[]')
+                  FROM memory.summaries s WHERE s.user_id = $1),
+    'summary_versions', (SELECT coalesce(jsonb_agg(to_jsonb(v) - 'user_id' ORDER BY v.name, v.version), '[]')
+                         FROM memory.summary_versions v WHERE v.user_id = $1)
 )

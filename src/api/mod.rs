@@ -25,6 +25,7 @@ pub mod recall;
 pub mod session;
 pub mod spaces;
 pub mod store;
+pub mod summaries;
 pub mod tools;
 pub mod write;
 

@@ -104,7 +104,8 @@ fn memory_delta(thread_id: Option<&str>, since_rev: Option<i64>) -> String {
 
 /// The memory section of a prompt, in one call (read-before-think, docs/design.md "Episodes";
 /// its read-before-think step): compiled core blocks, the delta header, and a `[MEMORY CONTEXT]` block of
-/// the best `memories` memories and `files` memory files (three of each by default), within
+/// the best `memories` memories and `files` memory files (three of each by default), with the
+/// `summaries` named (docs/api.md "Summaries") after the blocks, within
 /// `budget_tokens` (src/ops/query.rs).
 #[pg_extern(volatile, parallel_unsafe)]
 fn memory_context(
@@ -114,6 +115,7 @@ fn memory_context(
     budget_tokens: default!(Option<i32>, 2048),
     memories: default!(Option<i32>, 3),
     files: default!(Option<i32>, 3),
+    summaries: default!(Option<Vec<Option<String>>>, "NULL"),
 ) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let thread_id = validate::id("thread_id", thread_id).or_raise();
@@ -126,5 +128,17 @@ fn memory_context(
         validate::range("memories", memories as i64, 0, request::MAX_TOP_K).or_raise() as usize;
     let files = *validate::required("files", files.as_ref()).or_raise();
     let files = validate::range("files", files as i64, 0, 20).or_raise() as usize;
-    query::context(agent_id, thread_id, text, budget, memories, files)
+    let summaries: Vec<String> = summaries
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            memory_core::summaries::name(Some(&n))
+                .or_raise()
+                .to_string()
+        })
+        .collect();
+    query::context(
+        agent_id, thread_id, text, budget, memories, files, &summaries,
+    )
 }

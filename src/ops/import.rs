@@ -19,7 +19,7 @@ fn bad(msg: impl Into<String>) -> ! {
 }
 
 /// The fields of each section that hold what someone wrote (screened), by section.
-const TEXT_FIELDS: [(&str, &[&str]); 8] = [
+const TEXT_FIELDS: [(&str, &[&str]); 10] = [
     ("memories", &["text", "content"]),
     ("messages", &["content"]),
     ("blocks", &["value", "description"]),
@@ -27,6 +27,8 @@ const TEXT_FIELDS: [(&str, &[&str]); 8] = [
     ("details", &["content", "description"]),
     ("proposals", &["text"]),
     ("store_vectors", &["text"]),
+    ("summaries", &["question", "answer"]),
+    ("summary_versions", &["question", "answer"]),
     ("agents", &[]),
 ];
 
@@ -86,6 +88,7 @@ fn screened(user: &str, mut doc: Value) -> Value {
             "blocks" => "block",
             "files" => "file",
             "store_vectors" => "store",
+            "summaries" | "summary_versions" => "summary",
             _ => "detail",
         };
         if let Some(Value::Array(rows)) = doc.get_mut(section) {

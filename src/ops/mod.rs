@@ -33,5 +33,6 @@ pub mod spaces;
 // The store feature (docs/api.md "Store") in the layer of the same name.
 #[allow(clippy::module_inception)]
 pub mod store;
+pub mod summaries;
 pub mod tools;
 pub mod write;

@@ -676,6 +676,7 @@ pub fn context(
     budget: usize,
     memories: usize,
     files: usize,
+    summaries: &[String],
 ) -> String {
     let user = lookup::owner(Owned::Agent, agent_id);
     let now = spi::one_opt::<TimestampWithTimeZone>("SELECT now()", &[], "reading now()")
@@ -698,6 +699,10 @@ pub fn context(
         "reading allowlists",
     )
     .unwrap_or(false);
+    // The summaries asked for (docs/api.md "Summaries"), after the blocks: as many as fit, in
+    // the order asked.
+    let blocks = with_summaries(&user, blocks, summaries, budget);
+    let block_tokens = enc.count(&blocks);
     let left = budget - block_tokens;
     if shut_out || left == 0 {
         return blocks;
@@ -810,5 +815,38 @@ pub fn context(
         } else {
             extra.pop();
         }
+    }
+}
+
+/// `blocks` followed by a `[SUMMARIES]` section with the current answers of the summaries
+/// `names` of `user` (src/ops/summaries.rs), in that order, as many as fit in `budget` tokens.
+/// A name with no summary or no answer yet is left out: a prompt does not fail because a
+/// summary was dropped or is not written yet.
+fn with_summaries(user: &str, blocks: String, names: &[String], budget: usize) -> String {
+    if names.is_empty() {
+        return blocks;
+    }
+    let found: Vec<(String, String)> = spi::rows(
+        "SELECT name, answer FROM memory.summaries \
+         WHERE user_id = $1 AND name = ANY ($2) AND answer IS NOT NULL AND NOT disabled",
+        &[user.into(), names.to_vec().into()],
+        "reading summaries for the context",
+        |r| Ok((r.get(1)?.unwrap_or_default(), r.get(2)?.unwrap_or_default())),
+    );
+    let mut lines: Vec<String> = names
+        .iter()
+        .filter_map(|n| found.iter().find(|(f, _)| f == n))
+        .map(|(n, a)| format!("- {n}: {a}"))
+        .collect();
+    let enc = gucs::token_encoding();
+    loop {
+        if lines.is_empty() {
+            return blocks;
+        }
+        let out = format!("{blocks}\n\n[SUMMARIES]\n{}", lines.join("\n"));
+        if enc.count(&out) <= budget {
+            return out;
+        }
+        lines.pop();
     }
 }

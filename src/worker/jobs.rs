@@ -488,6 +488,91 @@ pub fn refine(budget_s: i64) -> Result<Value, String> {
     }))
 }
 
+/// Summaries compared or refreshed per pass.
+const SUMMARY_ITEMS: i64 = 100;
+
+/// When the worker last looked for built-in summaries to define: at most every 10 minutes (the
+/// look reads every tenant's memories and entities); a requested run looks at once.
+static SUMMARIES_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+
+/// Summaries the worker keeps (src/ops/summaries.rs): defines the built-in ones that are due,
+/// compares fresh ones whose tenant changed a memory with what their scope gives now, then
+/// writes a new version of each stale one — one summary per transaction, tenants taking turns,
+/// until none is left or `budget_s` has passed.
+pub fn summaries(budget_s: i64, requested: bool) -> Result<Value, String> {
+    use crate::ops::summaries::{self, Refreshed};
+    let started = Instant::now();
+    let mut last_error = None;
+    let look = {
+        let mut looked = SUMMARIES_LOOKED.lock().unwrap_or_else(|e| e.into_inner());
+        let due = requested || looked.is_none_or(|t| t.elapsed().as_secs() >= 600);
+        if due {
+            *looked = Some(Instant::now());
+        }
+        due
+    };
+    let defined = if look {
+        txn::run("memory_ext worker: built-in summaries", || {
+            crate::pg::owner::as_owner(|| summaries::discover(None))
+        })
+        .unwrap_or_else(|e| {
+            last_error = Some(format!("built-in summaries: {e}"));
+            0
+        })
+    } else {
+        0
+    };
+    let changed = txn::run("memory_ext worker: summaries to compare", || {
+        summaries::changed(SUMMARY_ITEMS)
+    })?;
+    let mut marked = 0;
+    for (user, name) in changed {
+        pgrx::check_for_interrupts!();
+        let (u, n) = (user.clone(), name.clone());
+        match txn::run("memory_ext worker: comparing a summary", move || {
+            as_tenant(&u) && crate::pg::owner::as_owner(|| summaries::check(&u, &n))
+        }) {
+            Ok(true) => marked += 1,
+            Ok(false) => {}
+            Err(e) => last_error = Some(format!("summary {name:?} of tenant \"{user}\": {e}")),
+        }
+        if started.elapsed().as_secs() as i64 >= budget_s {
+            break;
+        }
+    }
+    let due = txn::run("memory_ext worker: stale summaries", || {
+        summaries::due(SUMMARY_ITEMS)
+    })?;
+    let items = due.len();
+    let (mut written, mut failed, mut waiting) = (0, 0, 0);
+    for (user, name) in due {
+        pgrx::check_for_interrupts!();
+        if started.elapsed().as_secs() as i64 >= budget_s {
+            break;
+        }
+        let (u, n) = (user.clone(), name.clone());
+        let r = txn::run("memory_ext worker: refreshing a summary", move || {
+            if !as_tenant(&u) {
+                return Refreshed::Gone;
+            }
+            summaries::refresh(&u, &n, false)
+        });
+        match r {
+            Ok(Refreshed::Written(_)) => written += 1,
+            Ok(Refreshed::Current | Refreshed::Gone) => {}
+            Ok(Refreshed::Budget) => waiting += 1,
+            Ok(Refreshed::Retry(e)) | Err(e) => {
+                failed += 1;
+                last_error = Some(format!("summary {name:?} of tenant \"{user}\": {e}"));
+            }
+        }
+    }
+    Ok(json!({
+        "defined": defined, "marked": marked, "items": items, "written": written,
+        "failed": failed, "waiting": waiting, "error": last_error,
+    }))
+}
+
 /// When the worker last looked for projects to roll up: at most once an hour (a roll-up is
 /// weekly; the look reads every tenant's episode files).
 static ROLLUP_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);

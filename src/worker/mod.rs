@@ -293,6 +293,25 @@ impl Worker {
             }
         }
 
+        // Summaries: recorded only when they did something.
+        let s = state("summaries");
+        if s.requested {
+            let r = jobs::run_job("summaries", || {
+                jobs::summaries(gucs::worker_naptime_s(), true)
+            });
+            self.report("summaries", r);
+        } else if on.contains(&"summaries") {
+            let started = Instant::now();
+            let r = jobs::summaries(gucs::worker_naptime_s(), false);
+            let idle = matches!(&r, Ok(v) if ["defined", "marked", "items", "failed"]
+                .iter()
+                .all(|k| v[*k].as_i64().unwrap_or(0) == 0));
+            if !idle {
+                jobs::record("summaries", started, &r, true);
+            }
+            self.report("summaries", r);
+        }
+
         let s = state("backfill");
         if s.requested {
             let r = jobs::run_job("backfill", || {

@@ -30,6 +30,7 @@ pub mod screen;
 pub mod session;
 pub mod spaces;
 pub mod store;
+pub mod summaries;
 pub mod summary;
 pub mod text;
 pub mod tokens;

@@ -12,7 +12,7 @@ pub const DAY: i64 = 86_400;
 
 /// The names the worker's jobs go by: `memory_ext.worker_jobs`, `memory.worker_status.job`,
 /// `memory_worker_run(job)`.
-pub const JOBS: [&str; 7] = [
+pub const JOBS: [&str; 8] = [
     "ttl_sweep",
     "purge",
     "consolidate",
@@ -20,12 +20,13 @@ pub const JOBS: [&str; 7] = [
     "extract",
     "episodes",
     "refine",
+    "summaries",
 ];
 
 /// `memory_ext.worker_jobs`'s default: every job, in `JOBS`' order (a C string, as a setting's
 /// default must be; a test keeps it equal to `JOBS`).
 pub const DEFAULT_JOBS: &std::ffi::CStr =
-    c"ttl_sweep,purge,consolidate,backfill,extract,episodes,refine";
+    c"ttl_sweep,purge,consolidate,backfill,extract,episodes,refine,summaries";
 
 /// Parses `memory_ext.worker_jobs` (comma-separated job names; empty = none). Returns the
 /// enabled jobs and the names that are not jobs (for the worker to log).
