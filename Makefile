@@ -7,7 +7,7 @@ export PG
 # scripts/lib.sh is bash.
 SHELL := /bin/bash
 
-.PHONY: all deps deps-run build install run stop test bench eval eval-qa eval-languages package test-core lint clean-run help
+.PHONY: all deps deps-run build install run stop test bench eval eval-qa eval-extract eval-languages package test-core lint clean-run help
 
 all: build
 
@@ -22,7 +22,8 @@ help:
 	@echo "make package  Debian packages for PostgreSQL $(PG) into target/debian/"
 	@echo "make bench    benchmarks on a release build; figures in bench/results/"
 	@echo "make eval     retrieval quality on LoCoMo (DATA=file to score another file); bench/results/eval.md"
-	@echo "make eval-qa  LoCoMo answered by a model with six contexts (LLM_URL=endpoint, default a local Qwen 1.5B); bench/results/eval-qa.md"
+	@echo "make eval-qa  LoCoMo answered by a model with seven contexts (LLM_URL=endpoint, default a local Qwen 1.5B); bench/results/eval-qa.md"
+	@echo "make eval-extract  the worker's extraction with that model against LoCoMo's observations; bench/results/eval-extract.md"
 	@echo "make eval-languages  the same in German, Japanese, Chinese, Spanish (translated turns); bench/results/eval-languages.md"
 	@echo "make clean-run  stop the local server and delete its data"
 
@@ -64,10 +65,15 @@ package: deps
 eval: deps
 	DATA=$(DATA) scripts/eval.sh
 
-# LoCoMo answered end to end by a model, six contexts side by side (docs/retrieval.md "Answers");
+# LoCoMo answered end to end by a model, seven contexts side by side (docs/retrieval.md "Answers");
 # LLM_URL=http://host:port/v1 for any OpenAI-compatible endpoint (default: a local Qwen 1.5B).
 eval-qa: deps
 	DATA=$(DATA) LLM_URL=$(LLM_URL) scripts/eval_qa.sh
+
+# The worker's extraction with the same model, against LoCoMo's observations (docs/retrieval.md
+# "Extraction with a real model").
+eval-extract: deps
+	DATA=$(DATA) LLM_URL=$(LLM_URL) scripts/eval_qa.sh extract
 
 # Retrieval in other languages (docs/retrieval.md "Languages"); LANGS=de,ja,zh,es.
 eval-languages: deps

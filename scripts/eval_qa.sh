@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make eval-qa [DATA=file] [LLM_URL=http://host:port/v1]`: LoCoMo answers end to end
+# `make eval-qa [DATA=file] [LLM_URL=http://host:port/v1]` (`make eval-extract`: scripts/eval_qa.sh
+# extract, the extraction measured with the same model and server): LoCoMo answers end to end
 # (bench/qa/eval_qa.py, docs/retrieval.md "Answers"): each sampled question answered by a model
 # with its context built six ways on the same rows; results in bench/results/eval-qa.{md,json}.
 # Without LLM_URL the model is Qwen2.5-Coder-1.5B-Instruct on llama.cpp's server here
@@ -41,7 +42,16 @@ psql_at "$EVAL_QA_PORT" -d postgres -tc "SELECT 1 FROM pg_database WHERE datname
   psql_at "$EVAL_QA_PORT" -d postgres -c "CREATE DATABASE memory_eval_qa"
 psql_at "$EVAL_QA_PORT" -d memory_eval_qa -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE" \
   -c "ALTER EXTENSION memory_ext UPDATE"
-python3 bench/qa/eval_qa.py --dsn "host=127.0.0.1 port=$EVAL_QA_PORT user=postgres dbname=memory_eval_qa" \
+dsn="host=127.0.0.1 port=$EVAL_QA_PORT user=postgres dbname=memory_eval_qa"
+if [ "${1:-qa}" = extract ]; then
+  # `make eval-extract`: the worker's extraction with the same model, against LoCoMo's own
+  # observations (bench/qa/eval_extract.py). EVAL_EXTRACT_CONVERSATIONS=2 EVAL_EXTRACT_SESSIONS=5
+  exec python3 bench/qa/eval_extract.py --dsn "$dsn" --data "$DATA" --llm-url "$LLM_URL" \
+    --llm-model "${LLM_MODEL:-local}" --model-name "$name" --out bench/results \
+    --conversations "${EVAL_EXTRACT_CONVERSATIONS:-2}" --sessions "${EVAL_EXTRACT_SESSIONS:-5}" \
+    --review "$MEMORY_EXT_HOME/eval-extract-review.txt"
+fi
+python3 bench/qa/eval_qa.py --dsn "$dsn" \
   --data "$DATA" --llm-url "$LLM_URL" --llm-model "${LLM_MODEL:-local}" --model-name "$name" \
   --out bench/results --cache "$CACHE" --budget "${EVAL_QA_BUDGET:-400}" \
   --per-category "${EVAL_QA_PER_CATEGORY:-40}" --adversarial "${EVAL_QA_ADVERSARIAL:-20}" \

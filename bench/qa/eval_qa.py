@@ -8,6 +8,11 @@ the same token budget (cl100k, count_tokens()):
   memory_context  what memory_ext gives an agent: memory_context('qa', 'qa', question, ...) of
                   an agent with empty persona and human blocks, its frame (blocks, metadata)
                   on top of the budget
+  memory_context + summaries
+                  the same with the summary of each speaker the question names (all speakers
+                  when it names none) in the prompt, within the same budget: `about:<speaker>`,
+                  a summary the worker keeps (docs/api.md "Summaries") scoped to what the
+                  speaker said, written by the same model as the answers
   pgvector        the raw pgvector order: ORDER BY embedding <=> memory_embed(question)
   bm25            BM25 alone: memory_query with every other signal weighted 0
   last turns      the conversation's last turns that fit
@@ -43,7 +48,8 @@ from collections import Counter, defaultdict
 import psycopg
 from psycopg.types.json import Jsonb
 
-CONDITIONS = ["memory_context", "pgvector", "bm25", "last turns", "no memory", "oracle"]
+CONDITIONS = ["memory_context", "memory_context + summaries", "pgvector", "bm25", "last turns",
+              "no memory", "oracle"]
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 # memory_query with only BM25 (bench/src/eval/mod.rs NO_STRUCTURE, vector 0).
 BM25_WEIGHTS = ('{"vector": 0, "hop1": 0, "hop2": 0, "thread": 0, "actor": 0, "entity": 0, '
@@ -220,6 +226,44 @@ def load(db, conv):
         db.execute("SELECT memory_write_batch(%s)", (Jsonb(reqs[i:i + 100]),))
 
 
+SUMMARY_QUESTION = ("What do we know about {}: their life, work, family, interests, plans and "
+                    "what has happened to them, with when?")
+
+
+def summaries(db, conv, llm_url, llm_model):
+    """`about:<speaker>` for each speaker (docs/api.md "Summaries"), defined and written once by
+    the answering model (memory_summary_refresh, as the worker would); kept in the database
+    between runs. Returns the seconds spent writing them."""
+    t = tenant(conv["sample_id"])
+    db.execute("SELECT set_config('memory_ext.user_id', %s, false)", (t,))
+    c = conv["conversation"]
+    began = time.time()
+    for speaker in (c["speaker_a"], c["speaker_b"]):
+        name = f"about:{speaker}"
+        db.execute("SELECT memory_summary_define(%s, %s, %s)",
+                   (name, SUMMARY_QUESTION.format(speaker), Jsonb({"actor": speaker, "limit": 40})))
+        s = db.execute("SELECT memory_summary_get(%s)", (name,)).fetchone()[0]
+        if s["version"] >= 1 and s["method"] == "llm":
+            continue
+        db.execute("SELECT set_config('memory_ext.llm_url', %s, false), "
+                   "set_config('memory_ext.llm_model', %s, false), "
+                   "set_config('memory_ext.http_timeout_ms', '600000', false)", (llm_url, llm_model))
+        r = db.execute("SELECT memory_summary_refresh(%s)", (name,)).fetchone()[0]
+        db.execute("RESET memory_ext.llm_url; RESET memory_ext.llm_model; RESET memory_ext.http_timeout_ms")
+        s = db.execute("SELECT memory_summary_get(%s)", (name,)).fetchone()[0]
+        print(f"summary {t} {name}: {s['method']}, {len(s['evidence'])} memories, "
+              f"{len((s['answer'] or '').split())} words {r}", flush=True)
+    return time.time() - began
+
+
+def named_speakers(conv, question):
+    """The speakers a question names (by first name), or both when it names neither."""
+    c = conv["conversation"]
+    both = [c["speaker_a"], c["speaker_b"]]
+    named = [s for s in both if re.search(r"\b" + re.escape(s.split()[0]) + r"\b", question, re.I)]
+    return named or both
+
+
 def tokens(db, text):
     return db.execute("SELECT count_tokens(%s)", (text,)).fetchone()[0]
 
@@ -255,6 +299,10 @@ def contexts(db, conv, q, budget, by_dia):
     out["memory_context"] = db.execute(
         "SELECT memory_context('qa', 'qa', %s, %s, memories => 100, files => 0)",
         (question, budget + frame)).fetchone()[0] or ""
+    names = [f"about:{s}" for s in named_speakers(conv, question)]
+    out["memory_context + summaries"] = db.execute(
+        "SELECT memory_context('qa', 'qa', %s, %s, memories => 100, files => 0, summaries => %s)",
+        (question, budget + frame, names)).fetchone()[0] or ""
     vec = db.execute(
         "SELECT i.metadata->'dia_ids'->>0 FROM memory.items i, (SELECT memory_embed(%s) AS v) q "
         "WHERE i.user_id = %s AND i.state = 'active' AND i.embedding IS NOT NULL "
@@ -381,6 +429,9 @@ def main():
         load(db, convs[sid])
     print(f"loaded {len({s for s, _ in picked})} conversations in {time.time() - t_load:.0f} s",
           flush=True)
+    summary_s = sum(summaries(db, convs[sid], a.llm_url, a.llm_model)
+                    for sid in sorted({s for s, _ in picked}))
+    print(f"summaries written in {summary_s:.0f} s", flush=True)
     results = []  # one dict per question
     began = time.time()
     with open(cache_file, "a") as cf:

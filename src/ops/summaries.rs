@@ -255,6 +255,7 @@ fn candidates(user: &str, question: &str, scope: &rules::Scope) -> Vec<(String, 
             vector.into(),
             model.into(),
             (scope.limit as i64).into(),
+            scope.actor.as_deref().into(),
         ],
         "reading a summary's memories",
         |r| {

@@ -65,6 +65,10 @@ def fill():
         c.execute("SELECT memory_extract('bo-t')")
         c.execute("""SELECT memory_write('{"text": "Bo lives in Ghent.", "category": "city", "source": "inferred"}')""")
         c.execute("SELECT run_end('bo-t', 'bo-run', 4000)")
+        # A summary with two versions (0.13.0): definitions, answers and history survive.
+        c.execute("""SELECT memory_summary_define('bees', 'What does Bo do with bees?')""")
+        c.execute("SELECT memory_summary_refresh('bees')")
+        c.execute("SELECT memory_summary_refresh('bees')")
         c.execute("RESET memory_ext.user_id")
         c.execute("SELECT memory_worker_run('ttl_sweep')")
         c.execute("SELECT memory_ttl_sweep()")
@@ -75,7 +79,8 @@ def fill():
     assert counts[0] >= 6 and counts[1] >= 6 and counts[2] >= 1 and counts[3] >= 6, counts
     with connect(SOURCE) as c:
         new = c.execute("""SELECT (SELECT count(*) FROM memory.extractions), (SELECT count(*) FROM memory.extraction_usage),
-                                  (SELECT count(*) FROM memory.proposals), (SELECT count(*) FROM memory.run_ends)""").fetchone()
+                                  (SELECT count(*) FROM memory.proposals), (SELECT count(*) FROM memory.run_ends),
+                                  (SELECT count(*) FROM memory.summaries), (SELECT count(*) FROM memory.summary_versions)""").fetchone()
     assert all(n >= 1 for n in new), new
     return counts
 

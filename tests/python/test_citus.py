@@ -457,6 +457,43 @@ def test_an_export_imports_into_another_tenant_once():
             assert n == m and n >= 1, (t, n, m)
 
 
+def test_summaries_answer_through_the_coordinator():
+    # Defined, refreshed (no model: the answer from the memories), read stale at once when a
+    # memory it rests on is superseded, scrubbed by a purge, exported and imported, erased:
+    # every statement names the tenant, routed to its shard group (sql/summaries.sql).
+    c, user = tenant("cs")
+    with c:
+        veg = write(c, text="Kai is vegetarian.", category="food")["id"]
+        write(c, text="Kai loves ramen.", category="food")
+        one(c, "SELECT memory_summary_define('food', 'What does the user eat?', '{\"categories\": [\"food\"]}')")
+        assert one(c, "SELECT memory_summary_refresh('food')")["refreshed"] == ["food"]
+        s = one(c, "SELECT memory_summary_get('food')")
+        assert s["version"] == 1 and not s["stale"] and veg in s["evidence"], s
+        write(c, text="Kai eats fish again.", category="food", supersedes=veg)
+        assert one(c, "SELECT memory_summary_get('food')")["stale"] is True
+        assert "food" in one(c, "SELECT memory_summary_refresh()")["refreshed"]
+        s = one(c, "SELECT memory_summary_get('food')")
+        assert s["version"] == 2 and veg not in s["evidence"], s
+        c.execute("SELECT memory_agent(%s, %s)", (f"agent-{user}", user))
+        assert one(c, "SELECT memory_context(%s, 't', 'dinner', 2048, 3, 0, ARRAY['food'])",
+                   (f"agent-{user}",)).count("- food: ") == 1
+        doc = one(c, "SELECT memory_export(%s)", (user,))
+        assert len(doc["summaries"]) >= 1 and len(doc["summary_versions"]) >= 2, doc.keys()
+        ramen = one(c, "SELECT id FROM memory.items WHERE text = 'Kai loves ramen.'")
+        c.execute("SELECT memory_forget(%s, true)", (ramen,))
+        assert one(c, "SELECT memory_summary_get('food') ->> 'answer'") is None
+        assert one(c, "SELECT count(*) FROM memory.summary_versions WHERE answer LIKE '%%ramen%%'") == 0
+    target = f"ct-{uuid.uuid4().hex[:10]}"
+    with connect_as(DSN, ROLE, target) as d:
+        first = one(d, "SELECT memory_import(%s)", (Jsonb(doc),))
+        assert first["inserted"]["summaries"] >= 1 and first["inserted"]["summary_versions"] >= 2, first
+        assert one(d, "SELECT memory_summary_get('food', 2) ->> 'version'") == "2"
+    with admin() as a:
+        a.execute("SELECT memory_erase_tenant(%s, 'asked')", (user,))
+        assert one(a, "SELECT count(*) FROM memory.summaries WHERE user_id = %s", (user,)) == 0
+        assert one(a, "SELECT count(*) FROM memory.summary_versions WHERE user_id = %s", (user,)) == 0
+
+
 def test_the_store_answers_through_the_coordinator():
     # Every store statement names its tenant: routed to the tenant's shard group, the vectors
     # colocated with their items, history written by the shard's trigger.

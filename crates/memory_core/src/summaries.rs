@@ -40,11 +40,21 @@ pub struct Scope {
     pub entity: Option<String>,
     /// Memories of this project (their metadata's `project`, as episodes carry it).
     pub project: Option<String>,
+    /// Memories this actor stated (their `actor_id`: a speaker of a shared conversation).
+    pub actor: Option<String>,
     /// How many memories the answer rests on at most.
     pub limit: usize,
 }
 
-const SCOPE_KEYS: [&str; 6] = ["categories", "kinds", "tags", "entity", "project", "limit"];
+const SCOPE_KEYS: [&str; 7] = [
+    "categories",
+    "kinds",
+    "tags",
+    "entity",
+    "project",
+    "actor",
+    "limit",
+];
 
 fn invalid(reason: impl Into<String>) -> ArgError {
     ArgError::Invalid {
@@ -88,7 +98,7 @@ fn one_string(key: &str, v: &Value) -> Result<String, ArgError> {
 }
 
 /// A scope as `memory_summary_define` takes it: a JSON object with any of `categories`,
-/// `kinds`, `tags` (arrays of names), `entity`, `project` (names) and `limit` (1–50). Categories
+/// `kinds`, `tags` (arrays of names), `entity`, `project`, `actor` (names) and `limit` (1–50). Categories
 /// are stored as every write path stores them (crate::names::category).
 pub fn parse_scope(v: &Value) -> Result<Scope, ArgError> {
     let o = v
@@ -136,6 +146,7 @@ pub fn parse_scope(v: &Value) -> Result<Scope, ArgError> {
         .get("project")
         .map(|p| one_string("project", p))
         .transpose()?;
+    let actor = o.get("actor").map(|a| one_string("actor", a)).transpose()?;
     let limit = match o.get("limit") {
         None => EVIDENCE_DEFAULT,
         Some(l) => l
@@ -153,6 +164,7 @@ pub fn parse_scope(v: &Value) -> Result<Scope, ArgError> {
         tags,
         entity,
         project,
+        actor,
         limit,
     })
 }
@@ -171,6 +183,7 @@ impl Scope {
         put("tags", self.tags.as_ref().map(|v| json!(v)));
         put("entity", self.entity.as_ref().map(|v| json!(v)));
         put("project", self.project.as_ref().map(|v| json!(v)));
+        put("actor", self.actor.as_ref().map(|v| json!(v)));
         o.insert("limit".into(), json!(self.limit));
         Value::Object(o)
     }
