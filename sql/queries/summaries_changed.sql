@@ -6,8 +6,7 @@ FROM memory.summaries s
 WHERE NOT s.stale AND NOT s.disabled
   AND (EXISTS (SELECT 1 FROM memory.items i
                WHERE i.user_id = s.user_id AND i.updated_at > coalesce(s.checked_at, s.refreshed_at))
-       OR EXISTS (SELECT 1 FROM unnest(s.evidence) e(id)
-                  WHERE NOT EXISTS (SELECT 1 FROM memory.items i
-                                    WHERE i.user_id = s.user_id AND i.id = e.id AND i.state = 'active')))
+       OR (SELECT count(*) FROM memory.items i
+           WHERE i.user_id = s.user_id AND i.id = ANY (s.evidence) AND i.state = 'active') < cardinality(s.evidence))
 ORDER BY s.checked_at NULLS FIRST, s.user_id, s.name
 LIMIT $1

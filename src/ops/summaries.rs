@@ -213,12 +213,11 @@ struct Row {
 }
 
 fn lock(user: &str, name: &str) -> Option<Row> {
-    spi::row(
-        "SELECT question, scope::text, fingerprint, stale OR EXISTS ( \
-                SELECT 1 FROM unnest(evidence) e(id) \
-                WHERE NOT EXISTS (SELECT 1 FROM memory.items i WHERE i.user_id = s.user_id AND i.id = e.id \
-                                  AND i.state = 'active' AND i.updated_at <= s.refreshed_at)), attempts \
-         FROM memory.summaries s WHERE user_id = $1 AND name = $2 AND NOT disabled FOR UPDATE",
+    // The row locked by a plain keyed statement (Citus routes FOR UPDATE only so), then whether
+    // its evidence changed as sql/queries/summaries_read.sql reads it.
+    let mut row = spi::row(
+        "SELECT question, scope::text, fingerprint, stale, attempts \
+         FROM memory.summaries WHERE user_id = $1 AND name = $2 AND NOT disabled FOR UPDATE",
         &[user.into(), name.into()],
         "locking a summary",
         |r| {
@@ -233,7 +232,17 @@ fn lock(user: &str, name: &str) -> Option<Row> {
                 attempts: r.get(5)?.unwrap_or(0),
             })
         },
-    )
+    )?;
+    if !row.stale {
+        row.stale = spi::one_opt::<String>(
+            include_str!("../../sql/queries/summaries_read.sql"),
+            &[user.into(), name.into()],
+            "reading a summary",
+        )
+        .and_then(|j| serde_json::from_str::<Value>(&j).ok())
+        .is_none_or(|v| v["stale"] == true);
+    }
+    Some(row)
 }
 
 /// The memories a summary may rest on now, the best first: (id, evidence, updated_at).

@@ -502,6 +502,17 @@ static SUMMARIES_LOOKED: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::n
 pub fn summaries(budget_s: i64, requested: bool) -> Result<Value, String> {
     use crate::ops::summaries::{self, Refreshed};
     let started = Instant::now();
+    // On a Citus cluster just updated, the summaries' tables wait for memory_citus_distribute().
+    let ready = txn::run("memory_ext worker: summaries' tables", || {
+        crate::pg::citus::distributed("memory.summaries")
+            && crate::pg::citus::distributed("memory.summary_versions")
+    })?;
+    if !ready {
+        return Ok(
+            json!({"defined": 0, "marked": 0, "items": 0, "written": 0, "failed": 0,
+                         "waiting": 0, "error": null}),
+        );
+    }
     let mut last_error = None;
     let look = {
         let mut looked = SUMMARIES_LOOKED.lock().unwrap_or_else(|e| e.into_inner());
