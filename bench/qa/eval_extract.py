@@ -89,13 +89,14 @@ def load_observations(db, conv, ns):
     return obs
 
 
-def extract(db, conv, threads, llm_url, llm_model):
+def extract(db, conv, threads, llm_url, llm_model, batch):
     """memory_extract on every thread not read to its end, with the model; the answers' counts."""
     sid = conv["sample_id"]
     db.execute("SELECT set_config('memory_ext.user_id', %s, false)", (f"xq:{sid}",))
     db.execute("SELECT set_config('memory_ext.llm_url', %s, false), set_config('memory_ext.llm_model', %s, false), "
-               "set_config('memory_ext.http_timeout_ms', '900000', false), "
-               "set_config('memory_ext.extract_daily_cap', '100000', false)", (llm_url, llm_model))
+               "set_config('memory_ext.http_timeout_ms', '120000', false), "
+               "set_config('memory_ext.extract_batch', %s, false), "
+               "set_config('memory_ext.extract_daily_cap', '100000', false)", (llm_url, llm_model, str(batch)))
     runs = []
     for thread in threads:
         done = db.execute("SELECT coalesce((SELECT extracted_seq FROM memory.extractions WHERE thread_id = %s), 0)",
@@ -110,7 +111,7 @@ def extract(db, conv, threads, llm_url, llm_model):
         print(f"extracted {thread}: {r.get('turns')} turns, {r.get('created')} created, "
               f"{r.get('rejected')} rejected, {r.get('failed')} failed, {r['seconds']:.0f} s", flush=True)
     db.execute("RESET memory_ext.llm_url; RESET memory_ext.llm_model; RESET memory_ext.http_timeout_ms; "
-               "RESET memory_ext.extract_daily_cap")
+               "RESET memory_ext.extract_batch; RESET memory_ext.extract_daily_cap")
     return runs
 
 
@@ -181,6 +182,9 @@ def main():
     ap.add_argument("--conversations", type=int, default=2)
     ap.add_argument("--sessions", type=int, default=5)
     ap.add_argument("--review", default="")
+    # Turns per model call: the 1.5B reads ~33 tokens/s and writes ~18 here, and a call must
+    # end within memory_ext.http_timeout_ms's 120 s ceiling with room for a long answer.
+    ap.add_argument("--batch", type=int, default=8)
     a = ap.parse_args()
 
     data = json.load(open(a.data))[:a.conversations]
@@ -194,7 +198,7 @@ def main():
         turns_n += sum(len(v) for v in threads.values())
         obs = load_observations(db, conv, ns)
         obs_n += len(obs)
-        all_runs += extract(db, conv, threads, a.llm_url, a.llm_model)
+        all_runs += extract(db, conv, threads, a.llm_url, a.llm_model, a.batch)
         fs = facts(db, conv, threads)
         all_facts += [dict(f, sample=conv["sample_id"]) for f in fs]
         best += coverage(db, conv["sample_id"], obs)

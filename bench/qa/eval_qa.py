@@ -247,7 +247,7 @@ def summaries(db, conv, llm_url, llm_model):
             continue
         db.execute("SELECT set_config('memory_ext.llm_url', %s, false), "
                    "set_config('memory_ext.llm_model', %s, false), "
-                   "set_config('memory_ext.http_timeout_ms', '600000', false)", (llm_url, llm_model))
+                   "set_config('memory_ext.http_timeout_ms', '120000', false)", (llm_url, llm_model))
         r = db.execute("SELECT memory_summary_refresh(%s)", (name,)).fetchone()[0]
         db.execute("RESET memory_ext.llm_url; RESET memory_ext.llm_model; RESET memory_ext.http_timeout_ms")
         s = db.execute("SELECT memory_summary_get(%s)", (name,)).fetchone()[0]

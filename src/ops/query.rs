@@ -700,8 +700,13 @@ pub fn context(
     )
     .unwrap_or(false);
     // The summaries asked for (docs/api.md "Summaries"), after the blocks: as many as fit, in
-    // the order asked.
-    let blocks = with_summaries(&user, blocks, summaries, budget);
+    // the order asked (none for an agent the allowlists shut out: it reads no memory, so no
+    // summary either).
+    let blocks = if shut_out {
+        blocks
+    } else {
+        with_summaries(&user, agent_id, blocks, summaries, budget)
+    };
     let block_tokens = enc.count(&blocks);
     let left = budget - block_tokens;
     if shut_out || left == 0 {
@@ -821,23 +826,24 @@ pub fn context(
 /// `blocks` followed by a `[SUMMARIES]` section with the current answers of the summaries
 /// `names` of `user` (src/ops/summaries.rs), in that order, as many as fit in `budget` tokens.
 /// A name with no summary or no answer yet is left out: a prompt does not fail because a
-/// summary was dropped or is not written yet.
-fn with_summaries(user: &str, blocks: String, names: &[String], budget: usize) -> String {
+/// summary was dropped or is not written yet; so is one resting on a memory of a category the
+/// agent's allowlist does not admit.
+fn with_summaries(
+    user: &str,
+    agent_id: &str,
+    blocks: String,
+    names: &[String],
+    budget: usize,
+) -> String {
     if names.is_empty() {
         return blocks;
     }
-    let found: Vec<(String, String)> = spi::rows(
-        "SELECT name, answer FROM memory.summaries \
-         WHERE user_id = $1 AND name = ANY ($2) AND answer IS NOT NULL AND NOT disabled",
-        &[user.into(), names.to_vec().into()],
-        "reading summaries for the context",
-        |r| Ok((r.get(1)?.unwrap_or_default(), r.get(2)?.unwrap_or_default())),
-    );
-    let mut lines: Vec<String> = names
-        .iter()
-        .filter_map(|n| found.iter().find(|(f, _)| f == n))
-        .map(|(n, a)| format!("- {n}: {a}"))
-        .collect();
+    let allowed = allowed_categories(user, Some(agent_id), None);
+    let mut lines: Vec<String> =
+        crate::ops::summaries::readable(user, Some(names), allowed.as_deref())
+            .into_iter()
+            .map(|(n, _, a, _, _)| format!("- {n}: {}", memory_core::render::inline(&a)))
+            .collect();
     let enc = gucs::token_encoding();
     loop {
         if lines.is_empty() {

@@ -138,6 +138,43 @@ pub fn list() -> JsonText {
     JsonText(format!("[{}]", rows.join(",")))
 }
 
+/// The current answers of summaries `names` of `user` (all of them when `names` is None), in the
+/// order given: (name, question, answer, the day it was written, stale). With `allowed` (an
+/// agent's category allowlist) only summaries whose every memory is of an allowed category: an
+/// answer repeats what it rests on, and an agent must not read through a summary what it may not
+/// read as a memory. Summaries with no answer yet are left out.
+pub fn readable(
+    user: &str,
+    names: Option<&[String]>,
+    allowed: Option<&[String]>,
+) -> Vec<(String, String, String, String, bool)> {
+    let rows = spi::rows(
+        include_str!("../../sql/queries/summaries_readable.sql"),
+        &[
+            user.into(),
+            names.map(<[String]>::to_vec).into(),
+            allowed.map(<[String]>::to_vec).into(),
+        ],
+        "reading summaries",
+        |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<String>(2)?.unwrap_or_default(),
+                r.get::<String>(3)?.unwrap_or_default(),
+                r.get::<String>(4)?.unwrap_or_default(),
+                r.get::<bool>(5)?.unwrap_or(true),
+            ))
+        },
+    );
+    match names {
+        None => rows,
+        Some(ns) => ns
+            .iter()
+            .filter_map(|n| rows.iter().find(|r| &r.0 == n).cloned())
+            .collect(),
+    }
+}
+
 /// Defines the built-in summaries that are due (sql/queries/summaries_builtin.sql) for `user`
 /// (None: every tenant); how many. Off with `memory_ext.summary_builtin`.
 pub fn discover(user: Option<&str>) -> i64 {

@@ -151,7 +151,7 @@ def tool_names(r):
                      "memory", "memory_file_ls", "memory_file_read", "memory_file_grep", "memory_file_search",
                      "store_memory", "retrieve_memory", "search_memory", "summarize_conversation",
                      "archive_old_messages", "memory_forget", "memory_correct", "memory_file_write",
-                     "memory_file_edit", "memory_file_delete", "memory_proposals", "memory_consent", "memory_entity",
+                     "memory_file_edit", "memory_file_delete", "memory_proposals", "memory_consent", "memory_entity", "memory_summary",
                      "shell", "", None, "x" * 300])
 
 

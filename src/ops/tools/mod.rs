@@ -14,6 +14,7 @@ mod detail;
 mod entities;
 mod files;
 mod memory;
+mod summaries;
 
 use crate::error::OrRaise;
 use crate::ops::query;
@@ -227,5 +228,6 @@ fn run(cx: &Cx, family: Family, c: Call) -> Result<String, String> {
         Family::Memory => memory::run(cx, c),
         Family::Consent => consent::run(cx, c),
         Family::Entities => entities::run(cx, c),
+        Family::Summaries => summaries::run(cx, c),
     }
 }

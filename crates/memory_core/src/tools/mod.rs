@@ -29,6 +29,7 @@ pub mod entities;
 pub mod files;
 pub mod memory;
 pub mod prompt;
+pub mod summaries;
 
 use crate::error::{SqlError, SqlState};
 use serde_json::{json, Map, Value};
@@ -102,6 +103,8 @@ pub enum Family {
     Consent,
     /// The people, places and things memories are about.
     Entities,
+    /// The summaries the worker keeps.
+    Summaries,
 }
 
 /// What a tool does, as the prompt (prompt.rs) speaks of it: a part of the prompt names the
@@ -160,7 +163,7 @@ impl Tool {
 /// offered; then the tools offered only by name. MemGPT's names (`core_memory_*`,
 /// `archival_memory_*`) are the same tools under the names its prompts use. Adding a tool:
 /// docs/architecture.md "Recipes".
-pub const TOOLS: [Tool; 31] = [
+pub const TOOLS: [Tool; 32] = [
     blocks::REPLACE,
     blocks::APPEND,
     archival::INSERT,
@@ -192,6 +195,7 @@ pub const TOOLS: [Tool; 31] = [
     consent::PROPOSALS,
     consent::CONSENT,
     entities::LOOKUP,
+    summaries::READ,
 ];
 
 /// Every tool's name, in the table's order.
@@ -426,6 +430,10 @@ pub enum Call {
     /// memory_entity: an entity by one of its names.
     Entity {
         name: String,
+    },
+    /// memory_summary: one summary by name, or the list of them.
+    Summary {
+        name: Option<String>,
     },
     /// memory_consent: `answer` as the model reports it; what counts is the user's message.
     Consent {
