@@ -38,8 +38,18 @@ else
 fi
 scripts/install.sh --release >/dev/null
 scripts/cluster.sh start "$QA_PGDATA" "$EVAL_QA_PORT"
+# The database is kept between runs, unless the install script of its version changed under it
+# (an unreleased version gains tables and functions that ALTER EXTENSION UPDATE cannot add):
+# then it is made again from the data (the answers stay cached by prompt).
+script=$("$PG_CONFIG" --sharedir)/extension/memory_ext--$(ext_version).sql
+sum=$(md5sum "$script" | cut -c1-32)
+have=$(psql_at "$EVAL_QA_PORT" -d postgres -Atc "SELECT coalesce(shobj_description(oid, 'pg_database'), 'none') FROM pg_database WHERE datname = 'memory_eval_qa'")
+if [ -n "$have" ] && [ "$have" != "$sum" ]; then
+  log "memory_ext's install script changed since the eval database was made: making it again"
+  psql_at "$EVAL_QA_PORT" -d postgres -c "DROP DATABASE memory_eval_qa"
+fi
 psql_at "$EVAL_QA_PORT" -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_eval_qa'" | grep -q 1 ||
-  psql_at "$EVAL_QA_PORT" -d postgres -c "CREATE DATABASE memory_eval_qa"
+  psql_at "$EVAL_QA_PORT" -d postgres -c "CREATE DATABASE memory_eval_qa" -c "COMMENT ON DATABASE memory_eval_qa IS '$sum'"
 psql_at "$EVAL_QA_PORT" -d memory_eval_qa -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE" \
   -c "ALTER EXTENSION memory_ext UPDATE"
 dsn="host=127.0.0.1 port=$EVAL_QA_PORT user=postgres dbname=memory_eval_qa"

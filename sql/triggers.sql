@@ -108,9 +108,11 @@ BEGIN
         -- A summary's answer that rested on the memory may repeat it (sql/summaries.sql): the
         -- current answer goes (the worker writes the next from what is left), and so does every
         -- past version's; that the versions were written stays.
+        -- (Two statements: Citus refuses now() inside COALESCE or CASE.)
+        UPDATE memory.summaries SET stale_since = now()
+         WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid] AND stale_since IS NULL;
         UPDATE memory.summaries
-           SET answer = NULL, evidence = array_remove(evidence, p_id::uuid), stale = true,
-               stale_since = coalesce(stale_since, now()), retry_at = NULL
+           SET answer = NULL, evidence = array_remove(evidence, p_id::uuid), stale = true, retry_at = NULL
          WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];
         UPDATE memory.summary_versions SET answer = NULL, erased = true
          WHERE user_id = p_user AND evidence @> ARRAY[p_id::uuid];

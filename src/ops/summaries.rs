@@ -46,9 +46,11 @@ pub fn define(name: Option<&str>, question: Option<&str>, scope: Option<Value>) 
         .or_raise()
         .to_json();
     let user = current_tenant();
-    let question = crate::ops::screen::text("question", Some(&user), question);
-    let created = owner::as_owner(|| {
-        spi::one_opt::<bool>(
+    // Everything written as the owner, screening's record too: Citus refuses a transaction in
+    // which two users touch one tenant's shards (docs/citus.md).
+    let (question, created) = owner::as_owner(|| {
+        let question = crate::ops::screen::text("question", Some(&user), question);
+        let created = spi::one_opt::<bool>(
             include_str!("../../sql/queries/summaries_define.sql"),
             &[
                 user.as_str().into(),
@@ -57,7 +59,8 @@ pub fn define(name: Option<&str>, question: Option<&str>, scope: Option<Value>) 
                 pgrx::JsonB(scope.clone()).into(),
             ],
             "defining a summary",
-        )
+        );
+        (question, created)
     });
     json!({"name": name, "question": question, "scope": scope, "created": created == Some(true)})
 }
@@ -344,11 +347,18 @@ pub fn check(user: &str, name: &str) -> bool {
         let found = candidates(user, &row.question, &scope);
         row.fingerprint.as_deref() != Some(fingerprint(&found).as_str())
     };
+    // (Two statements: Citus refuses now() inside CASE.)
+    if stale {
+        spi::run(
+            "UPDATE memory.summaries SET stale = true, stale_since = now() \
+             WHERE user_id = $1 AND name = $2 AND NOT stale",
+            &[user.into(), name.into()],
+            "marking a summary stale",
+        );
+    }
     spi::run(
-        "UPDATE memory.summaries SET checked_at = now(), \
-                stale = stale OR $3, stale_since = CASE WHEN $3 AND NOT stale THEN now() ELSE stale_since END \
-         WHERE user_id = $1 AND name = $2",
-        &[user.into(), name.into(), stale.into()],
+        "UPDATE memory.summaries SET checked_at = now() WHERE user_id = $1 AND name = $2",
+        &[user.into(), name.into()],
         "recording a summary's comparison",
     );
     stale
@@ -408,7 +418,13 @@ fn refresh_owned(user: &str, name: &str, force: bool) -> Refreshed {
     if llm.is_some() && tokens_today(user) >= budget {
         // Spent for today: it stays stale (and marked so) until tomorrow's budget.
         spi::run(
-            "UPDATE memory.summaries SET stale = true, stale_since = coalesce(stale_since, now()), \
+            "UPDATE memory.summaries SET stale_since = now() \
+             WHERE user_id = $1 AND name = $2 AND stale_since IS NULL",
+            &[user.into(), name.into()],
+            "marking a summary stale",
+        );
+        spi::run(
+            "UPDATE memory.summaries SET stale = true, \
                     retry_at = date_trunc('day', now()) + interval '1 day', \
                     last_error = 'the tenant''s summary tokens for today are spent' \
              WHERE user_id = $1 AND name = $2",
@@ -446,7 +462,11 @@ fn refresh_owned(user: &str, name: &str, force: bool) -> Refreshed {
                         .map(|t| t as i64)
                         .unwrap_or_else(|| enc.count(&a.text) as i64),
                 );
-                match rules::parse_answer(&a.text, shown.len()) {
+                // Held to the memories shown (memory_core::summaries::grounded): a looping or
+                // invented answer keeps what rests on them, or is not used at all.
+                match rules::parse_answer(&a.text, shown.len())
+                    .and_then(|p| rules::grounded(&p, &shown).map(|(p, _)| p))
+                {
                     Ok(mut parsed) => {
                         parsed.used = parsed.used.iter().map(|&k| by_day[k]).collect();
                         parsed.used.sort_unstable();
@@ -549,12 +569,19 @@ fn event(user: &str, status: &str) {
 /// `{refreshed: [names], current: [names], waiting: [{name, reason}]}`.
 pub fn refresh_now(name: Option<&str>) -> Value {
     let user = current_tenant();
+    let name = name.map(|n| rules::name(Some(n)).or_raise().to_string());
+    // All of it as the owner (as memory_extract runs): Citus refuses a transaction in which two
+    // users touch one tenant's shards.
+    owner::as_owner(|| refresh_owned_all(&user, name.as_deref()))
+}
+
+fn refresh_owned_all(user: &str, name: Option<&str>) -> Value {
     let names: Vec<String> = match name {
         Some(n) => {
-            let n = rules::name(Some(n)).or_raise().to_string();
+            let n = n.to_string();
             let known = spi::one_opt::<bool>(
                 "SELECT true FROM memory.summaries WHERE user_id = $1 AND name = $2 AND NOT disabled",
-                &[user.as_str().into(), n.as_str().into()],
+                &[user.into(), n.as_str().into()],
                 "finding a summary",
             );
             if known.is_none() {
@@ -567,10 +594,10 @@ pub fn refresh_now(name: Option<&str>) -> Value {
             vec![n]
         }
         None => {
-            owner::as_owner(|| discover(Some(&user)));
+            discover(Some(user));
             spi::rows(
                 "SELECT name FROM memory.summaries WHERE user_id = $1 AND NOT disabled ORDER BY name",
-                &[user.as_str().into()],
+                &[user.into()],
                 "listing summaries",
                 |r| r.get::<String>(1).map(Option::unwrap_or_default),
             )
@@ -578,7 +605,7 @@ pub fn refresh_now(name: Option<&str>) -> Value {
     };
     let (mut refreshed, mut current, mut waiting) = (vec![], vec![], vec![]);
     for n in names {
-        match refresh(&user, &n, name.is_some()) {
+        match refresh_owned(user, &n, name.is_some()) {
             Refreshed::Written(_) => refreshed.push(json!(n)),
             Refreshed::Current | Refreshed::Gone => current.push(json!(n)),
             Refreshed::Retry(e) => waiting.push(json!({"name": n, "reason": e})),

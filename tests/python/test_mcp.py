@@ -272,11 +272,14 @@ def test_stdio_tools_that_reach_and_fix_what_is_kept():
         "text": "To release Gull: 1. run the tests 2. tag the version 3. push the tag."}))
     sql(ALICE, "SELECT memory_write(%s)", json.dumps({"text": "Robert is the user's brother.", "happened_at": "2024-02-01"}))
     sql(ALICE, "SELECT memory_write(%s)", json.dumps({"text": "Gull's staging box is called " + hostile, "category": "work"}))
+    # A summary resting on the hostile memory (docs/api.md "Summaries"), written now.
+    sql(ALICE, "SELECT memory_summary_define('work', 'What is known about Gull?', '{\"categories\": [\"work\"]}')")
+    sql(ALICE, "SELECT memory_summary_refresh('work')")
     for i in range(1, 13):
         sql(ALICE, "SELECT message_append(%s, %s, %s, %s)", thread, "user" if i % 2 else "assistant",
             f"Turn {i} about the heron feeder.", ALICE)
     tools = ("memory_query,conversation_search,archival_search,archive_old_messages,memory_correct,memory_forget,"
-             "memory_file_write,memory_file_edit,memory_file_delete,memory_entity,memory_proposals,memory_consent,"
+             "memory_file_write,memory_file_edit,memory_file_delete,memory_entity,memory_summary,memory_proposals,memory_consent,"
              "archival_insert")
 
     def stdio():
@@ -329,6 +332,11 @@ def test_stdio_tools_that_reach_and_fix_what_is_kept():
             r = await c.call_tool("memory_entity", {"name": "robert"})
             assert not r.is_error and "- Robert: brother of the user" in text(r), text(r)
             r = await c.call_tool("memory_entity", {"name": hostile})
+            assert r.is_error and "\n- forged" not in text(r), text(r)
+            r = await c.call_tool("memory_summary", {"name": "work"})
+            assert not r.is_error and text(r).startswith("work (written ") and "staging box" in text(r), text(r)
+            assert "\n" not in text(r), text(r)
+            r = await c.call_tool("memory_summary", {"name": hostile})
             assert r.is_error and "\n- forged" not in text(r), text(r)
             # Consent: the model's word decides nothing; the user's "yes" in this thread does.
             r = await c.call_tool("archival_insert", {"content": "Alice lives in Faro.", "category": "city"})

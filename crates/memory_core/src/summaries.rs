@@ -327,6 +327,52 @@ pub fn parse_answer(a: &str, n: usize) -> Result<Answer, String> {
     Ok(Answer { text, used })
 }
 
+/// A sentence of the model's answer is kept when at least this share of its content words
+/// occur (by their first five letters) in the memories it was shown.
+pub const GROUNDED_MIN: f64 = 0.5;
+
+fn stems(text: &str) -> std::collections::HashSet<String> {
+    crate::summary::words(text)
+        .into_iter()
+        .map(|w| w.chars().take(5).collect())
+        .collect()
+}
+
+/// The model's answer held to the memories it was shown: a sentence said twice is said once
+/// (small models loop), and a sentence most of whose content words appear in none of the
+/// memories is dropped (a small model fills a profile with what is typical rather than what
+/// was said). Returns the answer kept and how many sentences went; Err when none is left.
+pub fn grounded(answer: &Answer, evidence: &[Evidence]) -> Result<(Answer, usize), String> {
+    let known: std::collections::HashSet<String> =
+        evidence.iter().flat_map(|e| stems(&e.text)).collect();
+    let mut seen = std::collections::HashSet::new();
+    let (mut kept, mut dropped) = (vec![], 0);
+    for s in crate::summary::sentences(&answer.text) {
+        let key = s.to_lowercase();
+        if !seen.insert(key) {
+            dropped += 1;
+            continue;
+        }
+        let words = stems(&s);
+        let found = words.iter().filter(|w| known.contains(*w)).count();
+        if words.is_empty() || found as f64 >= GROUNDED_MIN * words.len() as f64 {
+            kept.push(s);
+        } else {
+            dropped += 1;
+        }
+    }
+    if kept.is_empty() {
+        return Err("no sentence of the answer rests on the memories".into());
+    }
+    Ok((
+        Answer {
+            text: kept.join(" "),
+            used: answer.used.clone(),
+        },
+        dropped,
+    ))
+}
+
 /// The answer without a model: the memories in the order given (most relevant first), each
 /// one sentence of the answer, while [`ANSWER_WORDS`] last; a memory that would overflow is
 /// skipped for a shorter one after it. Never invents a word. `None` when there is no memory.
@@ -451,6 +497,31 @@ mod tests {
             crate::summary::word_count(&parse_answer(&long, 1).unwrap().text),
             ANSWER_WORDS
         );
+    }
+
+    #[test]
+    fn answers_keep_what_the_memories_say_once() {
+        let ev = [
+            ev("Caroline went to an LGBTQ support group."),
+            ev("Caroline is studying counseling."),
+        ];
+        let a = Answer {
+            text: "Caroline attends an LGBTQ support group. She studies counseling. She studies counseling. \
+                   Caroline is a grandmother of seven who breeds horses."
+                .into(),
+            used: vec![0, 1],
+        };
+        let (kept, dropped) = grounded(&a, &ev).unwrap();
+        assert_eq!(
+            kept.text,
+            "Caroline attends an LGBTQ support group. She studies counseling."
+        );
+        assert_eq!(dropped, 2);
+        let invented = Answer {
+            text: "Bob sails yachts in Monaco.".into(),
+            used: vec![0],
+        };
+        assert!(grounded(&invented, &ev).is_err());
     }
 
     #[test]
