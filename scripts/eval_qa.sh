@@ -8,6 +8,7 @@
 # The server and its loaded conversations are kept between runs ($MEMORY_EXT_HOME/eval-qa-*),
 # and so are the answers (a run resumes where the last one stopped; EVAL_QA_FRESH=1 starts over).
 #   EVAL_QA_PER_CATEGORY=40 EVAL_QA_ADVERSARIAL=20 EVAL_QA_BUDGET=400 EVAL_QA_LIMIT=0
+#   EVAL_QA_FRESH_SUMMARIES=1 (the speakers' summaries written again)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -65,4 +66,4 @@ python3 bench/qa/eval_qa.py --dsn "$dsn" \
   --data "$DATA" --llm-url "$LLM_URL" --llm-model "${LLM_MODEL:-local}" --model-name "$name" \
   --out bench/results --cache "$CACHE" --budget "${EVAL_QA_BUDGET:-400}" \
   --per-category "${EVAL_QA_PER_CATEGORY:-40}" --adversarial "${EVAL_QA_ADVERSARIAL:-20}" \
-  --limit "${EVAL_QA_LIMIT:-0}"
+  --limit "${EVAL_QA_LIMIT:-0}" $([ "${EVAL_QA_FRESH_SUMMARIES:-0}" = 1 ] && echo --fresh-summaries)

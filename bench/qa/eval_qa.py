@@ -230,7 +230,7 @@ SUMMARY_QUESTION = ("What do we know about {}: their life, work, family, interes
                     "what has happened to them, with when?")
 
 
-def summaries(db, conv, llm_url, llm_model):
+def summaries(db, conv, llm_url, llm_model, fresh=False):
     """`about:<speaker>` for each speaker (docs/api.md "Summaries"), defined and written once by
     the answering model (memory_summary_refresh, as the worker would); kept in the database
     between runs. Returns the seconds spent writing them."""
@@ -243,7 +243,7 @@ def summaries(db, conv, llm_url, llm_model):
         db.execute("SELECT memory_summary_define(%s, %s, %s)",
                    (name, SUMMARY_QUESTION.format(speaker), Jsonb({"actor": speaker, "limit": 40})))
         s = db.execute("SELECT memory_summary_get(%s)", (name,)).fetchone()[0]
-        if s["version"] >= 1 and s["method"] == "llm":
+        if s["version"] >= 1 and s["method"] == "llm" and not fresh:
             continue
         db.execute("SELECT set_config('memory_ext.llm_url', %s, false), "
                    "set_config('memory_ext.llm_model', %s, false), "
@@ -406,6 +406,8 @@ def main():
     ap.add_argument("--adversarial", type=int, default=20)
     ap.add_argument("--seed", type=int, default=51)
     ap.add_argument("--limit", type=int, default=0, help="stop after this many questions")
+    ap.add_argument("--fresh-summaries", action="store_true",
+                    help="write the speakers' summaries again (after a change to how they are written)")
     a = ap.parse_args()
 
     data = json.load(open(a.data))
@@ -429,7 +431,7 @@ def main():
         load(db, convs[sid])
     print(f"loaded {len({s for s, _ in picked})} conversations in {time.time() - t_load:.0f} s",
           flush=True)
-    summary_s = sum(summaries(db, convs[sid], a.llm_url, a.llm_model)
+    summary_s = sum(summaries(db, convs[sid], a.llm_url, a.llm_model, a.fresh_summaries)
                     for sid in sorted({s for s, _ in picked}))
     print(f"summaries written in {summary_s:.0f} s", flush=True)
     results = []  # one dict per question
