@@ -79,8 +79,10 @@ pub fn forget(id: &str, hard: bool) -> Value {
     // On Citus a hard forget is wholly the owner's, the tenant named in its statements: the
     // purge below runs as the owner, and Citus refuses a transaction in which two users change
     // one tenant's shards ("placements that were modified in this transaction by a different
-    // user"). On one node the soft delete stays the caller's, under its row security.
-    let mut answer = if hard && crate::pg::citus::present() && tenant::acting().is_some() {
+    // user"). On one node the soft delete stays the caller's, under its row security. (Asked
+    // with `current`, not `acting`: handing the tenant to the workers takes a row lock, which
+    // must be the owner's too, inside.)
+    let mut answer = if hard && crate::pg::citus::present() && tenant::current().is_some() {
         crate::pg::owner::as_owner(soft)
     } else {
         soft()
