@@ -68,25 +68,12 @@ fn transition(id: &str, reason: &str, sql: &str, purge_days: Option<i32>) -> Val
 /// memory_forget: soft-deleted now (retrieval stops returning it at once), purged
 /// `memory_ext.purge_after_days` later, or (`hard`) at once.
 pub fn forget(id: &str, hard: bool) -> Value {
-    let soft = || {
-        transition(
-            id,
-            "forget",
-            include_str!("../../sql/queries/lifecycle_forget.sql"),
-            Some(if hard { 0 } else { gucs::purge_after_days() }),
-        )
-    };
-    // On Citus a hard forget is wholly the owner's, the tenant named in its statements: the
-    // purge below runs as the owner, and Citus refuses a transaction in which two users change
-    // one tenant's shards ("placements that were modified in this transaction by a different
-    // user"). On one node the soft delete stays the caller's, under its row security. (Asked
-    // with `current`, not `acting`: handing the tenant to the workers takes a row lock, which
-    // must be the owner's too, inside.)
-    let mut answer = if hard && crate::pg::citus::present() && tenant::current().is_some() {
-        crate::pg::owner::as_owner(soft)
-    } else {
-        soft()
-    };
+    let mut answer = transition(
+        id,
+        "forget",
+        include_str!("../../sql/queries/lifecycle_forget.sql"),
+        Some(if hard { 0 } else { gucs::purge_after_days() }),
+    );
     if hard {
         // The memory is soft-deleted now (by this call or before it); the purge of that one row
         // runs as the owner, as every purge does (it prunes bookkeeping tenants may only read).
