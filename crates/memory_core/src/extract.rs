@@ -155,6 +155,21 @@ pub fn parse_answer(
     let mut out = Parsed::default();
     // An answer cut at max_tokens lost the entry it was writing: counted as rejected.
     out.rejected += usize::from(cut);
+    // What the batch says, its speakers' names included: a fact or procedure most of whose
+    // words it does not say was made up (crate::summaries::GROUNDED_MIN; a 1.5B model wrote
+    // "Starting the dance studio: 1. Choose a location. 2. Get a license." from "contemporary
+    // is my top pick", docs/retrieval.md "Extraction with a real model").
+    let said: std::collections::HashSet<String> = turns
+        .iter()
+        .flat_map(|t| {
+            crate::summary::stems(&format!("{} {}", t.name.as_deref().unwrap_or(""), t.text))
+        })
+        .collect();
+    let made_up = |c: &Option<Candidate>| {
+        c.as_ref().is_some_and(|c| {
+            crate::summary::grounded_share(&c.text, &said) < crate::summaries::GROUNDED_MIN
+        })
+    };
     let last = turns.last().map(|t| t.seq).unwrap_or(0);
     let in_batch = |v: &Value| v.as_i64().filter(|s| turns.iter().any(|t| t.seq == *s));
     for f in list(obj, "facts") {
@@ -181,6 +196,10 @@ pub fn parse_answer(
                 confidence: confidence(f.get("confidence")),
             })
         })();
+        if made_up(&c) {
+            out.rejected += 1;
+            continue;
+        }
         push(&mut out, c);
     }
     for i in list(obj, "insights") {
@@ -247,6 +266,10 @@ pub fn parse_answer(
                 confidence: confidence(p.get("confidence")),
             })
         })();
+        if made_up(&c) {
+            out.rejected += 1;
+            continue;
+        }
         push(&mut out, c);
     }
     Ok(out)
@@ -306,9 +329,10 @@ pub fn parse_tom(answer: &str, seq: i64) -> Result<Vec<Insight>, String> {
         else {
             continue;
         };
-        if out
-            .iter()
-            .any(|o| o.memory.text.eq_ignore_ascii_case(&text))
+        if copies_example(&text)
+            || out
+                .iter()
+                .any(|o| o.memory.text.eq_ignore_ascii_case(&text))
         {
             continue;
         }
@@ -345,15 +369,36 @@ pub fn procedure_text(title: &str, steps: &[String]) -> String {
 fn push(out: &mut Parsed, c: Option<Candidate>) {
     match c {
         Some(c)
-            if !out
-                .candidates
-                .iter()
-                .any(|o| o.text.eq_ignore_ascii_case(&c.text)) =>
+            if !copies_example(&c.text)
+                && !out
+                    .candidates
+                    .iter()
+                    .any(|o| o.text.eq_ignore_ascii_case(&c.text)) =>
         {
             out.candidates.push(c)
         }
         _ => out.rejected += 1,
     }
+}
+
+/// What the prompts' own examples say (prompts/extract.txt, prompts/tom.txt), past the name
+/// they start with: a small model copies an example into its answer with the speaker's name
+/// put in ("Caroline shows more trust when the assistant admits mistakes", a procedure
+/// "Deploying the blog: 1. Run make build." from a conversation about painting; seen with
+/// Qwen2.5-Coder-1.5B on LoCoMo, docs/retrieval.md "Extraction with a real model").
+/// Each example by the words that give it away together (a fact "moved to Denver in 2024" may
+/// well be true, so the fact's example is left out).
+const PROMPT_EXAMPLES: [&[&str]; 2] = [
+    &["more trust when", "admits mistakes"],
+    &["run make build", "copy dist/ to the server"],
+];
+
+/// Whether `text` repeats one of the prompts' examples.
+pub fn copies_example(text: &str) -> bool {
+    let t = text.to_lowercase();
+    PROMPT_EXAMPLES
+        .iter()
+        .any(|words| words.iter().all(|w| t.contains(w)))
 }
 
 fn list<'a>(obj: &'a Map<String, Value>, k: &str) -> &'a [Value] {
@@ -956,6 +1001,35 @@ mod tom_tests {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn entries_that_copy_the_prompts_examples_are_dropped() {
+        use super::*;
+        let turns = [Turn {
+            seq: 1,
+            role: "user".into(),
+            name: Some("Caroline".into()),
+            text: "I painted a sunset over the lake last week.".into(),
+        }];
+        let answer = r#"{"facts": [{"turn": 1, "text": "Caroline painted a sunset over a lake.", "about": "Caroline"}],
+            "insights": [],
+            "procedures": [{"turn": 1, "title": "Deploying the blog", "steps": ["Run make build.", "Copy dist/ to the server."]}]}"#;
+        let p = parse_answer(answer, &turns, 0, false).unwrap();
+        assert_eq!(p.candidates.len(), 1);
+        assert_eq!(p.rejected, 1);
+        assert!(copies_example(
+            "Caroline shows more trust when the assistant admits mistakes."
+        ));
+        assert!(!copies_example(
+            "Caroline shows more trust when her friends listen."
+        ));
+        let tom = parse_tom(
+            r#"{"insights": [{"summary": "Melanie shows more trust when Caroline admits mistakes."}]}"#,
+            1,
+        )
+        .unwrap();
+        assert!(tom.is_empty());
+    }
+
     use super::*;
 
     fn user(seq: i64, name: Option<&str>, text: &str) -> Turn {
@@ -1053,7 +1127,11 @@ mod tests {
     fn answers_are_checked_against_the_batch() {
         let turns = vec![
             user(7, Some("Sam"), "I moved to Denver."),
-            user(8, Some("Sam"), "ok"),
+            user(
+                8,
+                Some("Sam"),
+                "To deploy: build, then copy. It supersedes something never shown.",
+            ),
         ];
         let a = r#"```json
         {"facts": [
@@ -1094,7 +1172,11 @@ mod tests {
         assert_eq!(
             parse_answer(r#"{"facts": []}"#, &turns, 0, true).unwrap(),
             Parsed::default()
-        );
+        ); // What the batch does not say is made up: dropped and counted.
+        let made_up = r#"{"facts": [{"turn": 7, "text": "Sam breeds horses in Montana."}],
+            "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
+        let p = parse_answer(made_up, &turns, 0, false).unwrap();
+        assert_eq!((p.candidates.len(), p.rejected), (0, 2));
     }
 
     #[test]
@@ -1107,10 +1189,14 @@ mod tests {
         }];
         let got: Vec<Option<f64>> = rules(&turns).iter().map(|c| c.confidence).collect();
         assert_eq!(got, vec![Some(RULE_CONFIDENCE), Some(ASKED_CONFIDENCE)]);
+        let turns = vec![Turn {
+            text: "I live in Porto and I love tea and cake.".into(),
+            ..turns[0].clone()
+        }];
         let p = parse_answer(
             r#"{"facts": [{"turn": 3, "text": "Sam lives in Porto.", "confidence": 0.7},
-                          {"turn": 3, "text": "Sam likes tea.", "confidence": 7},
-                          {"turn": 3, "text": "Sam likes cake."}]}"#,
+                          {"turn": 3, "text": "Sam loves tea.", "confidence": 7},
+                          {"turn": 3, "text": "Sam loves cake."}]}"#,
             &turns,
             0,
             false,

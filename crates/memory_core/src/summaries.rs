@@ -328,23 +328,19 @@ pub fn parse_answer(a: &str, n: usize) -> Result<Answer, String> {
 }
 
 /// A sentence of the model's answer is kept when at least this share of its content words
-/// occur (by their first five letters) in the memories it was shown.
+/// occur (crate::summary::stems) in the memories it was shown; extraction holds facts and
+/// procedures to the turns they come from the same way.
 pub const GROUNDED_MIN: f64 = 0.5;
-
-fn stems(text: &str) -> std::collections::HashSet<String> {
-    crate::summary::words(text)
-        .into_iter()
-        .map(|w| w.chars().take(5).collect())
-        .collect()
-}
 
 /// The model's answer held to the memories it was shown: a sentence said twice is said once
 /// (small models loop), and a sentence most of whose content words appear in none of the
 /// memories is dropped (a small model fills a profile with what is typical rather than what
 /// was said). Returns the answer kept and how many sentences went; Err when none is left.
 pub fn grounded(answer: &Answer, evidence: &[Evidence]) -> Result<(Answer, usize), String> {
-    let known: std::collections::HashSet<String> =
-        evidence.iter().flat_map(|e| stems(&e.text)).collect();
+    let known: std::collections::HashSet<String> = evidence
+        .iter()
+        .flat_map(|e| crate::summary::stems(&e.text))
+        .collect();
     let mut seen = std::collections::HashSet::new();
     let (mut kept, mut dropped) = (vec![], 0);
     for s in crate::summary::sentences(&answer.text) {
@@ -353,9 +349,7 @@ pub fn grounded(answer: &Answer, evidence: &[Evidence]) -> Result<(Answer, usize
             dropped += 1;
             continue;
         }
-        let words = stems(&s);
-        let found = words.iter().filter(|w| known.contains(*w)).count();
-        if words.is_empty() || found as f64 >= GROUNDED_MIN * words.len() as f64 {
+        if crate::summary::grounded_share(&s, &known) >= GROUNDED_MIN {
             kept.push(s);
         } else {
             dropped += 1;

@@ -32,6 +32,25 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The content words of `text` by their first four letters: what "the same word" means when a
+/// model's text is held to its source ("lives" and "live", "studies" and "studying"). Coarse
+/// on purpose: it is to catch what the source does not say at all, not to judge paraphrase.
+pub fn stems(text: &str) -> std::collections::HashSet<String> {
+    words(text)
+        .into_iter()
+        .map(|w| w.chars().take(4).collect())
+        .collect()
+}
+
+/// The share of `text`'s content words (by [`stems`]) found in `source`; 1 for a text with none.
+pub fn grounded_share(text: &str, source: &std::collections::HashSet<String>) -> f64 {
+    let w = stems(text);
+    if w.is_empty() {
+        return 1.0;
+    }
+    w.iter().filter(|s| source.contains(*s)).count() as f64 / w.len() as f64
+}
+
 /// Sentences of `text`: split after `.`, `!`, `?` followed by white space, and at line breaks.
 pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
