@@ -341,14 +341,25 @@ pub fn grounded(answer: &Answer, evidence: &[Evidence]) -> Result<(Answer, usize
         .iter()
         .flat_map(|e| crate::summary::stems(&e.text))
         .collect();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: Vec<Vec<String>> = vec![];
     let (mut kept, mut dropped) = (vec![], 0);
     for s in crate::summary::sentences(&answer.text) {
-        let key = s.to_lowercase();
-        if !seen.insert(key) {
+        // Said twice: the same first eight words, or a repeat cut short at the word limit
+        // ("…") that begins as an earlier sentence does.
+        let key: Vec<String> = s
+            .trim_end_matches('…')
+            .split_whitespace()
+            .take(8)
+            .map(str::to_lowercase)
+            .collect();
+        let repeats = seen.iter().any(|k: &Vec<String>| {
+            *k == key || (key.len() >= 3 && (k.starts_with(&key) || key.starts_with(k)))
+        });
+        if repeats {
             dropped += 1;
             continue;
         }
+        seen.push(key);
         if crate::summary::grounded_share(&s, &known) >= GROUNDED_MIN {
             kept.push(s);
         } else {
@@ -501,7 +512,7 @@ mod tests {
         ];
         let a = Answer {
             text: "Caroline attends an LGBTQ support group. She studies counseling. She studies counseling. \
-                   Caroline is a grandmother of seven who breeds horses."
+                   Caroline is a grandmother of seven who breeds horses. Caroline attends an LGBTQ support…"
                 .into(),
             used: vec![0, 1],
         };
@@ -510,7 +521,7 @@ mod tests {
             kept.text,
             "Caroline attends an LGBTQ support group. She studies counseling."
         );
-        assert_eq!(dropped, 2);
+        assert_eq!(dropped, 3);
         let invented = Answer {
             text: "Bob sails yachts in Monaco.".into(),
             used: vec![0],
