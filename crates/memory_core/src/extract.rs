@@ -181,7 +181,8 @@ pub fn parse_answer(
                 None | Some(Value::Null) => None,
                 Some(n) => {
                     let n = n.as_u64()? as usize;
-                    (1..=known).contains(&n).then_some(n - 1)?.into()
+                    // `then`, not `then_some`: `n - 1` of a model's 0 must not be computed.
+                    (1..=known).contains(&n).then(|| n - 1)?.into()
                 }
             };
             Some(Candidate {
@@ -1172,7 +1173,11 @@ mod tests {
         assert_eq!(
             parse_answer(r#"{"facts": []}"#, &turns, 0, true).unwrap(),
             Parsed::default()
-        ); // What the batch does not say is made up: dropped and counted.
+        );
+        // A supersede of 0 (the model counting from zero) is a number that names nothing.
+        let zero = r#"{"facts": [{"turn": 7, "text": "Sam moved to Denver.", "supersedes": 0}]}"#;
+        assert_eq!(parse_answer(zero, &turns, 2, false).unwrap().rejected, 1);
+        // What the batch does not say is made up: dropped and counted.
         let made_up = r#"{"facts": [{"turn": 7, "text": "Sam breeds horses in Montana."}],
             "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
         let p = parse_answer(made_up, &turns, 0, false).unwrap();
