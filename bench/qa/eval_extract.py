@@ -35,7 +35,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 sys.path.insert(0, os.path.dirname(__file__))
-from eval_qa import evidence, session_day, session_time  # noqa: E402
+from eval_qa import common_args, evidence, session_time  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7)
 
@@ -173,12 +173,7 @@ def retrieval(db, conv, threads, fact_dias, k_list=(5, 10)):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dsn", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--llm-url", required=True)
-    ap.add_argument("--llm-model", default="local")
-    ap.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct q4_k_m")
-    ap.add_argument("--out", required=True)
+    common_args(ap)
     ap.add_argument("--conversations", type=int, default=2)
     ap.add_argument("--sessions", type=int, default=5)
     ap.add_argument("--review", default="")

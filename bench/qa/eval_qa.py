@@ -392,14 +392,19 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def common_args(ap):
+    """The database, data, model and output arguments eval_qa.py and eval_extract.py share."""
     ap.add_argument("--dsn", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--llm-url", required=True)
     ap.add_argument("--llm-model", default="local")
     ap.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct q4_k_m")
     ap.add_argument("--out", required=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    common_args(ap)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--budget", type=int, default=400)
     ap.add_argument("--per-category", type=int, default=40)

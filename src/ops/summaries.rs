@@ -320,20 +320,14 @@ fn candidates(user: &str, question: &str, scope: &rules::Scope) -> Vec<(String, 
     )
 }
 
-/// What the memories a summary may rest on are: their ids and last changes, hashed.
+/// What the memories a summary may rest on are (memory_core::summaries::fingerprint).
 fn fingerprint(found: &[(String, Evidence, String)]) -> String {
-    let mut keys: Vec<String> = found
-        .iter()
-        .map(|(id, _, at)| format!("{id}@{at}"))
-        .collect();
-    keys.sort();
-    format!("{:016x}", fnv1a(&keys.join(",")))
-}
-
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    rules::fingerprint(
+        found
+            .iter()
+            .map(|(id, _, at)| format!("{id}@{at}"))
+            .collect(),
+    )
 }
 
 /// Compares fresh summary `name` with what its scope gives now, in the caller's transaction;

@@ -44,8 +44,9 @@ pub fn parse_jobs(setting: &str) -> (Vec<&'static str>, Vec<String>) {
 }
 
 /// FNV-1a, 64 bit: a stable hash (std's `DefaultHasher` may change between Rust releases,
-/// which would move every tenant's slot on an upgrade).
-fn fnv1a(s: &str) -> u64 {
+/// which would move every tenant's slot on an upgrade; a summary's fingerprint is stored too,
+/// crate::summaries::fingerprint).
+pub fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })

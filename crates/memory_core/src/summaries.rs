@@ -263,6 +263,13 @@ pub fn project(name: &str) -> (String, String, Value) {
     )
 }
 
+/// What the memories a summary may rest on are, as stored in `memory.summaries.fingerprint`:
+/// their ids and last changes (`id@updated_at`), in any order, hashed.
+pub fn fingerprint(mut keys: Vec<String>) -> String {
+    keys.sort();
+    format!("{:016x}", crate::schedule::fnv1a(&keys.join(",")))
+}
+
 /// The system prompt for an answer. The memories are data: instructions in them are not
 /// followed (they are the user's words or a model's, and may be hostile).
 pub const PROMPT: &str = "You keep a short, current answer to a question about a user, written from their stored memories. \
@@ -502,6 +509,13 @@ mod tests {
             crate::summary::word_count(&parse_answer(&long, 1).unwrap().text),
             ANSWER_WORDS
         );
+    }
+
+    #[test]
+    fn a_fingerprint_does_not_depend_on_the_order() {
+        let a = fingerprint(vec!["x@1".into(), "y@2".into()]);
+        assert_eq!(a, fingerprint(vec!["y@2".into(), "x@1".into()]));
+        assert_ne!(a, fingerprint(vec!["x@1".into(), "y@3".into()]));
     }
 
     #[test]
