@@ -3,7 +3,7 @@
 -- active model's id, its vector type and pgvector's cosine operator, as literals, so that the
 -- planner uses that model's partial HNSW index. An immutable memory (metadata.immutable) is
 -- nobody's near duplicate: a write never rewrites it.
-SELECT id::text, (1 - (embedding::{vt} {op} $2::{vt}))::real, text
+SELECT id::text, (1 - (embedding::{vt} {op} $2::{vt}))::float8, text
 FROM memory.items
 WHERE user_id = $1 AND state = 'active' AND embedding_model = {model}
   AND metadata -> 'immutable' IS DISTINCT FROM 'true'::jsonb

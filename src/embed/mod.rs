@@ -15,6 +15,7 @@ pub mod write;
 use crate::gucs::{self, BuiltinModel, EmbeddingProvider};
 pub mod rerank;
 
+use memory_core::cosine::Scale;
 use memory_providers::embed::builtin::{self, Encoder, Spec};
 use memory_providers::embed::http::{self, Api, HttpConfig};
 use memory_providers::embed::EmbedError;
@@ -212,6 +213,15 @@ pub fn builtin_spec() -> Spec {
         BuiltinModel::BgeSmall => builtin::BGE_SMALL,
         BuiltinModel::MultilingualE5 => builtin::MULTILINGUAL_E5,
     }
+}
+
+/// How `model_id`'s cosines sit on the reference scale (memory_core::cosine): a built-in
+/// model's measured scale, the plain cosine for providers' models, which were not measured.
+pub fn scale_of(model_id: &str) -> Scale {
+    model_id
+        .strip_prefix("builtin:")
+        .and_then(|name| builtin::MODELS.iter().find(|m| m.name == name))
+        .map_or(Scale::REFERENCE, |m| m.scale)
 }
 
 /// `memory_ext.model_path`, or `<sharedir>/extension/memory_ext/models/<active model>`.

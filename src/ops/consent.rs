@@ -165,13 +165,17 @@ fn same_meaning(user: &str, category: &str, text: &str) -> Option<String> {
     let texts: Vec<&str> = std::iter::once(text)
         .chain(pending.iter().map(|(_, t)| t.as_str()))
         .collect();
-    let (_, vectors) = crate::embed::embed(&texts).ok()?;
+    let (model, vectors) = crate::embed::embed(&texts).ok()?;
     let (first, rest) = vectors.split_first()?;
+    // The threshold is on the reference scale (memory_core::cosine).
+    let scale = crate::embed::scale_of(&model.id);
     let threshold = gucs::corroborate_threshold();
     pending
         .iter()
         .zip(rest)
-        .find(|((_, t), v)| consent::corroborates(text, t, cosine(first, v), threshold))
+        .find(|((_, t), v)| {
+            consent::corroborates(text, t, scale.to_reference(cosine(first, v)), threshold)
+        })
         .map(|((id, _), _)| id.clone())
 }
 

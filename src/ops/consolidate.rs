@@ -81,6 +81,9 @@ pub fn tenants(user_id: Option<&str>) -> Vec<String> {
 /// This run's candidates and their near pairs (each unordered pair once, best score first).
 fn near_pairs(user: &str, model: &embed::ActiveModel) -> (Vec<String>, Vec<Pair>) {
     let dims = model.dims.unwrap_or(0);
+    // The band is on the reference scale (memory_core::cosine); SQL compares the model's own
+    // cosines, and the pairs' scores come back on the reference scale.
+    let scale = embed::scale_of(&model.id);
     let sql = include_str!("../../sql/queries/consolidate_pairs.sql")
         .replace("{model}", &vector::literal(&model.id))
         .replace("{vt}", &vector::ty(dims))
@@ -91,15 +94,15 @@ fn near_pairs(user: &str, model: &embed::ActiveModel) -> (Vec<String>, Vec<Pair>
             &[
                 user.into(),
                 POOL.into(),
-                gucs::link_threshold().into(),
-                gucs::merge_threshold().into(),
+                scale.from_reference(gucs::link_threshold()).into(),
+                scale.from_reference(gucs::merge_threshold()).into(),
             ],
             "finding near pairs",
             |r| {
                 Ok((
                     r.get::<String>(1)?.unwrap_or_default(),
                     r.get::<String>(2)?,
-                    r.get::<f64>(3)?.unwrap_or(0.0),
+                    scale.to_reference(r.get::<f64>(3)?.unwrap_or(0.0)),
                 ))
             },
         )

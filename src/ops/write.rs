@@ -167,7 +167,10 @@ fn thread_revision(user: &str, thread: Option<&str>) -> Value {
     }
 }
 
+/// The memories nearest `v`, their similarities on the reference scale (memory_core::cosine),
+/// which the merge and link thresholds are written in.
 fn neighbours(user: &str, model: &str, v: &[f32]) -> Vec<Neighbour> {
+    let scale = crate::embed::scale_of(model);
     let q = include_str!("../../sql/queries/write_neighbours.sql")
         .replace("{vt}", &vector::ty(v.len()))
         .replace("{op}", &vector::cosine_op())
@@ -181,7 +184,7 @@ fn neighbours(user: &str, model: &str, v: &[f32]) -> Vec<Neighbour> {
                 |r| {
                     Ok(Neighbour {
                         id: r.get::<String>(1)?.unwrap_or_default(),
-                        similarity: r.get::<f32>(2)?.unwrap_or(0.0),
+                        similarity: scale.to_reference(r.get::<f64>(2)?.unwrap_or(0.0)) as f32,
                         text: r.get::<String>(3)?.unwrap_or_default(),
                     })
                 },

@@ -6,6 +6,7 @@
 //! to something else). The schema is looked up once per backend.
 
 use crate::pg::spi;
+use memory_core::cosine::Scale;
 use std::cell::RefCell;
 
 thread_local! {
@@ -49,11 +50,13 @@ pub fn cosine_op() -> String {
 }
 
 /// What a cosine search over one model's vectors writes into its SQL: the model id as a literal
-/// (for the model's partial HNSW index), the sized vector type and the operator.
+/// (for the model's partial HNSW index), the sized vector type, the operator, and the model's
+/// scale (similarities are reported on the reference scale, memory_core::cosine).
 pub struct Cosine {
     pub model: String,
     pub ty: String,
     pub op: String,
+    pub scale: Scale,
 }
 
 impl Cosine {
@@ -62,6 +65,7 @@ impl Cosine {
             model: literal(model_id),
             ty: ty(dims),
             op: cosine_op(),
+            scale: crate::embed::scale_of(model_id),
         }
     }
 }

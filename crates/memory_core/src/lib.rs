@@ -11,6 +11,7 @@ pub mod changes;
 pub mod config;
 pub mod consent;
 pub mod consolidate;
+pub mod cosine;
 pub mod dedupe;
 pub mod delta;
 pub mod detail;

@@ -547,10 +547,9 @@ pub fn memories(
         None => DEFAULT_WEIGHTS,
     };
     // A query most of whose words the tenant never wrote (asked in another language than its
-    // memories) has keyword matches on names only: the keyword side counts for less.
-    let trust = rank::lexical_trust(st.terms.known);
-    weights.lexical *= trust;
-    weights.thread *= trust;
+    // memories) has keyword matches on names only: the keyword side counts for less, and the
+    // priors with it (rank::trusting).
+    weights = rank::trusting(weights, st.terms.known);
     // The memories linked to an entity the query names (docs/design.md "Entities"): one read
     // of the links, only when the query names one, and nothing read when the signal is off.
     let named = if weights.entity > 0.0 {

@@ -78,14 +78,24 @@ impl Probe {
     }
 
     /// The cosine similarity of `alias`'s vector to `param` (the query vector as an SQL
-    /// expression, `{vt}` standing for its type), NULL for rows of another model or without a
-    /// vector.
+    /// expression, `{vt}` standing for its type) on the reference scale (memory_core::cosine:
+    /// what `threshold`, `similarity` and the ranking read), NULL for rows of another model or
+    /// without a vector.
     fn similarity(&self, alias: &str, param: &str) -> String {
         match &self.dense {
             Some(Dense { cosine, .. }) => {
-                let vector::Cosine { model, ty: vt, op } = cosine;
+                let vector::Cosine {
+                    model,
+                    ty: vt,
+                    op,
+                    scale,
+                } = cosine;
                 let q = param.replace("{vt}", vt);
-                format!("CASE WHEN {alias}.embedding_model = {model} THEN (1 - ({alias}.embedding::{vt} {op} {q}))::float8 END")
+                let raw = format!("(1 - ({alias}.embedding::{vt} {op} {q}))::float8");
+                format!(
+                    "CASE WHEN {alias}.embedding_model = {model} THEN {} END",
+                    scale.sql(&raw)
+                )
             }
             None => "NULL::float8".to_string(),
         }

@@ -9,6 +9,7 @@ use super::{normalize, EmbedError};
 use crate::bert::{Bert, Config};
 use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
+use memory_core::cosine::Scale;
 use std::path::{Path, PathBuf};
 use tokenizers::{Tokenizer, TruncationParams};
 
@@ -31,7 +32,7 @@ pub enum Pooling {
 
 /// A built-in model: its name (rows record `builtin:<name>`; also its directory under
 /// `<sharedir>/extension/memory_ext/models/`) and its pooling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spec {
     pub name: &'static str,
     pub pooling: Pooling,
@@ -40,6 +41,9 @@ pub struct Spec {
     pub query_prefix: &'static str,
     /// Put before every stored text, when the model was trained with one (e5: `passage: `).
     pub passage_prefix: &'static str,
+    /// Its cosines on all-MiniLM-L6-v2's scale, which every threshold is written in
+    /// (memory_core::cosine; measured by bench/cosine_scale.py on the LoCoMo dev split).
+    pub scale: Scale,
 }
 
 pub const MINILM: Spec = Spec {
@@ -47,6 +51,7 @@ pub const MINILM: Spec = Spec {
     pooling: Pooling::Mean,
     query_prefix: "",
     passage_prefix: "",
+    scale: Scale::REFERENCE,
 };
 /// BGE's short-query instruction: without it, "where does Sam live now?" was nearer "Sam works
 /// as a nurse at the city hospital." (0.644) than "Sam moved from Boston to Denver in 2024."
@@ -56,6 +61,11 @@ pub const BGE_SMALL: Spec = Spec {
     pooling: Pooling::Cls,
     query_prefix: "Represent this sentence for searching relevant passages: ",
     passage_prefix: "",
+    // Nearest-neighbour quantiles within 0.019 of this line; MiniLM's 0.95 is its 0.978.
+    scale: Scale {
+        offset: -0.917,
+        slope: 1.910,
+    },
 };
 /// multilingual-e5-small (MIT; docs/retrieval.md "Built-in models"): e5 was trained with
 /// `query: ` before questions and `passage: ` before what they find, and its model card asks for
@@ -65,6 +75,11 @@ pub const MULTILINGUAL_E5: Spec = Spec {
     pooling: Pooling::Mean,
     query_prefix: "query: ",
     passage_prefix: "passage: ",
+    // Nearest-neighbour quantiles within 0.004 of this line; MiniLM's 0.95 is its 0.984.
+    scale: Scale {
+        offset: -3.140,
+        slope: 4.156,
+    },
 };
 /// Every built-in model, the default first.
 pub const MODELS: [Spec; 3] = [MINILM, BGE_SMALL, MULTILINGUAL_E5];
