@@ -130,3 +130,31 @@ SELECT pg_temp.facts();
 SELECT count(*) FILTER (WHERE embedding_model = 'builtin:multilingual-e5-small') AS e5_vectors FROM memory.items;
 SELECT pg_temp.right_first() AS e5_right \gset
 SELECT :e5_right >= 5 AS multilingual_finds_them, :e5_right > :minilm_right AS better_than_english_model;
+
+-- Cosine scales (crates/memory_core/src/cosine.rs): e5 puts these pairs at 0.958-0.992, and
+-- read with MiniLM's thresholds it merged "my son is allergic to peanuts" into "my daughter
+-- ..." (0.966) and coffee into tea (0.958). On MiniLM's scale those are 0.873 and 0.842:
+-- linked, not merged. A repeat with other punctuation (0.992) still merges.
+SET memory_ext.user_id = 'scale-e5';
+SELECT memory_write('{"text": "my daughter is allergic to peanuts."}')->>'event' AS daughter,
+       memory_write('{"text": "my son is allergic to peanuts."}')->>'event' AS son,
+       memory_write('{"text": "I prefer tea in the morning."}')->>'event' AS tea,
+       memory_write('{"text": "I prefer coffee in the morning."}')->>'event' AS coffee,
+       memory_write('{"text": "Gina: 商店经营得不错！"}')->>'event' AS shop,
+       memory_write('{"text": "Gina: 商店经营得不错。"}')->>'event' AS shop_again;
+SELECT count(*) AS kept, count(*) FILTER (WHERE text LIKE '%daughter%') AS daughter_kept FROM memory.items WHERE state = 'active';
+-- memory_query's `threshold` and `similarity` are on the same scale: a question about nothing
+-- stored (raw e5 cosines about 0.75) is below 0.5, the right memory above it.
+SELECT jsonb_array_length(memory_query('{"query": "What is the weather on Mars?", "threshold": 0.5}')->'items') AS unrelated_above_half;
+SELECT r->>'text' LIKE '%son is allergic%' AS son_first, (r->'explain'->>'similarity')::float8 BETWEEN 0.5 AND 1 AS similarity_on_the_scale
+FROM jsonb_array_elements(memory_query('{"query": "Which of my children has a peanut allergy, my son?", "threshold": 0.5, "explain": true, "top_k": 1}')->'items') r;
+-- Scripts without letter case have no capitals to tell names apart, so every word counts:
+-- with the default model (all-MiniLM-L6-v2), "my sister lives in Berlin" and "my brother lives
+-- in Berlin" in Chinese are at cosine 1.0, and stay two memories.
+RESET ROLE;
+SET memory_ext.builtin_model = 'all-MiniLM-L6-v2';
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'uncased-minilm';
+SELECT memory_write('{"text": "我妹妹住在柏林。"}')->>'event' AS sister,
+       memory_write('{"text": "我哥哥住在柏林。"}')->>'event' AS brother;
+SELECT count(*) AS kept FROM memory.items WHERE state = 'active';
