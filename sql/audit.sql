@@ -106,6 +106,10 @@ BEGIN
         UNION ALL
         SELECT 25, 'summary_versions', to_jsonb(v) - 'user_id', row_number() OVER (ORDER BY v.name, v.version)
         FROM memory.summary_versions v WHERE v.user_id = tenant
+        UNION ALL
+        -- The tenant's settings (0.13.0): its default language.
+        SELECT 26, 'settings', to_jsonb(s) - 'user_id', 1
+        FROM memory.settings s WHERE s.user_id = tenant
     ) x
     ORDER BY o, n;
 END

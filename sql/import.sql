@@ -28,7 +28,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
            ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links'),
            ('entity_relations', 'memory.entity_relations'),
-           ('summaries', 'memory.summaries'), ('summary_versions', 'memory.summary_versions')
+           ('summaries', 'memory.summaries'), ('summary_versions', 'memory.summary_versions'),
+           ('settings', 'memory.settings')
 $$;
 REVOKE ALL ON FUNCTION memory._import_sections() FROM PUBLIC;
 

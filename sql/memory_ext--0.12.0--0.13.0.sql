@@ -66,7 +66,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
            ('checkpoint_blobs', 'memory.checkpoint_blobs'), ('checkpoint_writes', 'memory.checkpoint_writes'),
            ('entities', 'memory.entities'), ('entity_links', 'memory.entity_links'),
            ('entity_relations', 'memory.entity_relations'),
-           ('summaries', 'memory.summaries'), ('summary_versions', 'memory.summary_versions')
+           ('summaries', 'memory.summaries'), ('summary_versions', 'memory.summary_versions'),
+           ('settings', 'memory.settings')
 $$;
 
 CREATE  FUNCTION "memory_file_allowlist"(
@@ -377,6 +378,10 @@ BEGIN
         UNION ALL
         SELECT 25, 'summary_versions', to_jsonb(v) - 'user_id', row_number() OVER (ORDER BY v.name, v.version)
         FROM memory.summary_versions v WHERE v.user_id = tenant
+        UNION ALL
+        -- The tenant's settings (0.13.0): its default language.
+        SELECT 26, 'settings', to_jsonb(s) - 'user_id', 1
+        FROM memory.settings s WHERE s.user_id = tenant
     ) x
     ORDER BY o, n;
 END

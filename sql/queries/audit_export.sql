@@ -42,5 +42,8 @@ SELECT jsonb_build_object(
     'summaries', (SELECT coalesce(jsonb_agg(to_jsonb(s) - 'user_id' ORDER BY s.name), '[]')
                   FROM memory.summaries s WHERE s.user_id = $1),
     'summary_versions', (SELECT coalesce(jsonb_agg(to_jsonb(v) - 'user_id' ORDER BY v.name, v.version), '[]')
-                         FROM memory.summary_versions v WHERE v.user_id = $1)
+                         FROM memory.summary_versions v WHERE v.user_id = $1),
+    -- The tenant's settings (0.13.0): its default language.
+    'settings', (SELECT coalesce(jsonb_agg(to_jsonb(s) - 'user_id'), '[]')
+                 FROM memory.settings s WHERE s.user_id = $1)
 )

@@ -14,6 +14,14 @@ SELECT memory_configure('{"language": 7}');
 SELECT memory_configure('{"language": "DE-at"}') AS language_only;
 SELECT name FROM memory.categories ORDER BY name;
 SELECT user_id, language FROM memory.settings;
+-- The setting moves with the tenant: memory_export has it, memory_import brings it.
+SELECT memory_export('polyglot') -> 'settings' AS exported_settings,
+       (SELECT count(*) FROM memory_export_rows('polyglot') WHERE section = 'settings') AS exported_rows;
+SELECT memory_export('polyglot') AS doc \gset
+SET memory_ext.user_id = 'polyglot-copy';
+SELECT memory_import(:'doc', '{"remap": {"user_id": "polyglot-copy"}}') -> 'inserted' -> 'settings' AS imported_settings;
+SELECT language FROM memory.settings;
+SET memory_ext.user_id = 'polyglot';
 
 -- Writes record the language: detected when detection is sure, the writer's, else the default.
 SELECT memory_write('{"text": "x", "language": "spanish"}');
