@@ -45,7 +45,7 @@ TABLES = ["agents", "blocks", "threads", "messages", "items", "relations", "hist
           "events", "categories", "allowlists", "checkpoints", "details", "detail_chunks", "files",
           "embedding_failures", "lexicon", "corpus", "store_items", "store_vectors", "checkpoint_steps",
           "checkpoint_blobs", "checkpoint_writes", "entities", "entity_links", "entity_relations", "changes",
-          "grants"]
+          "grants", "settings"]
 
 
 class Raw(str):
