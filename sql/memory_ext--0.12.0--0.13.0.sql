@@ -622,7 +622,9 @@ END $$;
 -- sorted; every keyword path takes its terms from here (src/pg/fulltext.rs, memory_query's
 -- sql/queries/search_terms.sql). A text matches in its own language (memory.text_tsvector).
 -- German: Snowball keeps the -t of a weak verb's past ("wohnte" -> wohnt, "wohnen" -> wohn), so
--- a German reading also asks for each stem with and without a final t.
+-- a German reading also asks for each stem with and without a final t. Compounds (German,
+-- Dutch, the Scandinavian languages, Finnish) are split and found against the tenant's own
+-- words (memory.lexicon), not a dictionary: see the comments below.
 CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
 LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -638,12 +640,43 @@ BEGIN
         SELECT u.lexeme, v.lang
         FROM (VALUES (p_language), (tenant_language)) v(lang),
              LATERAL unnest(memory.text_tsvector(v.lang, p_query)) u
+    ), e AS (
+        SELECT lexeme AS x, lang FROM l
+        UNION ALL SELECT lexeme || 't', lang FROM l WHERE lang = 'de' AND lexeme !~ 't$'
+        UNION ALL SELECT left(lexeme, -1), lang FROM l WHERE lang = 'de' AND lexeme ~ '...t$'
+    ), c AS (
+        -- Languages that write compounds as one word (0.13.0): the compounds the tenant wrote
+        -- whose head is a query word ("studio" finds "tanzstudio"; the head carries a
+        -- compound's meaning, so "tanz" does not), the eight it wrote most.
+        SELECT e.x FROM e WHERE e.lang IN ('de', 'nl', 'sv', 'da', 'no', 'nb', 'fi') AND length(e.x) >= 4
     )
     SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') INTO out
-    FROM (SELECT lexeme FROM l
-          UNION ALL SELECT lexeme || 't' FROM l WHERE lang = 'de' AND lexeme !~ 't$'
-          UNION ALL SELECT left(lexeme, -1) FROM l WHERE lang = 'de' AND lexeme ~ '...t$') e(x);
+    FROM (SELECT x FROM e
+          UNION ALL
+          SELECT k.lexeme FROM c, LATERAL (
+              SELECT w.lexeme FROM memory.lexicon w
+              WHERE w.user_id = p_user AND w.df > 0 AND length(w.lexeme) >= length(c.x) + 3
+                AND reverse(w.lexeme) LIKE replace(replace(replace(reverse(c.x), '\', '\\'), '%', '\%'), '_', '\_') || '%'
+              ORDER BY w.df DESC, w.lexeme LIMIT 8) k
+          UNION ALL
+          -- A query compound the tenant never wrote, split where its head (a tail of four
+          -- letters or more) is a word the tenant wrote: "tanzstudio" finds "studio", and
+          -- "tanz" too when the tenant wrote it (a linking s or es before the head dropped).
+          SELECT p.part FROM c
+          CROSS JOIN LATERAL generate_series(4, length(c.x) - 4) i
+          CROSS JOIN LATERAL (VALUES (left(c.x, i)), (regexp_replace(left(c.x, i), 'e?s$', '')), (right(c.x, -i))) p(part)
+          WHERE NOT EXISTS (SELECT 1 FROM memory.lexicon w WHERE w.user_id = p_user AND w.lexeme = c.x AND w.df > 0)
+            AND EXISTS (SELECT 1 FROM memory.lexicon w WHERE w.user_id = p_user AND w.lexeme = right(c.x, -i) AND w.df > 0)
+            AND length(p.part) >= 4
+            AND EXISTS (SELECT 1 FROM memory.lexicon w WHERE w.user_id = p_user AND w.lexeme = p.part AND w.df > 0)) y;
     RETURN out;
+END $$;
+
+-- The tenant's words by their ending, for compounds (sql/search.sql); one statement per
+-- EXECUTE with IF NOT EXISTS, as the refine indexes below (their comment says why).
+DO $$
+BEGIN
+    EXECUTE $s$CREATE INDEX IF NOT EXISTS lexicon_ending_idx ON memory.lexicon (user_id, reverse(lexeme) text_pattern_ops)$s$;
 END $$;
 
 -- The full-text columns by language, on one node now; on Citus by memory_citus_distribute()

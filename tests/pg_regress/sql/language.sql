@@ -166,3 +166,27 @@ SET memory_ext.user_id = 'uncased-minilm';
 SELECT memory_write('{"text": "我妹妹住在柏林。"}')->>'event' AS sister,
        memory_write('{"text": "我哥哥住在柏林。"}')->>'event' AS brother;
 SELECT count(*) AS kept FROM memory.items WHERE state = 'active';
+
+-- Compounds (German, Dutch, the Scandinavian languages, Finnish) are read against the tenant's
+-- own words: "Studio" finds the "Tanzstudio" it wrote (the head of a compound carries its
+-- meaning; "Tanz" alone does not find it), and a "Tanzstudio" it never wrote finds its
+-- "Studio". The BM25 signal says the keyword side matched.
+RESET ROLE;
+SET memory_ext.builtin_model = 'all-MiniLM-L6-v2';
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'compounds';
+SELECT memory_configure('{"language": "de"}') IS NOT NULL AS configured;
+SELECT memory_write('{"text": "Jon hat letztes Jahr ein Tanzstudio in der Stadt eröffnet."}')->>'event' AS dance,
+       memory_write('{"text": "Die Wohnung hat ein helles Zimmer mit Blick auf den Fluss."}')->>'event' AS room,
+       memory_write('{"text": "Gina verkauft Kleidung in ihrem eigenen Laden."}')->>'event' AS shop;
+SELECT memory.query_lexemes('compounds', 'Wo ist das Studio?', 'de') AS studio_reads,
+       memory.query_lexemes('compounds', 'Wie groß ist das Wohnzimmer?', 'de') AS wohnzimmer_reads,
+       memory.query_lexemes('compounds', 'Wer tanzt?', 'de') AS modifier_reads;
+SELECT r->>'text' LIKE '%Tanzstudio%' AS studio_first, (r->'explain'->'signals'->>'bm25')::float8 > 0 AS by_keyword
+FROM jsonb_array_elements(memory_query('{"query": "Wo ist das Studio?", "top_k": 1, "explain": true}')->'items') r;
+SELECT r->>'text' LIKE '%Zimmer%' AS room_first, (r->'explain'->'signals'->>'bm25')::float8 > 0 AS by_keyword
+FROM jsonb_array_elements(memory_query('{"query": "Wie groß ist das Wohnzimmer?", "top_k": 1, "explain": true}')->'items') r;
+-- A tenant that writes English reads an English query as before: no compounds.
+SET memory_ext.user_id = 'compounds-en';
+SELECT memory_write('{"text": "Jon opened a dancestudio downtown."}')->>'event' AS written;
+SELECT memory.query_lexemes('compounds-en', 'the studio', 'en') AS english_reads;
