@@ -9,7 +9,10 @@ Each is asked two ways on rows written for it, as the eval's turns shape (bench/
 - before: the English built-in model (all-MiniLM-L6-v2) and every text read by keyword search
   as English (what memory_ext did before 0.13.0; `"language": "en"` on every write);
 - now: multilingual-e5-small and each text read in its detected language.
-And the English original on the same rows, both ways, for the "within 0.05 of English" goal.
+And the English original on the same rows, both ways, for the "within 0.05 of English" goal,
+and, where translate.py --back made it, a control: English through the language and back (the
+round trip), English text with the losses of a translation, the share of the same-language gap
+the translator makes.
 Every run reports memory_query, the raw pgvector order and BM25 alone (the eval's rows), as turn
 recall@5, turn recall@10 and session recall@5.
 
@@ -117,14 +120,22 @@ def main():
         if missing:
             print(f"{lang}: translation incomplete ({len(missing)} missing), left out", file=sys.stderr)
             continue
-        langs.append((lang, tr))
+        back = os.path.join(a.cache, f"{SAMPLE}.{lang}-en.json")
+        back = json.load(open(back)) if os.path.exists(back) else None
+        if back and any(d not in back["turns"] for d in dias):
+            print(f"{lang}: round trip incomplete, its control row left out", file=sys.stderr)
+            back = None
+        langs.append((lang, tr, back))
     results = []
     for how, (model, language) in MODELS.items():
         variants = [("en", "English (original)", variant(base, None, f"{SAMPLE}-en-{how}", False, False))]
-        for lang, tr in langs:
+        for lang, tr, back in langs:
             variants.append((lang, "same-language", variant(base, tr, f"{SAMPLE}-{lang}-{how}", True, True)))
             variants.append((lang, "cross-lingual (English questions)",
                              variant(base, tr, f"{SAMPLE}-{lang}x-{how}", True, False)))
+            if back:
+                variants.append((f"en via {lang}", "round trip (turns and questions to the language and back)",
+                                 variant(base, back, f"{SAMPLE}-{lang}rt-{how}", True, True)))
         for lang, shape, data in variants:
             path = os.path.join(tmp, f"{data['sample_id']}.json")
             json.dump([data], open(path, "w"), ensure_ascii=False)

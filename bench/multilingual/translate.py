@@ -37,13 +37,16 @@ EXAMPLE = ("Where did Maria go last summer?", {
     "it": "Dove è andata Maria l'estate scorsa?", "ru": "Куда Мария ездила прошлым летом?"})
 
 
-def translate(port, text, lang):
-    ask = f"Translate into {NAMES[lang]}:\n"
+def translate(port, text, lang, back=False):
+    """`text` into `lang`, or with `back` from `lang` into English (the round trip's way home)."""
+    source, target = ("English", NAMES[lang]) if not back else (NAMES[lang], "English")
+    example = (EXAMPLE[0], EXAMPLE[1][lang]) if not back else (EXAMPLE[1][lang], EXAMPLE[0])
+    ask = f"Translate into {target}:\n"
     body = {
         "messages": [
-            {"role": "system", "content": f"You are a professional translator from English to {NAMES[lang]}."},
-            {"role": "user", "content": ask + EXAMPLE[0]},
-            {"role": "assistant", "content": EXAMPLE[1][lang]},
+            {"role": "system", "content": f"You are a professional translator from {source} to {target}."},
+            {"role": "user", "content": ask + example[0]},
+            {"role": "assistant", "content": example[1]},
             {"role": "user", "content": ask + text},
         ],
         "temperature": 0,
@@ -64,6 +67,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--port", type=int, default=61470)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--back", action="store_true",
+                    help="translate each <sample>.<lang>.json back into English, to <sample>.<lang>-en.json: "
+                         "the round trip, English with the translator's losses (eval.py's control row)")
     ap.add_argument("--sessions", type=int, default=0,
                     help="only the first N sessions, and the questions whose evidence is in them")
     a = ap.parse_args()
@@ -79,13 +85,20 @@ def main():
     server = llm.start(llm.model_path("qwen1.5b", a.out), a.port, a.threads)
     for lang in a.langs.split(","):
         path = os.path.join(a.out, f"{a.sample}.{lang}.json")
+        if a.back:
+            there = json.load(open(path))
+            path = os.path.join(a.out, f"{a.sample}.{lang}-en.json")
         done = json.load(open(path)) if os.path.exists(path) else {"turns": {}, "questions": {}}
         t0 = time.time()
         for part, items in (("questions", questions), ("turns", turns)):
             for key, text in items:
                 if key in done[part]:
                     continue
-                done[part][key] = translate(a.port, text, lang)
+                if a.back:
+                    if key not in there[part]:
+                        continue
+                    text = there[part][key]
+                done[part][key] = translate(a.port, text, lang, a.back)
                 with open(path + ".tmp", "w") as f:
                     json.dump(done, f, ensure_ascii=False, indent=0)
                 os.replace(path + ".tmp", path)
