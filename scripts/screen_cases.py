@@ -221,6 +221,73 @@ for s in ["Call extension 4417.", "My lucky numbers are 7 14 21 28 35.", "Room 3
           "Zip 90210-1234.", "Postcode 1000-205 Lisboa."]:
     N(s)
 
+# National ids of other countries (0.13.0), drawn after everything above so that the lines
+# before them stay as they were.
+def cn_id():
+    body = f"{r.randrange(110000, 660000)}{r.randrange(1950, 2010)}{r.randrange(1, 13):02d}{r.randrange(1, 29):02d}{r.randrange(1000):03d}"
+    w = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
+    return body + "10X98765432"[sum(int(c) * x for c, x in zip(body, w)) % 11]
+
+
+def cpf():
+    d = [r.randrange(10) for _ in range(9)]
+    for n in (9, 10):
+        d.append(sum(d[i] * (n + 1 - i) for i in range(n)) * 10 % 11 % 10)
+    s = "".join(map(str, d))
+    return f"{s[:3]}.{s[3:6]}.{s[6:9]}-{s[9:]}"
+
+
+def nir():
+    body = f"{r.choice('12')}{r.randrange(40, 100):02d}{r.randrange(1, 13):02d}{r.randrange(1, 96):02d}{r.randrange(1, 1000):03d}{r.randrange(1, 1000):03d}"
+    return grouped(body + f"{97 - int(body) % 97:02d}", [1, 2, 2, 2, 3, 3, 2])
+
+
+def tax_id():
+    while True:
+        d = [r.randrange(1, 10)] + [r.randrange(10) for _ in range(9)]
+        product = 10
+        for x in d:
+            s = (x + product) % 10 or 10
+            product = s * 2 % 11
+        d.append((11 - product) % 10)
+        s = "".join(map(str, d))
+        return f"{s[:2]} {s[2:5]} {s[5:8]} {s[8:]}"
+
+
+def my_number():
+    d = [r.randrange(10) for _ in range(11)]
+    t = sum(d[10 - (n - 1)] * (n + 1 if n <= 6 else n - 5) for n in range(1, 12)) % 11
+    s = "".join(map(str, d + [0 if t <= 1 else 11 - t]))
+    return f"{s[:4]} {s[4:8]} {s[8:]}"
+
+
+ODD = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23]
+
+
+def codice_fiscale():
+    U = string.ascii_uppercase
+    body = rs(6, U) + f"{r.randrange(100):02d}" + r.choice("ABCDEHLMPRST") + f"{r.randrange(1, 72):02d}" + r.choice(U) + f"{r.randrange(1000):03d}"
+    val = lambda c: int(c) if c.isdigit() else ord(c) - 65
+    return body + chr(65 + sum(ODD[val(c)] if i % 2 == 0 else val(c) for i, c in enumerate(body)) % 26)
+
+
+for _ in range(5):
+    P("cn_resident_id", r.choice(["身份证号", "ID card ", "我的身份证号码是"]) + cn_id())
+for _ in range(5):
+    P("br_cpf", r.choice(["Meu CPF é ", "CPF ", "cpf: "]) + cpf())
+for _ in range(5):
+    P("fr_nir", r.choice(["Numéro de sécurité sociale ", "NIR ", "sécu : "]) + nir())
+for _ in range(5):
+    P("it_codice_fiscale", r.choice(["Il mio codice fiscale è ", "CF ", "codice fiscale: "]) + codice_fiscale())
+for _ in range(5):
+    P("de_tax_id", r.choice(["Meine Steuer-ID ist ", "Steueridentifikationsnummer: ", "IdNr. "]) + tax_id())
+for _ in range(5):
+    P("jp_my_number", r.choice(["マイナンバーは", "個人番号：", "My Number "]) + my_number())
+# Their look-alikes: the same digits without the name, or with a wrong check.
+for s in ["Bestellnummer 86095742719", "Kundennummer 12 345 678 901", "注文番号123456789018", "会員番号 1234 5678 9012",
+          "pedido 529.982.247-26", "NIR 1 85 05 78 006 084 36", "tracking 110105194913310026", "Rechnung 2024 000 123 45"]:
+    N(s)
+
 if len(pos) < 200 or len(neg) < 200:
     sys.exit(f"only {len(pos)} positives and {len(neg)} negatives")
 out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/screen_cases.tsv"

@@ -152,6 +152,20 @@ const DETECTORS: &[Detector] = &[
         pattern: r#"(?i)(?-u:\b)(?:secret|token|api[_\- ]?key|access[_\- ]?key|auth[_\- ]?key|client[_\- ]?secret|private[_\- ]?key)(?-u:\b)\s*(?:is|:|=|->)?\s*["'`]?(?P<v>[A-Za-z0-9+/_=\-.]{20,})"#,
         check: high_entropy,
     },
+    // National ids with a structure of their own before cards: an 18-digit Chinese id or a
+    // French NIR can pass a card's Luhn check by chance.
+    Detector {
+        name: "cn_resident_id",
+        family: Family::NationalId,
+        pattern: r"(?-u:\b)\d{17}[\dXx](?-u:\b)",
+        check: cn_resident_id,
+    },
+    Detector {
+        name: "fr_nir",
+        family: Family::NationalId,
+        pattern: r"(?-u:\b)[1-478] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}(?-u:\b)",
+        check: fr_nir,
+    },
     Detector {
         name: "payment_card",
         family: Family::PaymentCard,
@@ -181,6 +195,33 @@ const DETECTORS: &[Detector] = &[
         family: Family::NationalId,
         pattern: r"(?-u:\b)[XYZ]?\d{7,8}-?[A-Z](?-u:\b)",
         check: es_dni,
+    },
+    // A CPF written as Brazil writes it, or eleven digits after the word.
+    Detector {
+        name: "br_cpf",
+        family: Family::NationalId,
+        pattern: r"(?-u:\b)(?:\d{3}\.\d{3}\.\d{3}-\d{2}|(?i:cpf)\W{0,3}(?P<v>\d{11}))(?-u:\b)",
+        check: br_cpf,
+    },
+    Detector {
+        name: "it_codice_fiscale",
+        family: Family::NationalId,
+        pattern: r"(?-u:\b)[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z](?-u:\b)",
+        check: it_codice_fiscale,
+    },
+    // Eleven and twelve plain digits are too common (phone numbers, order numbers) to be ids
+    // on their checksum alone: the German tax id and Japan's My Number only after their names.
+    Detector {
+        name: "de_tax_id",
+        family: Family::NationalId,
+        pattern: r"(?i)(?:steuer-?id(?:entifikationsnummer)?|steuer-?identifikations-?nummer|idnr\.?|tax id)\D{0,12}(?P<v>\d{2} ?\d{3} ?\d{3} ?\d{3})(?-u:\b)",
+        check: de_tax_id,
+    },
+    Detector {
+        name: "jp_my_number",
+        family: Family::NationalId,
+        pattern: r"(?:マイナンバー|個人番号|(?i:my ?number))\D{0,5}(?P<v>\d{4}[ \-]?\d{4}[ \-]?\d{4})(?-u:\b)",
+        check: jp_my_number,
     },
     Detector {
         name: "ca_sin",
@@ -757,6 +798,109 @@ fn es_dni(v: &str, _: &str) -> bool {
     }
 }
 
+/// A Chinese resident identity number: its birth date a date, its last character the ISO
+/// 7064 MOD 11-2 check of the other seventeen.
+fn cn_resident_id(v: &str, _: &str) -> bool {
+    const WEIGHTS: [u32; 17] = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+    let b = v.as_bytes();
+    let d: Vec<u32> = b[..17].iter().map(|c| u32::from(c - b'0')).collect();
+    let num = |r: std::ops::Range<usize>| r.fold(0, |n, i| n * 10 + d[i]);
+    let (year, month, day) = (num(6..10), num(10..12), num(12..14));
+    if !(1900..=2099).contains(&year) || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return false;
+    }
+    let sum: u32 = d.iter().zip(WEIGHTS).map(|(x, w)| x * w).sum();
+    b"10X98765432"[(sum % 11) as usize] == b[17].to_ascii_uppercase()
+}
+
+/// A French social security number (NIR): its key is 97 minus the first thirteen digits modulo
+/// 97 (Corsica's 2A and 2B counted as 19 and 18).
+fn fr_nir(v: &str, _: &str) -> bool {
+    let c: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+    if c.len() != 15 {
+        return false;
+    }
+    let (body, key) = c.split_at(13);
+    let body = body.replace("2A", "19").replace("2B", "18");
+    let (Ok(n), Ok(k)) = (body.parse::<u64>(), key.parse::<u64>()) else {
+        return false;
+    };
+    k == 97 - n % 97
+}
+
+/// A Brazilian CPF: two mod-11 check digits, and not one digit eleven times.
+fn br_cpf(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    if d.len() != 11 || d.iter().all(|x| *x == d[0]) {
+        return false;
+    }
+    let check = |n: usize| {
+        let sum: u32 = (0..n).map(|i| d[i] * (n as u32 + 1 - i as u32)).sum();
+        (sum * 10) % 11 % 10
+    };
+    check(9) == d[9] && check(10) == d[10]
+}
+
+/// An Italian codice fiscale: its last letter the check of the other fifteen characters.
+fn it_codice_fiscale(v: &str, _: &str) -> bool {
+    // The values of characters in odd places (1st, 3rd, ...), digits and letters alike.
+    const ODD: [u32; 26] = [
+        1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24,
+        23,
+    ];
+    let b = v.as_bytes();
+    let value = |c: u8, odd: bool| {
+        let i = if c.is_ascii_digit() {
+            c - b'0'
+        } else {
+            c - b'A'
+        } as usize;
+        if odd {
+            ODD[i]
+        } else {
+            i as u32
+        }
+    };
+    let sum: u32 = b[..15]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| value(*c, i % 2 == 0))
+        .sum();
+    b[15] == b'A' + (sum % 26) as u8
+}
+
+/// A German tax identification number: no leading 0, and its last digit the ISO 7064 MOD 11,10
+/// check of the other ten.
+fn de_tax_id(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    if d.len() != 11 || d[0] == 0 {
+        return false;
+    }
+    let mut product = 10;
+    for x in &d[..10] {
+        let mut sum = (x + product) % 10;
+        if sum == 0 {
+            sum = 10;
+        }
+        product = (sum * 2) % 11;
+    }
+    let check = (11 - product) % 10;
+    check == d[10]
+}
+
+/// Japan's individual number (My Number): its twelfth digit the check of the other eleven.
+fn jp_my_number(v: &str, _: &str) -> bool {
+    let d = digits_of(v);
+    if d.len() != 12 {
+        return false;
+    }
+    let sum: u32 = (1..=11)
+        .map(|n| d[11 - n] * if n <= 6 { n as u32 + 1 } else { n as u32 - 5 })
+        .sum();
+    let r = sum % 11;
+    d[11] == if r <= 1 { 0 } else { 11 - r }
+}
+
 /// A Canadian social insurance number, grouped 3-3-3: Luhn, and not starting with 0 or 8.
 fn ca_sin(v: &str, _: &str) -> bool {
     let d = digits_of(v);
@@ -929,6 +1073,51 @@ mod tests {
         assert!(ca_sin("130 692 544", ""));
         assert!(!ca_sin("130 692 545", ""));
         assert!(!ca_sin("046 454 286", "")); // Luhn-valid, but no SIN starts with 0
+    }
+
+    #[test]
+    fn national_ids_by_their_checks() {
+        // Published examples: a Chinese id (GB 11643), a French NIR, a CPF, a codice fiscale,
+        // a German tax id, a My Number.
+        assert!(cn_resident_id("11010519491231002X", ""));
+        assert!(!cn_resident_id("110105194912310021", ""));
+        assert!(!cn_resident_id("110105194913310026", "")); // month 13
+        assert!(fr_nir("1 85 05 78 006 084 91", ""));
+        assert!(fr_nir("2 55 08 2A 004 001 94", ""));
+        assert!(!fr_nir("1 85 05 78 006 084 36", ""));
+        assert!(br_cpf("529.982.247-25", ""));
+        assert!(!br_cpf("529.982.247-26", ""));
+        assert!(!br_cpf("111.111.111-11", ""));
+        assert!(it_codice_fiscale("RSSMRA85T10A562S", ""));
+        assert!(!it_codice_fiscale("RSSMRA85T10A562T", ""));
+        assert!(de_tax_id("86095742719", ""));
+        assert!(!de_tax_id("86095742718", ""));
+        assert!(jp_my_number("123456789018", ""));
+        assert!(!jp_my_number("123456789012", ""));
+        // In text, next to the scripts that write them, and the plain digits only after a name.
+        assert_eq!(
+            detectors("身份证号11010519491231002X。"),
+            vec!["cn_resident_id"]
+        );
+        assert_eq!(
+            detectors("Meine Steuer-ID ist 86 095 742 719."),
+            vec!["de_tax_id"]
+        );
+        assert_eq!(
+            detectors("マイナンバーは1234 5678 9018です"),
+            vec!["jp_my_number"]
+        );
+        assert_eq!(detectors("Meu CPF é 529.982.247-25."), vec!["br_cpf"]);
+        assert_eq!(detectors("cpf 52998224725"), vec!["br_cpf"]);
+        assert_eq!(
+            detectors("Il mio codice fiscale è RSSMRA85T10A562S."),
+            vec!["it_codice_fiscale"]
+        );
+        assert_eq!(
+            detectors("Numéro de sécu : 1 85 05 78 006 084 91"),
+            vec!["fr_nir"]
+        );
+        assert!(detectors("Bestellnummer 86095742719").is_empty());
     }
 
     #[test]
