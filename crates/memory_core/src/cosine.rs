@@ -66,8 +66,8 @@ mod tests {
     use super::*;
 
     const E5: Scale = Scale {
-        offset: -3.140,
-        slope: 4.156,
+        offset: -3.1401,
+        slope: 4.1559,
     };
 
     #[test]
@@ -92,6 +92,6 @@ mod tests {
 
     #[test]
     fn sql_is_the_same_line() {
-        assert_eq!(E5.sql("c"), "greatest(-1, least(1, -3.14 + 4.156 * c))");
+        assert_eq!(E5.sql("c"), "greatest(-1, least(1, -3.1401 + 4.1559 * c))");
     }
 }
