@@ -6,7 +6,8 @@ For every conversation of a LoCoMo-format file, each turn ("speaker: text", as t
 it) is embedded with memory_embed, and its cosine to its nearest other turn of the same
 conversation is taken. The quantiles p10..p95, p99 and p99.5 of a model's nearest-neighbour
 cosines are fitted by a line against MiniLM's (least squares): reference = offset + slope *
-cosine. The same is done for question-to-turn cosines (their spread), which the ranking reads.
+cosine. The same is done for question-to-turn cosines, which searches compare (a query prefix
+shifts them: a line of their own).
 The figures go to stdout and bench/results/cosine-scale.md; the texts never leave this process.
 
     cosine_scale.py --dsn "host=... dbname=..." --data locomo-dev.json [--models m1,m2]
@@ -58,25 +59,29 @@ def main():
     data = json.load(open(a.data))
     db = psycopg.connect(a.dsn, autocommit=True)
     ref_nn, ref_qt = measure(db, REFERENCE, data)
-    qa = np.percentile(ref_nn, QUANTILES)
     md = ["# Cosine scales of the built-in models (`bench/cosine_scale.py`)", "",
           f"{os.path.basename(a.data)}: {len(ref_nn)} turns, each one's nearest other turn of its "
           f"conversation; {len(ref_qt)} question-turn pairs. reference = offset + slope * cosine, "
-          f"fitted on the nearest-neighbour quantiles p10-p99.5 against {REFERENCE}'s.", "",
-          "| model | nn p50 | nn p75 | nn p99.5 | offset | slope | largest miss | question-turn sd | sd ratio |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          f"fitted on the quantiles p10-p99.5 against {REFERENCE}'s: the turns' nearest-neighbour cosines, and the question-turn cosines.", "",
+          "| model | nn p50 | nn p75 | nn p99.5 | turns: offset, slope (largest miss) | question-turn p50 | questions: offset, slope (largest miss) |",
+          "|---|---|---|---|---|---|---|"]
 
-    def row(model, nn, qt, offset, slope, miss):
+    def fit(ref, mine):
+        qa, qb = np.percentile(ref, QUANTILES), np.percentile(mine, QUANTILES)
+        slope, offset = np.polyfit(qb, qa, 1)
+        return offset, slope, float(np.abs(offset + slope * qb - qa).max())
+
+    def row(model, nn, qt, turns, questions):
         p = np.percentile(nn, [50, 75, 99.5])
-        md.append(f"| {model} | {p[0]:.3f} | {p[1]:.3f} | {p[2]:.3f} | {offset:.3f} | {slope:.3f} | "
-                  f"{miss:.4f} | {qt.std():.3f} | {ref_qt.std() / qt.std():.2f} |")
-    row(REFERENCE, ref_nn, ref_qt, 0.0, 1.0, 0.0)
+        md.append(f"| {model} | {p[0]:.3f} | {p[1]:.3f} | {p[2]:.3f} | "
+                  f"{turns[0]:.4f}, {turns[1]:.4f} ({turns[2]:.4f}) | {np.median(qt):.3f} | "
+                  f"{questions[0]:.4f}, {questions[1]:.4f} ({questions[2]:.4f}) |")
+    row(REFERENCE, ref_nn, ref_qt, (0.0, 1.0, 0.0), (0.0, 1.0, 0.0))
     for model in a.models.split(","):
         nn, qt = measure(db, model, data)
-        qb = np.percentile(nn, QUANTILES)
-        slope, offset = np.polyfit(qb, qa, 1)
-        miss = float(np.abs(offset + slope * qb - qa).max())
-        row(model, nn, qt, offset, slope, miss)
+        # Two lines: turn to turn (what writes compare: dedupe, links, consent, consolidation)
+        # and question to turn (what searches compare), a query prefix shifting the second.
+        row(model, nn, qt, fit(ref_nn, nn), fit(ref_qt, qt))
     text = "\n".join(md) + "\n"
     open(os.path.join(a.out, "cosine-scale.md"), "w").write(text)
     print(text)

@@ -215,13 +215,22 @@ pub fn builtin_spec() -> Spec {
     }
 }
 
-/// How `model_id`'s cosines sit on the reference scale (memory_core::cosine): a built-in
-/// model's measured scale, the plain cosine for providers' models, which were not measured.
+/// How `model_id`'s cosines between stored texts sit on the reference scale
+/// (memory_core::cosine): a built-in model's measured scale, the plain cosine for providers'
+/// models, which were not measured.
 pub fn scale_of(model_id: &str) -> Scale {
+    builtin_of(model_id).map_or(Scale::REFERENCE, |m| m.scale)
+}
+
+/// The same for a query's cosine to a stored text (searches).
+pub fn query_scale_of(model_id: &str) -> Scale {
+    builtin_of(model_id).map_or(Scale::REFERENCE, |m| m.query_scale)
+}
+
+fn builtin_of(model_id: &str) -> Option<&'static Spec> {
     model_id
         .strip_prefix("builtin:")
         .and_then(|name| builtin::MODELS.iter().find(|m| m.name == name))
-        .map_or(Scale::REFERENCE, |m| m.scale)
 }
 
 /// `memory_ext.model_path`, or `<sharedir>/extension/memory_ext/models/<active model>`.

@@ -51,7 +51,8 @@ pub fn cosine_op() -> String {
 
 /// What a cosine search over one model's vectors writes into its SQL: the model id as a literal
 /// (for the model's partial HNSW index), the sized vector type, the operator, and the model's
-/// scale (similarities are reported on the reference scale, memory_core::cosine).
+/// scale for a query's cosines (similarities are reported on the reference scale,
+/// memory_core::cosine).
 pub struct Cosine {
     pub model: String,
     pub ty: String,
@@ -65,7 +66,7 @@ impl Cosine {
             model: literal(model_id),
             ty: ty(dims),
             op: cosine_op(),
-            scale: crate::embed::scale_of(model_id),
+            scale: crate::embed::query_scale_of(model_id),
         }
     }
 }

@@ -17,11 +17,12 @@
 //! flattened the vector side to a third of its weight).
 //!
 //! The two models' nearest-neighbour quantiles lie on a line (p10 to p99.5 within 0.005 of
-//! `reference = -3.140 + 4.156 * e5`), and the same slope holds for question-to-turn cosines
-//! (spread 0.139 against 0.034). So a model's scale is that line, measured once per model
-//! (docs/retrieval.md "Cosine scales"), and a threshold on the reference scale is the same
-//! share of a model's pairs whichever model it is. Providers' models (OpenAI, Ollama) are read
-//! as they come: they were not measured.
+//! `reference = -3.140 + 4.156 * e5`), and so do their question-to-turn cosines, on a line of
+//! their own (a query prefix shifts them: e5's `query: `). So a model has two scales, measured
+//! once per model (bench/cosine_scale.py, docs/retrieval.md "Cosine scales"): between stored
+//! texts (what writes compare) and from a query to a stored text (what searches compare), and
+//! a threshold on the reference scale is the same share of a model's pairs whichever model it
+//! is. Providers' models (OpenAI, Ollama) are read as they come: they were not measured.
 
 /// A model's cosines against the reference's: `reference = offset + slope * cosine`.
 #[derive(Debug, Clone, Copy, PartialEq)]

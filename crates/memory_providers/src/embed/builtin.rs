@@ -42,8 +42,11 @@ pub struct Spec {
     /// Put before every stored text, when the model was trained with one (e5: `passage: `).
     pub passage_prefix: &'static str,
     /// Its cosines on all-MiniLM-L6-v2's scale, which every threshold is written in
-    /// (memory_core::cosine; measured by bench/cosine_scale.py on the LoCoMo dev split).
+    /// (memory_core::cosine; measured by bench/cosine_scale.py on the LoCoMo dev split): between
+    /// stored texts (dedupe, links, consent, consolidation), and between a query and a stored
+    /// text (searches), which a query prefix shifts.
     pub scale: Scale,
+    pub query_scale: Scale,
 }
 
 pub const MINILM: Spec = Spec {
@@ -52,6 +55,7 @@ pub const MINILM: Spec = Spec {
     query_prefix: "",
     passage_prefix: "",
     scale: Scale::REFERENCE,
+    query_scale: Scale::REFERENCE,
 };
 /// BGE's short-query instruction: without it, "where does Sam live now?" was nearer "Sam works
 /// as a nurse at the city hospital." (0.644) than "Sam moved from Boston to Denver in 2024."
@@ -66,6 +70,10 @@ pub const BGE_SMALL: Spec = Spec {
         offset: -0.9174,
         slope: 1.9098,
     },
+    query_scale: Scale {
+        offset: -0.6528,
+        slope: 1.8061,
+    },
 };
 /// multilingual-e5-small (MIT; docs/retrieval.md "Built-in models"): e5 was trained with
 /// `query: ` before questions and `passage: ` before what they find, and its model card asks for
@@ -79,6 +87,10 @@ pub const MULTILINGUAL_E5: Spec = Spec {
     scale: Scale {
         offset: -3.1401,
         slope: 4.1559,
+    },
+    query_scale: Scale {
+        offset: -3.1808,
+        slope: 4.3896,
     },
 };
 /// Every built-in model, the default first.
