@@ -416,6 +416,20 @@ def test_a_purged_memory_leaves_the_term_statistics():
         assert one(a, "SELECT docs FROM memory.corpus WHERE user_id = %s", (user,)) == 1
 
 
+def test_a_german_query_reads_compounds_through_the_coordinator():
+    # memory.query_lexemes reads the tenant's lexicon for compounds (sql/search.sql), a
+    # distributed table joined to the query's words, routed to the tenant's shard with the
+    # tenant the API call hands to the workers (a plain SELECT of it as a tenant sees no
+    # lexicon there: sql/citus.sql).
+    c, user = tenant("cg")
+    with c:
+        one(c, "SELECT memory_configure('{\"language\": \"de\"}')")
+        write(c, text="Jon hat letztes Jahr ein Tanzstudio in der Stadt eröffnet.")
+        write(c, text="Gina verkauft Kleidung in ihrem eigenen Laden.")
+        got = query(c, query="Wo ist das Studio?", top_k=1, explain=True)["items"][0]
+        assert "Tanzstudio" in got["text"] and got["explain"]["signals"]["bm25"] > 0, got
+
+
 def test_erasing_a_tenant_leaves_only_its_receipt():
     # One transaction routed to the tenant's shard group; the receipt stays on the coordinator.
     c, user = tenant("ce")
