@@ -83,10 +83,11 @@ fn check_row(section: &str, r: &Value) -> Result<(), String> {
         }
         "entities" => check_entity(r),
         "entity_relations" => check_relation(r),
-        // The table's check would fail the import with 23514 naming neither section nor row.
+        // memory_configure's rule, and the code as stored (the table's check would fail the
+        // import with 23514 naming neither section nor row).
         "settings" => match r.get("language") {
             None | Some(Value::Null) => Ok(()),
-            Some(Value::String(l)) if l.len() == 2 && l.bytes().all(|b| b.is_ascii_lowercase()) => {
+            Some(Value::String(l)) if crate::language::code(l).as_deref() == Ok(l.as_str()) => {
                 Ok(())
             }
             _ => Err("language must be an ISO 639-1 code such as \"de\"".into()),
