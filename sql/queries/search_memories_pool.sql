@@ -14,11 +14,15 @@
 -- row, ~9% of a query's time by perf).
 --
 -- "owner" is `= $1` for the caller alone, `= ANY($1::text[])` with the spaces granted to it
--- (src/ops/search/memories.rs `Owners`); with spaces, the statement is planned for each call, so
--- that the owners' partitions are pruned, and threads are one corpus over all owners.
+-- (src/ops/search/memories.rs `Owners`); threads are then one corpus over all owners. Memories
+-- are looked up by their whole key (each seed with its owner), so that one generic plan serves
+-- both: with spaces, each lookup's partition is chosen as the join runs (a plan for each call,
+-- to prune by the owners' array, cost 3 ms of planning a query at 100,000 memories with 10
+-- spaces, and still probed every seed in every owner's partition).
 --
 -- $1 user_id (or the owners' keys), $2 the seeds' ids, $3 query vector (text form) or NULL, $4 query lexemes, $5 each
--- lexeme's idf in the tenant (aligned with $4), $6 the tenant's average memory length. A
+-- lexeme's idf in the tenant (aligned with $4), $6 the tenant's average memory length, $7 the
+-- seeds' owners (aligned with $2). A
 -- memory's BM25 is memory.bm25 (src/pg/tsvector.rs); a thread's is computed here over
 -- memory.thread_terms, with the same k1 = 0.9, b = 0.4.
 --
@@ -26,26 +30,30 @@
 -- over memory.relations, whatever the planner guesses about CTE sizes (a guess of "many seeds"
 -- once made it hash-join all of the tenant's edges: 0.9 ms for 40 seeds).
 WITH hop1 AS MATERIALIZED (
-    SELECT ARRAY(
-        SELECT r.to_id FROM memory.relations r
+    SELECT array_agg(h.id) AS ids, array_agg(h.user_id) AS users FROM (
+        SELECT r.to_id AS id, r.user_id FROM memory.relations r
         WHERE r.user_id {owner} AND r.from_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
         UNION
-        SELECT r.from_id FROM memory.relations r
+        SELECT r.from_id, r.user_id FROM memory.relations r
         WHERE r.user_id {owner} AND r.to_id = ANY($2::uuid[]) AND r.relation_type = 'follows'
-    ) AS ids
+    ) h
 ), hop2 AS MATERIALIZED (
-    SELECT ARRAY(
-        SELECT r.to_id FROM memory.relations r
+    SELECT array_agg(h.id) AS ids, array_agg(h.user_id) AS users FROM (
+        SELECT r.to_id AS id, r.user_id FROM memory.relations r
         WHERE r.user_id {owner} AND r.from_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
         UNION
-        SELECT r.from_id FROM memory.relations r
+        SELECT r.from_id, r.user_id FROM memory.relations r
         WHERE r.user_id {owner} AND r.to_id = ANY((SELECT ids FROM hop1)::uuid[]) AND r.relation_type = 'follows'
-    ) AS ids
+    ) h
 ), pool AS (
-    SELECT unnest($2::uuid[]) AS id UNION SELECT unnest(ids) FROM hop1 UNION SELECT unnest(ids) FROM hop2
+    SELECT p.id, p.user_id FROM unnest($2::uuid[], $7::text[]) p(id, user_id)
+    UNION SELECT p.id, p.user_id FROM hop1, unnest(hop1.ids, hop1.users) p(id, user_id)
+    UNION SELECT p.id, p.user_id FROM hop2, unnest(hop2.ids, hop2.users) p(id, user_id)
 ), rows AS (
     SELECT i.*
-    FROM pool p JOIN memory.items i ON i.user_id {owner} AND i.id = p.id
+    -- By the whole key: with spaces, each lookup reads its owner's partition only (pruned as
+    -- the join runs), in the same generic plan as the caller's alone.
+    FROM pool p JOIN memory.items i ON i.user_id {owner} AND i.user_id = p.user_id AND i.id = p.id
     WHERE {state} {filters}
 ), tc AS MATERIALIZED (
     -- The tenant's threads and their lengths, read once (a generic plan otherwise looks each
@@ -78,15 +86,16 @@ SELECT r.id::text, r.category, r.text, r.content, r.importance, r.pinned, r.tags
        {similarity},
        coalesce(memory.bm25(r.tsv, $4::text[], $5::float8[], $6::float8), 0)::float8,
        coalesce(t.score, 0)::float8,
-       -- Episode edges out of this memory (the ranking keeps those into the pool).
+       -- Episode edges out of this memory (the ranking keeps those into the pool), by its
+       -- owner (one index descent with spaces; "owner" too, so Citus routes the statement).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id {owner} AND f.from_id = r.id AND f.relation_type = 'follows'),
+             WHERE f.user_id {owner} AND f.user_id = r.user_id AND f.from_id = r.id AND f.relation_type = 'follows'),
        -- A turn of a conversation: its neighbours and thread count for it (rank.rs says why).
        (r.kind IN ('episodic', 'archival') OR r.role IS NOT NULL),
        to_char(r.happened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        -- Older memories this one was linked to when written (a newer fact may update them).
        ARRAY(SELECT f.to_id::text FROM memory.relations f
-             WHERE f.user_id {owner} AND f.from_id = r.id AND f.relation_type = 'related_to'),
+             WHERE f.user_id {owner} AND f.user_id = r.user_id AND f.from_id = r.id AND f.relation_type = 'related_to'),
        -- A superseded memory's successor (only with as_of / include_superseded).
        r.superseded_by::text,
        -- An insight: an observation, not something said; it ranks with a lower weight.

@@ -523,17 +523,27 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
     vector::with_iterative_scan(|| {
         // EXPLAIN, PREPARE and DEALLOCATE are utility statements: SPI refuses them read-only.
         Spi::connect_mut(|c| {
-            let mut out = vec![
-                "-- seeds (sql/queries/search_memories_seed.sql, planned for each call)"
-                    .to_string(),
-            ];
+            let mut out = vec![];
+            if let Some(sql) = &st.lexical_sql {
+                out.push(
+                    "-- keyword candidates (sql/queries/search_memories_lexical.sql, read as the extension's owner)"
+                        .to_string(),
+                );
+                out.extend(crate::pg::owner::as_owner(|| {
+                    c.update(&format!("EXPLAIN ({how}) {sql}"), None, &st.seed_args)
+                        .and_then(lines)
+                })?);
+            }
+            out.push(
+                "-- seeds (sql/queries/search_memories_seed.sql, planned for each call)".into(),
+            );
+            let seed_args = st.seed_args_for(c)?;
             out.extend(lines(c.update(
                 &format!("EXPLAIN ({how}) {}", st.seed_sql),
                 None,
-                &st.seed_args,
+                &seed_args,
             )?)?);
-            let ids = st.seeds(c)?.all();
-            let (sql, args) = st.pool(ids);
+            let (sql, args) = st.pool(st.seeds(c)?.all());
             // A generic plan is what EXPLAIN EXECUTE of a prepared statement shows under
             // force_generic_plan (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)). EXECUTE's
             // arguments cannot be SPI parameters: they go in as literals of their types.

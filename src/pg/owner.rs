@@ -15,6 +15,8 @@ thread_local! {
     /// The extension owner's OID, read once per backend (ALTER EXTENSION ... OWNER is rare
     /// enough that a new session picking it up is fine).
     static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
+    /// Whether that owner reads past row-level security, read once per backend likewise.
+    static BYPASSES: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
 fn owner() -> pg_sys::Oid {
@@ -55,6 +57,25 @@ pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
             unsafe { pg_sys::SetUserIdAndSecContext(prev_user, prev_ctx) }
         })
         .execute()
+}
+
+/// Whether the extension's owner reads past row-level security: a superuser or a BYPASSRLS role
+/// (the owner of an extension a superuser installed). A search reads its keyword candidates
+/// as the owner only then (sql/queries/search_memories_lexical.sql); an owner the policies
+/// bind would see rows as its own tenant, not the caller's.
+pub fn bypasses_rls() -> bool {
+    if let Some(b) = BYPASSES.get() {
+        return b;
+    }
+    let b = Spi::get_one_with_args::<bool>(
+        "SELECT rolsuper OR rolbypassrls FROM pg_catalog.pg_roles WHERE oid = $1",
+        &[owner().into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(false);
+    BYPASSES.set(Some(b));
+    b
 }
 
 /// Whether the caller acts with the owner's rights anyway: a superuser, the extension's owner or

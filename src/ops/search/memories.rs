@@ -78,22 +78,27 @@ impl Hit {
     }
 }
 
-/// The seeds of a memory search: the best by BM25 and by vector similarity.
+/// The seeds of a memory search: the best by BM25 and by vector similarity, each with its
+/// owner (the caller, or a space; aligned with the ids).
 pub struct Seeds {
     pub lexical: Vec<pgrx::Uuid>,
     pub dense: Vec<pgrx::Uuid>,
+    lexical_owners: Vec<String>,
+    dense_owners: Vec<String>,
 }
 
 impl Seeds {
-    /// Both sides' ids, each once.
-    pub fn all(&self) -> Vec<pgrx::Uuid> {
+    /// Both sides' ids, each once, and their owners (aligned).
+    pub fn all(&self) -> (Vec<pgrx::Uuid>, Vec<String>) {
         let mut ids = self.lexical.clone();
-        for d in &self.dense {
+        let mut owners = self.lexical_owners.clone();
+        for (d, o) in self.dense.iter().zip(&self.dense_owners) {
             if !ids.contains(d) {
                 ids.push(*d);
+                owners.push(o.clone());
             }
         }
-        ids
+        (ids, owners)
     }
 
     fn pool_of(&self, id: &str) -> Pool {
@@ -333,6 +338,9 @@ pub struct Statements {
     /// sql/queries/search_memories_seed.sql with its slots filled, and its parameters.
     pub seed_sql: String,
     pub seed_args: Vec<DatumWithOid<'static>>,
+    /// sql/queries/search_memories_lexical.sql with its slots filled (it takes `seed_args`),
+    /// when the keyword candidates are read through the full-text index as the owner.
+    pub lexical_sql: Option<String>,
     /// The cosine expression of the pool statement (the active model's, or NULL).
     similarity: String,
     owners: Owners,
@@ -365,8 +373,23 @@ impl Statements {
             terms.idf.clone().into(),
             terms.avg_len.into(),
             (rank::vector_side(top_k) as i64).into(),
+            // $9, the keyword candidates `seeds` reads first (or NULL).
+            DatumWithOid::null::<Vec<pgrx::Uuid>>(),
         ];
         let seed_filters = filter_sql(filters, categories, &mut seed_args);
+        // Row-level security keeps `@@` off the GIN index for an ordinary role
+        // (sql/queries/search_memories_lexical.sql): the candidates are then read as the owner,
+        // when the owner reads past the policies. Not on Citus, which refuses a transaction in
+        // which two users touch one tenant's shards (docs/citus.md).
+        let through_index = terms.tsquery.is_some()
+            && !crate::pg::citus::present()
+            && crate::pg::owner::bypasses_rls();
+        let lexical_sql = through_index.then(|| {
+            include_str!("../../../sql/queries/search_memories_lexical.sql")
+                .replace("{filters}", &seed_filters)
+                .replace("{state}", state_sql(filters))
+                .replace("{owner}", owner)
+        });
         let dense = probe.dense_cte(
             include_str!("../../../sql/queries/search_memories_dense.sql"),
             &seed_filters,
@@ -381,6 +404,14 @@ impl Statements {
                     "false"
                 },
             )
+            .replace(
+                "{match}",
+                if through_index {
+                    "i.id = ANY($9::uuid[])"
+                } else {
+                    "i.tsv @@ $3::tsquery"
+                },
+            )
             .replace("{dense}", &dense)
             .replace("{filters}", &seed_filters)
             .replace("{state}", state_sql(filters))
@@ -388,6 +419,7 @@ impl Statements {
         Statements {
             seed_sql,
             seed_args,
+            lexical_sql,
             // The query vector as an InitPlan (sql/queries/search_memories_pool.sql says why).
             similarity: probe.similarity("r", "(SELECT $3::{vt})"),
             owners: owners.clone(),
@@ -398,8 +430,11 @@ impl Statements {
         }
     }
 
-    /// The pool statement and its parameters for the seeds `ids`.
-    pub fn pool(&self, ids: Vec<pgrx::Uuid>) -> (String, Vec<DatumWithOid<'static>>) {
+    /// The pool statement and its parameters for the seeds (`Seeds::all`: ids and owners).
+    pub fn pool(
+        &self,
+        (ids, owners): (Vec<pgrx::Uuid>, Vec<String>),
+    ) -> (String, Vec<DatumWithOid<'static>>) {
         let (owner, owner_arg) = self.owners.slot();
         let mut args: Vec<DatumWithOid<'static>> = vec![
             owner_arg,
@@ -408,6 +443,7 @@ impl Statements {
             self.terms.lexemes.clone().into(),
             self.terms.idf.clone().into(),
             self.terms.avg_len.into(),
+            owners.into(),
         ];
         // The seed statement's conditions again: a neighbour must pass the filters too.
         let filters = filter_sql(&self.filters, self.categories.as_deref(), &mut args);
@@ -419,13 +455,40 @@ impl Statements {
         (sql, args)
     }
 
+    /// The seed statement's parameters for this call: `seed_args`, with the keyword candidates
+    /// read first as the owner when `lexical_sql` is set ($9).
+    pub fn seed_args_for(
+        &self,
+        c: &pgrx::spi::SpiClient<'_>,
+    ) -> Result<Vec<DatumWithOid<'_>>, pgrx::spi::Error> {
+        // SAFETY: each datum is re-wrapped with its own type, borrowed from `self.seed_args`,
+        // which outlives the result.
+        let mut args: Vec<DatumWithOid<'_>> = self
+            .seed_args
+            .iter()
+            .map(|a| unsafe { DatumWithOid::new_from_datum(a.datum(), a.oid()) })
+            .collect();
+        if let Some(sql) = &self.lexical_sql {
+            let ids = crate::pg::owner::as_owner(|| {
+                spi::with_prepared(c, sql, &self.seed_args, |t| {
+                    t.first().get_one::<Vec<pgrx::Uuid>>()
+                })
+            })?;
+            args[8] = ids.unwrap_or_default().into();
+        }
+        Ok(args)
+    }
+
     /// The seeds (custom plan, inside `vector::with_iterative_scan`).
     pub fn seeds(&self, c: &pgrx::spi::SpiClient<'_>) -> Result<Seeds, pgrx::spi::Error> {
-        spi::with_prepared(c, &self.seed_sql, &self.seed_args, |t| {
-            let (lexical, dense) = t.first().get_two::<Vec<pgrx::Uuid>, Vec<pgrx::Uuid>>()?;
+        let args = self.seed_args_for(c)?;
+        spi::with_prepared(c, &self.seed_sql, &args, |t| {
+            let row = t.first();
             Ok(Seeds {
-                lexical: lexical.unwrap_or_default(),
-                dense: dense.unwrap_or_default(),
+                lexical: row.get::<Vec<pgrx::Uuid>>(1)?.unwrap_or_default(),
+                dense: row.get::<Vec<pgrx::Uuid>>(2)?.unwrap_or_default(),
+                lexical_owners: row.get::<Vec<String>>(3)?.unwrap_or_default(),
+                dense_owners: row.get::<Vec<String>>(4)?.unwrap_or_default(),
             })
         })
     }
@@ -457,13 +520,13 @@ pub fn memories(
     let rows: Vec<Row> = vector::with_iterative_scan(|| {
         Spi::connect(|c| {
             let seeds = st.seeds(c)?;
-            let ids = seeds.all();
-            if ids.is_empty() {
+            let all = seeds.all();
+            if all.0.is_empty() {
                 return Ok(vec![]);
             }
-            let (sql, args) = st.pool(ids);
-            // One generic plan per backend for the caller alone; with spaces, the owners'
-            // partitions are only pruned in a plan that sees their keys.
+            let (sql, args) = st.pool(all);
+            // One generic plan per backend, for the caller alone and with spaces (its lookups
+            // are by key: sql/queries/search_memories_pool.sql).
             let pool = || {
                 spi::rows_prepared(c, &sql, &args, |r| {
                     let id = r.get::<String>(1)?.unwrap_or_default();
@@ -508,11 +571,7 @@ pub fn memories(
                     })
                 })
             };
-            if owners.spaces.is_empty() {
-                spi::with_generic_plan(pool)
-            } else {
-                spi::with_custom_plan(pool)
-            }
+            spi::with_generic_plan(pool)
         })
         .spi("ranking memories")
     });

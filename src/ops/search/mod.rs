@@ -73,7 +73,8 @@ impl Probe {
                 .replace("{vt}", &cosine.ty)
                 .replace("{op}", &cosine.op)
                 .replace("{filters}", filters),
-            None => ", dense AS (SELECT NULL::uuid AS id WHERE false)".to_string(),
+            None => ", dense AS (SELECT NULL::uuid AS id, NULL::text AS user_id WHERE false)"
+                .to_string(),
         }
     }
 

@@ -95,6 +95,11 @@ SET memory_ext.user_id = 'ann';
 SELECT memory_grant('support', 'cleo', 'read', categories => ARRAY['Policy']) -> 'categories' AS categories;
 SET memory_ext.user_id = 'cleo';
 SELECT category, count(*) FROM memory.items WHERE user_id = 'space:support' GROUP BY 1 ORDER BY 1;
+-- Asked for the other category's words: keyword candidates are read through the full-text
+-- index as the owner, then through the policies (sql/queries/search_memories_lexical.sql), so
+-- the memory cleo may not read stays out of the answer.
+SELECT count(*) AS found, count(*) FILTER (WHERE i::text ILIKE '%salaries%') AS salaries
+FROM jsonb_array_elements(memory_query('{"query": "salaries reviewed every March", "return": "full"}') -> 'items') i;
 
 -- A grant limited to an agent: only that agent of the member reads through it.
 SET memory_ext.user_id = 'ann';
