@@ -82,7 +82,11 @@ psql_test() { psql_at "$TEST_PORT" "$@"; }
 standin_pid= test_dir= run_dir= run_port= citus_dir=
 # make run's server of the client layer, and the MCP configuration run.sh writes beside it.
 stop_run() { scripts/cluster.sh destroy "$run_dir"; rm -f "$(dirname "$run_dir")/mcp-$run_port.json"; run_dir=; }
+# One run at a time on these ports: a second run would destroy the first one's servers (the
+# throwaway server, make run's, the Citus cluster) as it starts its own. Lint and core start none.
+lock=$MEMORY_EXT_HOME/test-$TEST_PORT.running
 cleanup() {
+  [ "$(cat "$lock" 2>/dev/null)" != $$ ] || rm -f "$lock"
   [ -z "$standin_pid" ] || kill "$standin_pid" 2>/dev/null || true
   [ -z "$test_dir" ] || scripts/cluster.sh destroy "$test_dir"
   [ -z "$run_dir" ] || stop_run
@@ -90,6 +94,14 @@ cleanup() {
   [ -z "${model_dir:-}" ] || scripts/llm.sh stop "$model_dir"
 }
 trap cleanup EXIT
+if [ -n "$(tr ' ' '\n' <<<"$layers" | grep -vx 'lint\|core')" ]; then
+  other=$(cat "$lock" 2>/dev/null || true)
+  if [ -n "$other" ] && [ "$other" != $$ ] && kill -0 "$other" 2>/dev/null; then
+    echo "another scripts/test.sh (pid $other) is using 127.0.0.1:$TEST_PORT and its servers; wait for it to end" >&2
+    exit 1
+  fi
+  mkdir -p "$MEMORY_EXT_HOME" && echo $$ > "$lock"
+fi
 
 if want lint; then
   step "cargo fmt --check"

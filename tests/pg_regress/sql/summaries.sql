@@ -112,3 +112,20 @@ SELECT memory_summary_drop('profile') AS dropped_profile;
 SELECT memory_summary_refresh() AS after_drop;
 SELECT memory_summaries() AS left_after_drop;
 RESET ROLE;
+-- An entity gets its built-in summary once five active memories name it
+-- (memory_ext.summary_entity_min), not before; a project once a memory carries its name.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'sum-bruno';
+SELECT count(*) AS bruno_memories FROM (
+    SELECT memory_write(jsonb_build_object('text', t, 'category', 'people'))
+    FROM unnest(ARRAY['Bruno moved to Porto.', 'Bruno teaches chemistry.', 'Bruno plays the cello.',
+                      'Bruno has a dog called Miro.']) t) w;
+SELECT memory_summary_refresh() IS NOT NULL AS refreshed,
+       NOT (memory_summaries() @> '[{"name": "entity:Bruno"}]') AS not_yet_at_four;
+SELECT memory_write('{"text": "Bruno runs the Porto marathon every year.", "category": "people"}') ->> 'event' AS fifth;
+SELECT memory_write('{"text": "The launch checklist is done.", "metadata": {"project": "apollo"}}') ->> 'event' AS project_memory;
+SELECT memory_summary_refresh() IS NOT NULL AS refreshed;
+SELECT s ->> 'name' AS name, s ->> 'builtin' AS builtin, s ->> 'question' AS question
+FROM jsonb_array_elements(memory_summaries()) s
+WHERE s ->> 'name' IN ('entity:Bruno', 'project:apollo') ORDER BY 1;
+RESET ROLE;
