@@ -88,6 +88,10 @@ def setup():
     sql(ALICE, "SELECT memory_file_write('notes/<b>garden</b>.md', E'# Garden\\nTomatoes: water daily.\\nBasil: shade.', 'Garden notes')")
     sql(ALICE, "SELECT memory_file_write('notes/garden.md', E'Tomatoes: water daily.', 'Garden')")
     sql(ALICE, "SELECT memory_file_edit('notes/garden.md', 'daily', 'every morning')")
+    # A summary of Alice's hobbies, its question hostile, written from her memories (no model
+    # here: memory_summary_refresh writes the answer from the memories themselves).
+    sql(ALICE, "SELECT memory_summary_define('garden', %s, '{\"categories\": [\"hobbies\"]}')", "What does she grow? " + HOSTILE)
+    sql(ALICE, "SELECT memory_summary_refresh('garden')")
     sql(BOB, "SELECT memory_agent(%s, %s, 'I help Bob.', 'Name: Bob.')", BOB_AGENT, BOB)
     sql(BOB, "SELECT message_append(%s, 'user', 'Bob secret thread')", BOB_THREAD)
     IDS["bob"] = sql(BOB, """SELECT memory_write('{"text": "Bob keeps his savings under the mattress"}') ->> 'id'""")[0]
@@ -273,6 +277,8 @@ def test_overview_and_every_page_render_with_hostile_text_as_text():
         ("agents", "/inspect/blocks", AGENT),
         ("files", "/inspect/files?grep=Tomatoes", "notes/<b>garden</b>.md"),
         ("file", "/inspect/files/view?path=notes/garden.md", "every morning"),
+        ("summaries", "/inspect/summaries", "garden"),
+        ("summary", "/inspect/summaries/garden", "Alice grows tomatoes on her balcony"),
         ("webhooks", "/inspect/webhooks", "HTTP 500 <b>boom</b>"),
         ("export", "/inspect/export", "Download the export"),
     ]:
@@ -288,6 +294,13 @@ def test_overview_and_every_page_render_with_hostile_text_as_text():
     assert "tool call archival_search" in d.find_element(By.TAG_NAME, "main").text
     d = visit(f"/inspect/memories/{IDS['hostile']}")
     assert not d.find_elements(By.CSS_SELECTOR, "main img, main b")
+    # A summary: its question as text, its version, and a link to each memory it rests on.
+    d = visit("/inspect/summaries/garden")
+    main = d.find_element(By.TAG_NAME, "main").text
+    assert HOSTILE in main and "current, version 1" in main, main
+    assert not d.find_elements(By.CSS_SELECTOR, "main img, main b")
+    links = [a.get_attribute("href") for a in d.find_elements(By.CSS_SELECTOR, "main li a")]
+    assert any(h.endswith(f"/inspect/memories/{IDS['tomatoes']}") for h in links), links
     no_script_ran()
 
 
@@ -442,7 +455,8 @@ def test_another_tenants_ids_are_not_found():
     s = Session(TOKENS["ops"])
     for path in (f"/inspect/memories/{IDS['bob']}", f"/inspect/threads/{BOB_THREAD}",
                  f"/inspect/blocks/{BOB_AGENT}", f"/inspect/blocks/{BOB_AGENT}/human",
-                 "/inspect/memories/not-a-uuid", "/inspect/files/view?path=notes/nothing.md"):
+                 "/inspect/memories/not-a-uuid", "/inspect/files/view?path=notes/nothing.md",
+                 "/inspect/summaries/nothing"):
         status, _, body = s.request("GET", path)
         assert status == 404, (path, status)
         assert "Bob" not in body and "mattress" not in body, path
@@ -458,6 +472,8 @@ def test_another_tenants_ids_are_not_found():
     b = Session(TOKENS["bob"])
     assert b.request("GET", f"/inspect/memories/{IDS['bob']}")[0] == 200
     assert b.request("GET", f"/inspect/memories/{IDS['forget']}")[0] == 404
+    status, _, body = b.request("GET", "/inspect/summaries/garden")
+    assert status == 404 and "tomatoes" not in body, status
     status, headers, body = b.request("GET", "/inspect/export/download")
     assert status == 200 and "attachment" in headers["Content-Disposition"], status
     assert "mattress" in body and "tomatoes" not in body

@@ -347,6 +347,7 @@ fn page_name(path: &str) -> &'static str {
         "threads" => "threads",
         "files" => "files",
         "proposals" => "proposals",
+        "summaries" => "summaries",
         "webhooks" => "webhooks",
         "export" => "export",
         "logout" => "logout",
@@ -565,6 +566,8 @@ pub fn router(
         .route("/inspect/files/view", get(pages::file))
         .route("/inspect/proposals", get(pages::proposals))
         .route("/inspect/proposals/{id}/{decision}", post(pages::decide))
+        .route("/inspect/summaries", get(pages::summaries))
+        .route("/inspect/summaries/{name}", get(pages::summary))
         .route("/inspect/webhooks", get(pages::webhooks))
         .route("/inspect/export", get(pages::export_page))
         .route("/inspect/export/download", get(pages::export))

@@ -342,6 +342,25 @@ pub async fn proposals(
     }
 }
 
+pub async fn summaries(State(app): App, Extension(s): Extension<Session>) -> Response {
+    match app.sql(&s, sql!("summaries_list"), &[]).await {
+        Ok(v) => views::summaries(&s, &v.unwrap_or(json!([]))),
+        Err(e) => db_error(&e, &s),
+    }
+}
+
+pub async fn summary(
+    State(app): App,
+    Extension(s): Extension<Session>,
+    Path(name): Path<String>,
+) -> Response {
+    match app.sql(&s, sql!("summaries_page"), &[Some(name)]).await {
+        Ok(Some(v)) => views::summary(&s, &v),
+        Ok(None) => missing(&s, "summary"),
+        Err(e) => db_error(&e, &s),
+    }
+}
+
 pub async fn webhooks(State(app): App, Extension(s): Extension<Session>) -> Response {
     match app.sql(&s, sql!("webhooks_list"), &[]).await {
         Ok(v) => views::webhooks(&s, &v.unwrap_or(json!({}))),

@@ -12,13 +12,14 @@ use maud::{html, Markup, DOCTYPE};
 use memory_core::rank::SIGNALS;
 use serde_json::Value;
 
-const NAV: [(&str, &str, &str); 8] = [
+const NAV: [(&str, &str, &str); 9] = [
     ("overview", "/inspect/", "Overview"),
     ("memories", "/inspect/memories", "Memories"),
     ("blocks", "/inspect/blocks", "Core blocks"),
     ("threads", "/inspect/threads", "Threads"),
     ("files", "/inspect/files", "Files"),
     ("proposals", "/inspect/proposals", "Proposals"),
+    ("summaries", "/inspect/summaries", "Summaries"),
     ("webhooks", "/inspect/webhooks", "Webhooks"),
     ("export", "/inspect/export", "Export"),
 ];
@@ -836,6 +837,84 @@ pub fn proposals(s: &Session, v: &Value, notice: Option<&str>) -> Response {
                         }
                     }
                     @if v.as_array().is_none_or(|a| a.is_empty()) { tr { td colspan="6" { "No proposal." } } }
+                }
+            } }
+        },
+    )
+}
+
+/// How a summary stands, in words: a stale one's answer is the last written.
+fn summary_state(v: &Value) -> &'static str {
+    match (v["version"].as_i64().unwrap_or(0), v["stale"].as_bool()) {
+        (0, _) => "not written yet",
+        (_, Some(true)) => "stale",
+        _ => "current",
+    }
+}
+
+/// The tenant's summaries (docs/api.md "Summaries"): each question with its current answer.
+pub fn summaries(s: &Session, v: &Value) -> Response {
+    let empty = vec![];
+    let all = v.as_array().unwrap_or(&empty);
+    ok(
+        s,
+        "summaries",
+        "Summaries",
+        html! {
+            p.hint { "Questions about this tenant's memories whose answers the worker keeps current: the tenant's own (memory_summary_define) and the built-in ones (the profile, each entity five memories name, each project). A summary is stale once a memory it rests on changes, until the worker writes its next version (docs/api.md \"Summaries\")." }
+            div.scroll { table {
+                thead { tr { th scope="col" { "Summary" } th scope="col" { "Question" } th scope="col" { "Answer" } th scope="col" { "Version" } th scope="col" { "State" } th scope="col" { "Written" } } }
+                tbody {
+                    @for m in all {
+                        tr { td { a href=(format!("/inspect/summaries/{}", urlencode(text(m, "name")))) { (text(m, "name")) }
+                                  @if m["builtin"].as_bool() == Some(true) { " " span.badge { "built-in" } } }
+                             td { (text(m, "question")) } td { (text(m, "answer")) }
+                             td.num { (json_inline(&m["version"])) } td { (summary_state(m)) }
+                             td { (text(m, "method")) " " (ts(m, "refreshed_at")) } }
+                    }
+                    @if all.is_empty() { tr { td colspan="6" { "No summary: the worker defines the built-in ones as memories arrive; memory_summary_define adds one." } } }
+                }
+            } }
+        },
+    )
+}
+
+/// One summary: its answer, the memories it rests on, and every version.
+pub fn summary(s: &Session, v: &Value) -> Response {
+    let m = &v["summary"];
+    let empty = vec![];
+    let evidence = v["evidence"].as_array().unwrap_or(&empty);
+    let versions = v["versions"].as_array().unwrap_or(&empty);
+    ok(
+        s,
+        "summaries",
+        &format!("Summary {}", text(m, "name")),
+        html! {
+            dl {
+                dt { "Question" } dd { (text(m, "question")) }
+                dt { "Answer" } dd { (text(m, "answer")) }
+                dt { "State" } dd { (summary_state(m)) ", version " (json_inline(&m["version"])) ", " (text(m, "method")) " " (ts(m, "refreshed_at")) }
+                dt { "Scope" } dd { code { (json_inline(&m["scope"])) } }
+                @if !text(m, "error").is_empty() { dt { "Last error" } dd { (text(m, "error")) } }
+            }
+            h2 { "What the answer rests on" }
+            ul {
+                @for e in evidence {
+                    li { a href=(format!("/inspect/memories/{}", text(e, "id"))) { (short(text(e, "id"))) } " " (text(e, "text"))
+                         @if text(e, "state") != "active" { " (" (text(e, "state")) ")" } }
+                }
+                @if evidence.is_empty() { li { "No memory." } }
+            }
+            h2 { "Versions" }
+            div.scroll { table {
+                thead { tr { th scope="col" { "Version" } th scope="col" { "Answer" } th scope="col" { "Memories" } th scope="col" { "Written" } } }
+                tbody {
+                    @for x in versions {
+                        tr { td.num { (json_inline(&x["version"])) }
+                             td { @if x["erased"].as_bool() == Some(true) { em { "erased: a memory it rested on was forgotten" } } @else { (text(x, "answer")) } }
+                             td.num { (json_inline(&x["evidence"])) } td { (text(x, "method")) " " (ts(x, "created_at")) } }
+                    }
+                    @if versions.is_empty() { tr { td colspan="4" { "No version yet." } } }
                 }
             } }
         },
