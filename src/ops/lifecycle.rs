@@ -76,20 +76,49 @@ pub fn forget(id: &str, hard: bool) -> Value {
     );
     if hard {
         // The memory is soft-deleted now (by this call or before it); the purge of that one row
-        // runs as the owner, as every purge does (it prunes bookkeeping tenants may only read).
+        // runs as the owner, as every purge does. On Citus it runs as the caller, whose own
+        // rights suffice (a tenant deletes its memories and entities; the bookkeeping is kept
+        // by the triggers): Citus refuses a transaction in which a second user modifies the
+        // shards the caller's soft delete modified ("placements that were modified in this
+        // transaction by a different user").
         let user = tenant::acting();
+        // Its event is recorded with a plain INSERT (events::record): Citus runs an INSERT ...
+        // SELECT into a distributed table through COPY, which row-level security refuses.
+        type Gone = Option<(String, String, Option<String>)>;
+        let purging = |f: &dyn Fn() -> Gone| {
+            if crate::pg::citus::present() {
+                f()
+            } else {
+                crate::pg::owner::as_owner(f)
+            }
+        };
         let purged = hints::with_reason("purge", || {
-            crate::pg::owner::as_owner(|| {
-                spi::one_opt::<String>(
+            purging(&|| {
+                spi::row(
                     include_str!("../../sql/queries/lifecycle_purge_one.sql"),
-                    &[id.into(), user.clone().into(), gucs::track_events().into()],
+                    &[id.into(), user.clone().into()],
                     "purging a memory",
+                    |r| {
+                        Ok((
+                            r.get::<String>(1)?.unwrap_or_default(),
+                            r.get::<String>(2)?.unwrap_or_default(),
+                            r.get::<String>(3)?,
+                        ))
+                    },
                 )
             })
         });
         // Its links went with it: the entities only it named go too (src/ops/entities.rs).
-        if purged.is_some() {
-            crate::pg::owner::as_owner(|| crate::ops::entities::orphans(user.as_deref(), None));
+        if let Some((owner, memory, category)) = &purged {
+            purging(&|| {
+                events::record(Event {
+                    memory_id: Some(memory),
+                    category: category.as_deref(),
+                    ..Event::new(owner, Node::Hotpath, "purge")
+                });
+                crate::ops::entities::orphans(user.as_deref(), None);
+                None
+            });
         }
         // Nothing purged (a memory in no state a forget reaches): the forget's own answer.
         if let (Some(_), Some(obj)) = (purged, answer.as_object_mut()) {

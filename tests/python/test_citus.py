@@ -493,13 +493,11 @@ def test_summaries_answer_through_the_coordinator():
                    (f"agent-{user}",)).count("- food: ") == 1
         doc = one(c, "SELECT memory_export(%s)", (user,))
         assert len(doc["summaries"]) >= 1 and len(doc["summary_versions"]) >= 2, doc.keys()
-        # Purged as the other Citus tests purge, by the operator: memory_forget(id, true) from a
-        # tenant's own role fails on Citus ("placements that were modified in this transaction
-        # by a different user": the soft delete is the caller's, the purge the owner's).
-        c.execute("SELECT memory_forget(%s)", (ramen,))
+        # Purged by the tenant's own role (src/ops/lifecycle.rs `forget`: on Citus the purge is
+        # the caller's, as its soft delete is; a second user in the same shards is refused).
+        assert one(c, "SELECT memory_forget(%s, true)", (ramen,))["event"] == "purged"
         with admin() as a:
-            a.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
-            a.execute("SELECT memory_forget(%s, true)", (ramen,))
+            assert one(a, "SELECT count(*) FROM memory.items WHERE id = %s", (ramen,)) == 0
         assert one(c, "SELECT memory_summary_get('food') ->> 'answer'") is None
         # The tables read as the operator: a tenant's own plain SELECT reaches the workers
         # without its tenant on Citus (sql/citus.sql memory._tenant_to_workers says why).
