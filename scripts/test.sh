@@ -397,7 +397,8 @@ elif want citus; then
   step "Citus: the psycopg client suite through the coordinator (tests/python/test_psycopg.py)"
   MEMORY_EXT_TEST_DSN="$citus_dsn" python3 tests/python/test_psycopg.py
   step "Citus: API, tenancy, routing and a killed worker through the coordinator (tests/python/test_citus.py)"
-  MEMORY_EXT_TEST_DSN="$citus_dsn" MEMORY_EXT_CITUS_DIR="$CITUS_DIR" MEMORY_EXT_PGBIN="$PGBIN" python3 tests/python/test_citus.py
+  MEMORY_EXT_TEST_DSN="$citus_dsn" MEMORY_EXT_CITUS_DIR="$CITUS_DIR" MEMORY_EXT_PGBIN="$PGBIN" \
+    MEMORY_EXT_STANDIN="http://127.0.0.1:$STANDIN_PORT" python3 tests/python/test_citus.py
   step "Citus: every node restored from its backup to one restore point (tests/backup/citus_restore.sh)"
   tests/backup/citus_restore.sh "$CITUS_DIR" "$CITUS_PORT"
   scripts/citus.sh destroy "$CITUS_DIR"

@@ -471,6 +471,46 @@ def test_an_export_imports_into_another_tenant_once():
             assert n == m and n >= 1, (t, n, m)
 
 
+def test_the_refine_job_puts_the_models_summary_in_place_through_the_coordinator():
+    # compact_thread with a model configured answers at once with the extractive summary, marked
+    # pending; the coordinator's worker finds it (sql/queries/refine_due.sql across the shards)
+    # and writes the model's version in the tenant's shard group, once (src/ops/refine.rs).
+    standin = os.environ["MEMORY_EXT_STANDIN"]
+    user = f"cr-{uuid.uuid4().hex[:10]}"
+    with admin() as a:
+        a.execute("SELECT set_config('memory_ext.user_id', %s, false)", (user,))
+        a.execute("SELECT set_config('memory_ext.llm_url', %s, false)", (standin + "/v1",))
+        a.execute("SELECT set_config('memory_ext.llm_model', 'summariser', false)")
+        a.execute("SELECT message_append('sum', 'user', 'We migrate the orders table on Friday.')")
+        # The stand-in answers with the text after REPLY: in what it is sent.
+        a.execute("SELECT message_append('sum', 'assistant', %s)",
+                  ("Noted. REPLY: I agreed to migrate the orders table on Friday. " + "pad " * 150,))
+        a.execute("SELECT message_append('sum', 'user', 'Thanks.')")
+        assert one(a, "SELECT compact_thread('sum', 1)")["pending"] is True
+        a.execute("RESET memory_ext.llm_url")
+        pending = """SELECT count(*) FROM memory.messages
+                     WHERE user_id = %s AND metadata -> 'summary' ->> 'pending' = 'llm'"""
+        assert one(a, pending, (user,)) == 1
+        a.execute("ALTER SYSTEM SET memory_ext.llm_url = %s" % sql.Literal(standin + "/v1").as_string(a))
+        a.execute("ALTER SYSTEM SET memory_ext.llm_model = 'summariser'")
+        a.execute("SELECT pg_reload_conf()")
+        try:
+            deadline = time.time() + 90
+            while one(a, pending, (user,)) and time.time() < deadline:
+                time.sleep(1)
+        finally:
+            a.execute("ALTER SYSTEM RESET memory_ext.llm_url")
+            a.execute("ALTER SYSTEM RESET memory_ext.llm_model")
+            a.execute("SELECT pg_reload_conf()")
+        assert one(a, pending, (user,)) == 0, "still pending after 90 s"
+        content, method = a.execute(
+            "SELECT content, metadata -> 'summary' ->> 'method' FROM memory.messages "
+            "WHERE user_id = %s AND thread_id = 'sum' AND is_summary", (user,)).fetchone()
+        assert method == "llm" and "I agreed to migrate the orders table on Friday" in content, (method, content)
+        refines = one(a, "SELECT count(*) FROM memory.events WHERE user_id = %s AND op = 'refine'", (user,))
+        assert refines == 1, refines
+
+
 def test_summaries_answer_through_the_coordinator():
     # Defined, refreshed (no model: the answer from the memories), read stale at once when a
     # memory it rests on is superseded, scrubbed by a purge, exported and imported, erased:
