@@ -497,6 +497,15 @@ fn plans_use_the_indexes_at_20k_memories() {
         !p.contains("items_updated_idx") && !p.contains("Seq Scan on items"),
         "no walk over the tenant's rows under row-level security:\n{p}"
     );
+    let seeds = p
+        .split("-- seeds")
+        .nth(1)
+        .and_then(|s| s.split("-- pool").next())
+        .unwrap_or_default();
+    assert!(
+        seeds.contains("items_pkey"),
+        "the candidates read again by primary key:\n{p}"
+    );
     let ids = |c: &mut Client| -> Vec<Value> {
         query(
             c,
