@@ -567,7 +567,8 @@ fn llm_candidates(
         .tokens_out
         .map(|n| n as i64)
         .unwrap_or_else(|| Encoding::Cl100kBase.count(&answer.text) as i64);
-    let parsed = extract::parse_answer(&answer.text, turns, known.len(), insights)
+    let shown: Vec<&str> = known.iter().map(|(_, text, _)| text.as_str()).collect();
+    let parsed = extract::parse_answer(&answer.text, turns, &shown, insights)
         .map_err(CallError::Unusable)?;
     counts.rejected += parsed.rejected as i64;
     Ok((

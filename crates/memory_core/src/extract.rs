@@ -133,13 +133,13 @@ pub struct Parsed {
     pub rejected: usize,
 }
 
-/// The model's answer, checked against the batch (`turns`, the number of `known` memories
-/// shown, whether insights were allowed). `Err` when the answer is not the JSON object asked
+/// The model's answer, checked against the batch (`turns`, the `known` memories shown, whether
+/// insights were allowed). `Err` when the answer is not the JSON object asked
 /// for (prose, a refusal, truncated JSON): the caller retries the batch later.
 pub fn parse_answer(
     answer: &str,
     turns: &[Turn],
-    known: usize,
+    known: &[&str],
     insights: bool,
 ) -> Result<Parsed, String> {
     let (v, cut) = crate::answer::parse(answer)?;
@@ -155,8 +155,9 @@ pub fn parse_answer(
     let mut out = Parsed::default();
     // An answer cut at max_tokens lost the entry it was writing: counted as rejected.
     out.rejected += usize::from(cut);
-    // What the batch says, its speakers' names included: a fact or procedure most of whose
-    // words it does not say was made up (crate::summaries::GROUNDED_MIN; a 1.5B model wrote
+    // What the batch says, its speakers' names and the known memories shown with it included
+    // (a fact may name whom "my sister" is from one of them): a fact or procedure most of whose
+    // words it does not say, or naming what it does not name, was made up (crate::summaries::GROUNDED_MIN; a 1.5B model wrote
     // "Starting the dance studio: 1. Choose a location. 2. Get a license." from "contemporary
     // is my top pick", docs/retrieval.md "Extraction with a real model").
     let said: std::collections::HashSet<String> = turns
@@ -164,10 +165,12 @@ pub fn parse_answer(
         .flat_map(|t| {
             crate::summary::stems(&format!("{} {}", t.name.as_deref().unwrap_or(""), t.text))
         })
+        .chain(known.iter().flat_map(|k| crate::summary::stems(k)))
         .collect();
     let made_up = |c: &Option<Candidate>| {
         c.as_ref().is_some_and(|c| {
             crate::summary::grounded_share(&c.text, &said) < crate::summaries::GROUNDED_MIN
+                || !names_said(&c.text, &said)
         })
     };
     let last = turns.last().map(|t| t.seq).unwrap_or(0);
@@ -182,7 +185,7 @@ pub fn parse_answer(
                 Some(n) => {
                     let n = n.as_u64()? as usize;
                     // `then`, not `then_some`: `n - 1` of a model's 0 must not be computed.
-                    (1..=known).contains(&n).then(|| n - 1)?.into()
+                    (1..=known.len()).contains(&n).then(|| n - 1)?.into()
                 }
             };
             Some(Candidate {
@@ -274,6 +277,25 @@ pub fn parse_answer(
         push(&mut out, c);
     }
     Ok(out)
+}
+
+/// Whether every name `text` gives (a capitalised word inside a sentence: a person, a place,
+/// a company) is one the batch says, by the first four letters as `said` holds them. Most of
+/// such a fact's words can be the batch's and its point not: SmolLM2 wrote "Eva lives in
+/// Lisbon" from "my sister Eva lives in Porto" (docs/retrieval.md "Extraction with a real
+/// model"). Numbers are left to the share rule (a model may write a date the batch implies),
+/// and so are scripts without letter case, whose every word is a name to `distinguishing_tokens`.
+fn names_said(text: &str, said: &std::collections::HashSet<String>) -> bool {
+    // "Eva's" names Eva.
+    let text = text.replace("'s ", " ").replace("\u{2019}s ", " ");
+    crate::dedupe::distinguishing_tokens(&text)
+        .iter()
+        .filter(|t| {
+            !t.chars().any(|c| c.is_ascii_digit())
+                && t.chars().all(|c| c.is_lowercase() || c.is_ascii_digit())
+        })
+        // Through the same stems as `said`: a capitalised function word ("The Hague") is none.
+        .all(|t| crate::summary::stems(t).iter().all(|s| said.contains(s)))
 }
 
 /// The user message of the theory-of-mind call: the latest activity items, the
@@ -1014,7 +1036,7 @@ mod tests {
         let answer = r#"{"facts": [{"turn": 1, "text": "Caroline painted a sunset over a lake.", "about": "Caroline"}],
             "insights": [],
             "procedures": [{"turn": 1, "title": "Deploying the blog", "steps": ["Run make build.", "Copy dist/ to the server."]}]}"#;
-        let p = parse_answer(answer, &turns, 0, false).unwrap();
+        let p = parse_answer(answer, &turns, &[], false).unwrap();
         assert_eq!(p.candidates.len(), 1);
         assert_eq!(p.rejected, 1);
         assert!(copies_example(
@@ -1124,6 +1146,9 @@ mod tests {
         assert_eq!(third_person("the meeting is at noon", "Sam"), None);
     }
 
+    /// Two known memories shown with a batch.
+    const KNOWN2: [&str; 2] = ["Sam lived in Boston.", "Sam works nights."];
+
     #[test]
     fn answers_are_checked_against_the_batch() {
         let turns = vec![
@@ -1145,7 +1170,7 @@ mod tests {
          "insights": [{"summary": "Sam likes short answers.", "tags": ["Style"]}],
          "procedures": [{"turn": 8, "title": "Deploy", "steps": ["Build.", "Copy."]}, {"turn": 8, "title": "Empty", "steps": []}]}
         ```"#;
-        let p = parse_answer(a, &turns, 2, true).unwrap();
+        let p = parse_answer(a, &turns, &KNOWN2, true).unwrap();
         assert_eq!(p.rejected, 5);
         let f = &p.candidates[0];
         assert_eq!(
@@ -1159,7 +1184,7 @@ mod tests {
         assert_eq!(p.candidates[2].text, "Deploy: 1. Build. 2. Copy.");
         assert_eq!(p.candidates[2].kind.memory_kind(), "procedural");
         // Insights not allowed: dropped, not an error.
-        let p = parse_answer(a, &turns, 2, false).unwrap();
+        let p = parse_answer(a, &turns, &KNOWN2, false).unwrap();
         assert!(p.candidates.iter().all(|c| c.kind != Kind::Insight));
         // Prose, a refusal, truncated JSON, an object of something else: errors.
         for bad in [
@@ -1168,20 +1193,61 @@ mod tests {
             "[]",
             "{\"answer\": 1}",
         ] {
-            assert!(parse_answer(bad, &turns, 0, true).is_err(), "{bad}");
+            assert!(parse_answer(bad, &turns, &[], true).is_err(), "{bad}");
         }
         assert_eq!(
-            parse_answer(r#"{"facts": []}"#, &turns, 0, true).unwrap(),
+            parse_answer(r#"{"facts": []}"#, &turns, &[], true).unwrap(),
             Parsed::default()
         );
         // A supersede of 0 (the model counting from zero) is a number that names nothing.
         let zero = r#"{"facts": [{"turn": 7, "text": "Sam moved to Denver.", "supersedes": 0}]}"#;
-        assert_eq!(parse_answer(zero, &turns, 2, false).unwrap().rejected, 1);
+        assert_eq!(
+            parse_answer(zero, &turns, &KNOWN2, false).unwrap().rejected,
+            1
+        );
         // What the batch does not say is made up: dropped and counted.
         let made_up = r#"{"facts": [{"turn": 7, "text": "Sam breeds horses in Montana."}],
             "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
-        let p = parse_answer(made_up, &turns, 0, false).unwrap();
+        let p = parse_answer(made_up, &turns, &[], false).unwrap();
         assert_eq!((p.candidates.len(), p.rejected), (0, 2));
+    }
+
+    #[test]
+    fn a_fact_naming_what_the_batch_does_not_name_is_made_up() {
+        let turns = vec![Turn {
+            seq: 4,
+            role: "user".into(),
+            name: Some("Ana".into()),
+            text: "I am vegetarian, and my sister Eva lives in Porto with her dog.".into(),
+        }];
+        let fact = |text: &str| format!(r#"{{"facts": [{{"turn": 4, "text": "{text}"}}]}}"#);
+        for kept in [
+            "Eva lives in Porto.",
+            "Ana's sister Eva lives in Porto.",
+            "The user is vegetarian; her sister Eva lives in Porto.",
+            "Eva lives in Porto with her dog since 2021.",
+            "Eva moved to Porto From abroad.",
+        ] {
+            let p = parse_answer(&fact(kept), &turns, &[], false).unwrap();
+            assert_eq!((p.candidates.len(), p.rejected), (1, 0), "{kept}");
+        }
+        // Most words the batch's, the place not: the model's own.
+        for made_up in [
+            "Eva lives in Lisbon.",
+            "Ana's sister Eva lives in Porto with Marco.",
+        ] {
+            let p = parse_answer(&fact(made_up), &turns, &[], false).unwrap();
+            assert_eq!((p.candidates.len(), p.rejected), (0, 1), "{made_up}");
+        }
+        // A name a known memory shown with the batch gives is said.
+        let p = parse_answer(
+            &fact("Ana's sister Eva lives in Porto with Marco."),
+            &turns,
+            &["Marco is Eva's husband."],
+            false,
+        )
+        .unwrap();
+        assert_eq!((p.candidates.len(), p.rejected), (1, 0));
     }
 
     #[test]
@@ -1203,7 +1269,7 @@ mod tests {
                           {"turn": 3, "text": "Sam loves tea.", "confidence": 7},
                           {"turn": 3, "text": "Sam loves cake."}]}"#,
             &turns,
-            0,
+            &[],
             false,
         )
         .unwrap();
