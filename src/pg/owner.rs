@@ -78,6 +78,13 @@ pub fn bypasses_rls() -> bool {
     b
 }
 
+/// Whether the caller itself reads past row-level security (a superuser or BYPASSRLS role): its
+/// statements need no detour through the owner (sql/queries/search_memories_lexical.sql).
+pub fn caller_bypasses_rls() -> bool {
+    // SAFETY: plain reads of the current role and the role cache inside a transaction.
+    unsafe { pg_sys::superuser() || pg_sys::has_bypassrls_privilege(pg_sys::GetUserId()) }
+}
+
 /// Whether the caller acts with the owner's rights anyway: a superuser, the extension's owner or
 /// a member of its role. What only the operator may do (erasing a tenant) asks this.
 pub fn caller_is_owner() -> bool {

@@ -379,10 +379,11 @@ impl Statements {
         let seed_filters = filter_sql(filters, categories, &mut seed_args);
         // Row-level security keeps `@@` off the GIN index for an ordinary role
         // (sql/queries/search_memories_lexical.sql): the candidates are then read as the owner,
-        // when the owner reads past the policies. Not on Citus, which refuses a transaction in
+        // when the owner reads past the policies (a caller that does too reads them itself). Not on Citus, which refuses a transaction in
         // which two users touch one tenant's shards (docs/citus.md).
         let through_index = terms.tsquery.is_some()
             && !crate::pg::citus::present()
+            && !crate::pg::owner::caller_bypasses_rls()
             && crate::pg::owner::bypasses_rls();
         let lexical_sql = through_index.then(|| {
             include_str!("../../../sql/queries/search_memories_lexical.sql")
