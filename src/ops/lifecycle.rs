@@ -84,16 +84,15 @@ pub fn forget(id: &str, hard: bool) -> Value {
         let user = tenant::acting();
         // Its event is recorded with a plain INSERT (events::record): Citus runs an INSERT ...
         // SELECT into a distributed table through COPY, which row-level security refuses.
-        type Gone = Option<(String, String, Option<String>)>;
-        let purging = |f: &dyn Fn() -> Gone| {
+        fn purging<R>(f: impl FnOnce() -> R) -> R {
             if crate::pg::citus::present() {
                 f()
             } else {
                 crate::pg::owner::as_owner(f)
             }
-        };
+        }
         let purged = hints::with_reason("purge", || {
-            purging(&|| {
+            purging(|| {
                 spi::row(
                     include_str!("../../sql/queries/lifecycle_purge_one.sql"),
                     &[id.into(), user.clone().into()],
@@ -110,14 +109,13 @@ pub fn forget(id: &str, hard: bool) -> Value {
         });
         // Its links went with it: the entities only it named go too (src/ops/entities.rs).
         if let Some((owner, memory, category)) = &purged {
-            purging(&|| {
+            purging(|| {
                 events::record(Event {
                     memory_id: Some(memory),
                     category: category.as_deref(),
                     ..Event::new(owner, Node::Hotpath, "purge")
                 });
                 crate::ops::entities::orphans(user.as_deref(), None);
-                None
             });
         }
         // Nothing purged (a memory in no state a forget reaches): the forget's own answer.

@@ -543,7 +543,8 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
                 None,
                 &seed_args,
             )?)?);
-            let (sql, args) = st.pool(st.seeds(c)?.all());
+            // The candidates read once: the seeds run with the arguments just explained.
+            let (sql, args) = st.pool(st.seeds_with(c, &seed_args)?.all());
             // A generic plan is what EXPLAIN EXECUTE of a prepared statement shows under
             // force_generic_plan (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)). EXECUTE's
             // arguments cannot be SPI parameters: they go in as literals of their types.

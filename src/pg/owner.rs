@@ -15,8 +15,6 @@ thread_local! {
     /// The extension owner's OID, read once per backend (ALTER EXTENSION ... OWNER is rare
     /// enough that a new session picking it up is fine).
     static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
-    /// Whether that owner reads past row-level security, read once per backend likewise.
-    static BYPASSES: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
 fn owner() -> pg_sys::Oid {
@@ -64,25 +62,20 @@ pub fn as_owner<R>(f: impl FnOnce() -> R) -> R {
 /// as the owner only then (sql/queries/search_memories_lexical.sql); an owner the policies
 /// bind would see rows as its own tenant, not the caller's.
 pub fn bypasses_rls() -> bool {
-    if let Some(b) = BYPASSES.get() {
-        return b;
-    }
-    let b = Spi::get_one_with_args::<bool>(
-        "SELECT rolsuper OR rolbypassrls FROM pg_catalog.pg_roles WHERE oid = $1",
-        &[owner().into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(false);
-    BYPASSES.set(Some(b));
-    b
+    bypasses(owner())
 }
 
-/// Whether the caller itself reads past row-level security (a superuser or BYPASSRLS role): its
-/// statements need no detour through the owner (sql/queries/search_memories_lexical.sql).
+/// Whether the caller itself reads past row-level security: its statements need no detour
+/// through the owner (sql/queries/search_memories_lexical.sql).
 pub fn caller_bypasses_rls() -> bool {
-    // SAFETY: plain reads of the current role and the role cache inside a transaction.
-    unsafe { pg_sys::superuser() || pg_sys::has_bypassrls_privilege(pg_sys::GetUserId()) }
+    // SAFETY: GetUserId reads the backend's current role inside a transaction.
+    bypasses(unsafe { pg_sys::GetUserId() })
+}
+
+/// A superuser or a BYPASSRLS role (Postgres' own test, which counts superusers).
+fn bypasses(role: pg_sys::Oid) -> bool {
+    // SAFETY: a read of the role cache inside a transaction.
+    unsafe { pg_sys::has_bypassrls_privilege(role) }
 }
 
 /// Whether the caller acts with the owner's rights anyway: a superuser, the extension's owner or

@@ -157,9 +157,10 @@ pub fn parse_answer(
     out.rejected += usize::from(cut);
     // What the batch says, its speakers' names and the known memories shown with it included
     // (a fact may name whom "my sister" is from one of them): a fact or procedure most of whose
-    // words it does not say, or naming what it does not name, was made up (crate::summaries::GROUNDED_MIN; a 1.5B model wrote
-    // "Starting the dance studio: 1. Choose a location. 2. Get a license." from "contemporary
-    // is my top pick", docs/retrieval.md "Extraction with a real model").
+    // words it does not say (crate::summaries::GROUNDED_MIN), or naming what it does not name
+    // (`names_said`), was made up. A 1.5B model wrote "Starting the dance studio: 1. Choose a
+    // location. 2. Get a license." from "contemporary is my top pick" (docs/retrieval.md
+    // "Extraction with a real model").
     let said: std::collections::HashSet<String> = turns
         .iter()
         .flat_map(|t| {
@@ -282,18 +283,16 @@ pub fn parse_answer(
 /// Whether every name `text` gives (a capitalised word inside a sentence: a person, a place,
 /// a company) is one the batch says, by the first four letters as `said` holds them. Most of
 /// such a fact's words can be the batch's and its point not: SmolLM2 wrote "Eva lives in
-/// Lisbon" from "my sister Eva lives in Porto" (docs/retrieval.md "Extraction with a real
-/// model"). Numbers are left to the share rule (a model may write a date the batch implies),
-/// and so are scripts without letter case, whose every word is a name to `distinguishing_tokens`.
+/// Lisbon" from "my sister Eva lives in Porto" (docs/design.md "Extraction"). Numbers are left
+/// to the share rule (a model may write a date the batch implies), and so are scripts without
+/// letter case, whose every word is a name to `distinguishing_tokens`.
 fn names_said(text: &str, said: &std::collections::HashSet<String>) -> bool {
     // "Eva's" names Eva.
-    let text = text.replace("'s ", " ").replace("\u{2019}s ", " ");
+    let text = text.replace("'s", "").replace("\u{2019}s", "");
     crate::dedupe::distinguishing_tokens(&text)
         .iter()
-        .filter(|t| {
-            !t.chars().any(|c| c.is_ascii_digit())
-                && t.chars().all(|c| c.is_lowercase() || c.is_ascii_digit())
-        })
+        // Words of cased letters only: not numbers, not uncased scripts.
+        .filter(|t| t.chars().all(char::is_lowercase))
         // Through the same stems as `said`: a capitalised function word ("The Hague") is none.
         .all(|t| crate::summary::stems(t).iter().all(|s| said.contains(s)))
 }
@@ -1227,6 +1226,7 @@ mod tests {
             "The user is vegetarian; her sister Eva lives in Porto.",
             "Eva lives in Porto with her dog since 2021.",
             "Eva moved to Porto From abroad.",
+            "The dog is Eva's.",
         ] {
             let p = parse_answer(&fact(kept), &turns, &[], false).unwrap();
             assert_eq!((p.candidates.len(), p.rejected), (1, 0), "{kept}");

@@ -379,8 +379,9 @@ impl Statements {
         let seed_filters = filter_sql(filters, categories, &mut seed_args);
         // Row-level security keeps `@@` off the GIN index for an ordinary role
         // (sql/queries/search_memories_lexical.sql): the candidates are then read as the owner,
-        // when the owner reads past the policies (a caller that does too reads them itself). Not on Citus, which refuses a transaction in
-        // which two users touch one tenant's shards (docs/citus.md).
+        // when the owner reads past the policies (a caller that does too reads them itself).
+        // Not on Citus, which refuses a transaction in which two users touch one tenant's
+        // shards (docs/citus.md).
         let through_index = terms.tsquery.is_some()
             && !crate::pg::citus::present()
             && !crate::pg::owner::caller_bypasses_rls()
@@ -482,8 +483,16 @@ impl Statements {
 
     /// The seeds (custom plan, inside `vector::with_iterative_scan`).
     pub fn seeds(&self, c: &pgrx::spi::SpiClient<'_>) -> Result<Seeds, pgrx::spi::Error> {
-        let args = self.seed_args_for(c)?;
-        spi::with_prepared(c, &self.seed_sql, &args, |t| {
+        self.seeds_with(c, &self.seed_args_for(c)?)
+    }
+
+    /// The seeds with the parameters `seed_args_for` gave.
+    pub fn seeds_with(
+        &self,
+        c: &pgrx::spi::SpiClient<'_>,
+        args: &[DatumWithOid<'_>],
+    ) -> Result<Seeds, pgrx::spi::Error> {
+        spi::with_prepared(c, &self.seed_sql, args, |t| {
             let row = t.first();
             Ok(Seeds {
                 lexical: row.get::<Vec<pgrx::Uuid>>(1)?.unwrap_or_default(),
