@@ -915,6 +915,8 @@ pub fn mentions_in(text: &str, language: Option<&str>) -> Vec<Mention> {
     let is_name_word = |w: &str| is_name_word(w, lex, language);
     let place_before: &[&str] = lex.map(|l| l.place_before).unwrap_or(&PLACE_BEFORE);
     // Words with the punctuation that ends them: a run of names stops at a comma or a stop.
+    // Chinese and Japanese set no space around a name in Latin letters ("我在Door Dash工作").
+    let text = crate::language::words_apart(text);
     let raw: Vec<&str> = text.split_whitespace().collect();
     let mut out: Vec<Mention> = vec![];
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -1425,6 +1427,15 @@ mod tests {
         assert_eq!(
             names("Ieri Giulia è andata a Roma. Ciao!", "it"),
             vec![("Giulia".into(), None), ("Roma".into(), Some("place"))]
+        );
+        // Chinese and Japanese write names in Latin letters without spaces around them.
+        assert_eq!(
+            names("对不起，Jon，但我本月在Door Dash失去了工作。", "zh"),
+            vec![("Jon".into(), None), ("Door Dash".into(), None)]
+        );
+        assert_eq!(
+            names("昨日、Mariaと東京へ行きました。", "ja"),
+            vec![("Maria".into(), None)]
         );
         // Other languages are read with the English lists.
         assert_eq!(

@@ -247,6 +247,59 @@ pub fn unspaced(c: char) -> bool {
         | 0x20000..=0x3134F) // Han extensions B-G
 }
 
+/// `text` with its words set apart where an unspaced script does not set them apart, for the
+/// rules that read words split at spaces and punctuation (names, actors): a space where a run
+/// of an unspaced script meets other letters or digits ("Jon去年" → "Jon 去年": Han and Latin
+/// letters are both alphanumeric, so "Jon" was no word of its own), and the full-width
+/// punctuation of those scripts as its ASCII form and a space ("，" → ", "), so that a clause
+/// ends where it ends. Borrowed when there is nothing to set apart (most texts).
+pub fn words_apart(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| unspaced(c) || ascii_punctuation(c).is_some()) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    // 0: neither, 1: an unspaced script, 2: other letters or digits.
+    let mut prev = 0u8;
+    for c in text.chars() {
+        if let Some(a) = ascii_punctuation(c) {
+            out.push(a);
+            out.push(' ');
+            prev = 0;
+            continue;
+        }
+        let class = if unspaced(c) {
+            1
+        } else if c.is_alphanumeric() {
+            2
+        } else {
+            0
+        };
+        if prev != 0 && class != 0 && prev != class {
+            out.push(' ');
+        }
+        out.push(c);
+        prev = class;
+    }
+    Cow::Owned(out)
+}
+
+/// The ASCII form of the full-width and ideographic punctuation that ends a clause or a
+/// sentence in Chinese and Japanese text.
+fn ascii_punctuation(c: char) -> Option<char> {
+    Some(match c {
+        '，' | '、' | '､' => ',',
+        '。' | '．' | '｡' => '.',
+        '！' => '!',
+        '？' => '?',
+        '；' => ';',
+        '：' => ':',
+        '（' => '(',
+        '）' => ')',
+        '「' | '」' | '『' | '』' | '“' | '”' => '"',
+        _ => return None,
+    })
+}
+
 /// `text` as keyword search reads it in `language`: runs of unspaced scripts as bigrams, accents
 /// folded for the languages in [`FOLDED`]. Borrowed when nothing changes (most texts).
 pub fn prepare<'a>(language: Option<&str>, text: &'a str) -> Cow<'a, str> {
@@ -369,6 +422,17 @@ mod tests {
         assert_eq!(detect("ok"), None);
         assert_eq!(detect(""), None);
         assert_eq!(detect("12345 !!"), None);
+    }
+
+    #[test]
+    fn words_set_apart_where_scripts_meet() {
+        assert_eq!(words_apart("Jon去年失去了工作。"), "Jon 去年失去了工作. ");
+        assert_eq!(
+            words_apart("对不起，Jon，但我在Door Dash失去了工作"),
+            "对不起, Jon, 但我在 Door Dash 失去了工作"
+        );
+        assert_eq!(words_apart("ジョンはJonと東京に"), "ジョンは Jon と東京に");
+        assert!(matches!(words_apart("Jon, in Lisbon."), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -670,7 +670,8 @@ pub fn names_actor(query: &str, actor: &str) -> bool {
     if actor.is_empty() {
         return false;
     }
-    let q = query.to_lowercase();
+    // "Jon去年…" names Jon: Han and Latin letters are both alphanumeric.
+    let q = crate::language::words_apart(query).to_lowercase();
     let words: Vec<&str> = q
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -1041,6 +1042,8 @@ mod tests {
         assert!(!names_actor("What does Melanie do?", "Mel"));
         assert!(names_actor("did jon smith call", "Jon Smith"));
         assert!(!names_actor("anything", ""));
+        assert!(names_actor("Jon去年失去了银行家的工作。", "Jon"));
+        assert!(!names_actor("Jonathan去年", "Jon"));
     }
 
     #[test]
