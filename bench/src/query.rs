@@ -278,14 +278,17 @@ fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
     (r.0, t.elapsed().as_secs_f64() * 1e3)
 }
 
-/// The planner settings memory_query runs its statements under (src/pg/vector.rs,
+/// The planner settings memory_query runs its search statements under (src/pg/vector.rs,
 /// `with_iterative_scan`). The raw reference runs under the same, so that the two differ in what
-/// memory_query does, not in which plans the planner may pick for the rows.
-pub const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off; \
-                          SET plan_cache_mode = force_custom_plan";
+/// memory_query does, not in which plans the planner may pick for the rows. Not
+/// `plan_cache_mode`: memory_query sets it itself where a statement needs it, and the raw query
+/// is planned for its values at every call whatever it says (each call prepares it anew). Set
+/// for the whole session before 2026-12-01, it also made every other statement memory_query
+/// runs (term statistics, categories, the query's lexemes in PL/pgSQL) plan at every call,
+/// which an application's session does not (docs/performance.md, History).
+pub const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off";
 /// The reference as measured before 0.10.0: only the iterative scan set, the rest at defaults.
-const DEFAULT_PLANNER: &str =
-    "SET hnsw.iterative_scan = relaxed_order; RESET enable_seqscan; RESET plan_cache_mode";
+const DEFAULT_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; RESET enable_seqscan";
 /// Timed rounds of the query comparison; the spread between them is part of the result.
 pub const ROUNDS: usize = 3;
 

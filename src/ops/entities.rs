@@ -21,7 +21,7 @@ const KNOWN: i64 = 10_000;
 
 /// The tenant's entities, newest last.
 pub fn known(user: &str) -> Vec<Entity> {
-    spi::rows(
+    spi::rows_generic(
         include_str!("../../sql/queries/entities_known.sql"),
         &[user.into(), KNOWN.into()],
         "reading entities",

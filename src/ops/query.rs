@@ -105,7 +105,7 @@ pub fn related_bullets(
         return HashMap::new();
     }
     let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
-    spi::rows(
+    spi::rows_generic(
         include_str!("../../sql/queries/query_related_bullets.sql"),
         &[
             user.into(),
@@ -413,7 +413,7 @@ fn file_bullet(h: &search::FileHit) -> String {
 
 /// The categories in context `rag` with a `rag_length`, and that length.
 fn rag_caps(user: &str) -> HashMap<String, usize> {
-    spi::rows(
+    spi::rows_generic(
         include_str!("../../sql/queries/query_rag_caps.sql"),
         &[user.into()],
         "reading rag lengths",
@@ -431,7 +431,7 @@ fn rag_caps(user: &str) -> HashMap<String, usize> {
 /// The memories of the categories in context `all` the caller may read
 /// (sql/queries/query_context_all.sql), as recall shows them: pool `context_all`, no score.
 fn always_in_context(user: &str, categories: Option<&[String]>) -> Vec<Hit> {
-    spi::rows(
+    spi::rows_generic(
         include_str!("../../sql/queries/query_context_all.sql"),
         &[user.into(), categories.map(<[String]>::to_vec).into()],
         "reading the categories always in context",
@@ -503,8 +503,27 @@ const PLAN_STATEMENT: &str = "memory_ext_query_plan";
 pub fn plan(q: &QueryRequest, measure: bool) -> String {
     let user = tenant::resolve(q.filters.user_id.as_deref());
     let categories = allowed_categories(&user, q.agent.as_deref(), q.categories.as_deref());
+    // The owners memory_query reads (`with_spaces`): the caller and its granted spaces in one
+    // statement; on Citus each owner is a statement of its own, explained here for the caller.
+    let owners = search::Owners {
+        user: user.clone(),
+        spaces: match (&q.entity, crate::pg::citus::present()) {
+            (None, false) => crate::pg::spaces::readable(q.agent.as_deref(), q.spaces.as_deref()),
+            _ => vec![],
+        },
+    };
+    crate::pg::spaces::as_agent(q.agent.as_deref(), || plan_for(q, &owners, categories, measure))
+}
+
+/// `plan` for these owners, under the agent `plan` set.
+fn plan_for(
+    q: &QueryRequest,
+    owners: &search::Owners,
+    categories: Option<Vec<String>>,
+    measure: bool,
+) -> String {
     let st = search::Statements::new(
-        &search::Owners::only(&user),
+        owners,
         &q.query,
         q.embedding.as_deref(),
         &q.filters,

@@ -259,18 +259,15 @@ fn terms(owners: &Owners, query: &str) -> Terms {
                 vec![user.into(), lexemes.into(), owners.keys().into()],
             )
         };
-        Spi::connect(|c| {
-            spi::rows_prepared(c, sql, &args, |r| {
-                Ok((
-                    r.get::<String>(1)?.unwrap_or_default(),
-                    r.get::<f64>(2)?.unwrap_or(0.0),
-                    r.get::<f64>(3)?.unwrap_or(0.0),
-                    r.get::<f64>(4)?.unwrap_or(0.0),
-                    r.get::<String>(5)?.unwrap_or_default(),
-                ))
-            })
+        spi::rows_generic(sql, &args, "reading term statistics", |r| {
+            Ok((
+                r.get::<String>(1)?.unwrap_or_default(),
+                r.get::<f64>(2)?.unwrap_or(0.0),
+                r.get::<f64>(3)?.unwrap_or(0.0),
+                r.get::<f64>(4)?.unwrap_or(0.0),
+                r.get::<String>(5)?.unwrap_or_default(),
+            ))
         })
-        .spi("reading term statistics")
     };
     let (docs, total_len) = rows.first().map_or((0.0, 0.0), |r| (r.2, r.3));
     let dfs: Vec<(String, f64)> = rows.iter().map(|r| (r.0.clone(), r.1)).collect();

@@ -50,5 +50,20 @@ SELECT k AS section, jsonb_array_length(doc.d -> k) AS in_export,
 FROM doc, jsonb_object_keys(doc.d) k LEFT JOIN rows ON rows.section = k
 WHERE jsonb_typeof(doc.d -> k) = 'array' ORDER BY k;
 
+-- Access bookkeeping: a retrieval records its memories' access, at most once a minute each (a
+-- read within the minute writes nothing: sql/queries/query_touch.sql says why).
+SELECT memory_write('{"text": "Kim keeps her race bib in a drawer."}') ->> 'event' AS written;
+SELECT count(*) AS found FROM jsonb_array_elements(memory_query('{"query": "race bib drawer", "top_k": 1}') -> 'items');
+SELECT access_count AS after_first_read FROM memory.items WHERE text LIKE '%race bib%';
+SELECT count(*) AS found FROM jsonb_array_elements(memory_query('{"query": "race bib drawer", "top_k": 1}') -> 'items');
+SELECT access_count AS within_the_minute, last_accessed_at > now() - interval '1 minute' AS recent
+FROM memory.items WHERE text LIKE '%race bib%';
+RESET ROLE;
+UPDATE memory.items SET last_accessed_at = now() - interval '2 minutes' WHERE text LIKE '%race bib%';
+SET ROLE regress_memory_user;
+SELECT count(*) AS found FROM jsonb_array_elements(memory_query('{"query": "race bib drawer", "top_k": 1}') -> 'items');
+SELECT access_count AS a_minute_later, last_accessed_at > now() - interval '1 minute' AS recent
+FROM memory.items WHERE text LIKE '%race bib%';
+
 RESET ROLE;
 RESET memory_ext.user_id;

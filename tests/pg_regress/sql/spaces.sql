@@ -258,3 +258,11 @@ SET memory_ext.user_id = 'jon';
 SELECT i ->> 'space' AS space, i ->> 'text' LIKE '%every Friday%' AS newest
 FROM jsonb_array_elements(memory_query('{"query": "when does the on-call rotation change", "top_k": 1}') -> 'items') i;
 RESET ROLE;
+
+-- memory.query_plan explains what memory_query runs: with a space granted, one search over the
+-- caller and the space (the owners as an array), and without the space the caller alone.
+SET ROLE regress_memory_user;
+SET memory_ext.user_id = 'jon';
+SELECT memory.query_plan('{"query": "on-call rotation"}') ~ 'user_id = ANY' AS across_owners,
+       memory.query_plan('{"query": "on-call rotation", "spaces": []}') ~ 'user_id = ANY' AS spaces_none;
+RESET ROLE;
