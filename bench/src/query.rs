@@ -283,7 +283,7 @@ fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
 /// memory_query does, not in which plans the planner may pick for the rows. Not
 /// `plan_cache_mode`: memory_query sets it itself where a statement needs it, and the raw query
 /// is planned for its values at every call whatever it says (each call prepares it anew). Set
-/// for the whole session before 2026-12-01, it also made every other statement memory_query
+/// for the whole session before 2026-11-30, it also made every other statement memory_query
 /// runs (term statistics, categories, the query's lexemes in PL/pgSQL) plan at every call,
 /// which an application's session does not (docs/performance.md, History).
 pub const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off";

@@ -512,7 +512,9 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
             _ => vec![],
         },
     };
-    crate::pg::spaces::as_agent(q.agent.as_deref(), || plan_for(q, &owners, categories, measure))
+    crate::pg::spaces::as_agent(q.agent.as_deref(), || {
+        plan_for(q, &owners, categories, measure)
+    })
 }
 
 /// `plan` for these owners, under the agent `plan` set.

@@ -254,7 +254,10 @@ pub fn unspaced(c: char) -> bool {
 /// punctuation of those scripts as its ASCII form and a space ("，" → ", "), so that a clause
 /// ends where it ends. Borrowed when there is nothing to set apart (most texts).
 pub fn words_apart(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| unspaced(c) || ascii_punctuation(c).is_some()) {
+    if !text
+        .chars()
+        .any(|c| unspaced(c) || ascii_punctuation(c).is_some())
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
