@@ -341,11 +341,19 @@ fn update_named(c: Columns, id: &str, embedding: &WriteEmbedding) -> Value {
 /// An exact duplicate: refreshed, nothing else changed; `None` when there is none.
 fn refresh_exact(c: &Columns) -> Option<Value> {
     let (req, user) = (c.req, c.user);
+    let found = spi::rows_generic(
+        include_str!("../../sql/queries/write_exact_find.sql"),
+        &[user.into(), c.text.into()],
+        "checking for an exact duplicate",
+        |r| Ok(r.get::<String>(1)?.unwrap_or_default()),
+    )
+    .into_iter()
+    .next()?;
     let id = spi::with_custom_plan(|| {
         spi::one_kept::<String>(
             include_str!("../../sql/queries/write_exact.sql"),
-            &[user.into(), c.text.into()],
-            "checking for an exact duplicate",
+            &[user.into(), found.as_str().into()],
+            "refreshing an exact duplicate",
         )
     })?;
     events::record(Event {
