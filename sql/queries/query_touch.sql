@@ -6,11 +6,11 @@
 -- A memory read in the last minute is not written again (its first retrieval always is, however
 -- soon after its write): what reads last_accessed_at counts in days (memory_ext.ttl_days), and
 -- access_count is a relative measure (consolidation's 90th percentile), so both keep their
--- meaning as "retrievals, at most one a minute". An agent asks
--- its memory again and again within a conversation, and each write cost a retrieval ~1 ms (the
--- new row versions, their index entries, the term statistics' transition tables: the most
--- expensive statement of memory_query in pg_stat_statements at 100k memories), and moved the
--- rows the next identical query reads.
+-- meaning as "retrievals, at most one a minute". An agent asks its memory again and again
+-- within a conversation, and each write cost a retrieval ~1 ms (new row versions, and their
+-- index entries when the page is full: the most expensive statement of memory_query in
+-- pg_stat_statements at 100k memories, docs/performance.md) and moved the rows the next
+-- identical query reads.
 UPDATE memory.items i SET last_accessed_at = now(), access_count = i.access_count + 1
 FROM (SELECT id FROM memory.items
       WHERE user_id = $1 AND id = ANY($2::uuid[])

@@ -298,7 +298,9 @@ fn ascii_punctuation(c: char) -> Option<char> {
         '：' => ':',
         '（' => '(',
         '）' => ')',
-        '「' | '」' | '『' | '』' | '“' | '”' => '"',
+        // Not “ ”: English writes them too, and Chinese's are the same characters, which are
+        // no letters and so end a word already.
+        '「' | '」' | '『' | '』' => '"',
         _ => return None,
     })
 }
@@ -436,6 +438,8 @@ mod tests {
         );
         assert_eq!(words_apart("ジョンはJonと東京に"), "ジョンは Jon と東京に");
         assert!(matches!(words_apart("Jon, in Lisbon."), Cow::Borrowed(_)));
+        // English text with curly quotes reads as before.
+        assert!(matches!(words_apart("“Anna,” said Jon."), Cow::Borrowed(_)));
     }
 
     #[test]
