@@ -165,12 +165,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
     } else {
         (q.top_k * 2).min(request::MAX_TOP_K as usize)
     };
-    // Not with `entity`: entities are the caller's own, so no space is read.
-    let spaces = match &q.entity {
-        Some(_) => Some(&[][..]),
-        None => q.spaces.as_deref(),
-    };
-    let mut hits = with_spaces(&user, q.agent.as_deref(), spaces, |owners| {
+    let mut hits = with_spaces(&user, q.agent.as_deref(), spaces_asked(q), |owners| {
         search::memories(
             owners,
             &q.query,
@@ -269,6 +264,15 @@ pub fn run_query(q: &QueryRequest) -> Value {
         });
     }
     out
+}
+
+/// The spaces a request narrows its reading to (`"spaces"`; every granted one when absent), and
+/// none with `entity`: entities are the caller's own, so no space is read.
+fn spaces_asked(q: &QueryRequest) -> Option<&[String]> {
+    match &q.entity {
+        Some(_) => Some(&[]),
+        None => q.spaces.as_deref(),
+    }
 }
 
 /// `search` run over the caller's own memories and those of every space granted to it (for
@@ -507,9 +511,10 @@ pub fn plan(q: &QueryRequest, measure: bool) -> String {
     // statement; on Citus each owner is a statement of its own, explained here for the caller.
     let owners = search::Owners {
         user: user.clone(),
-        spaces: match (&q.entity, crate::pg::citus::present()) {
-            (None, false) => crate::pg::spaces::readable(q.agent.as_deref(), q.spaces.as_deref()),
-            _ => vec![],
+        spaces: if crate::pg::citus::present() {
+            vec![]
+        } else {
+            crate::pg::spaces::readable(q.agent.as_deref(), spaces_asked(q))
         },
     };
     crate::pg::spaces::as_agent(q.agent.as_deref(), || {

@@ -158,8 +158,9 @@ pub fn rows_prepared<T>(
 }
 
 /// [`rows`] through a statement kept prepared, with one generic plan per backend
-/// ([`with_generic_plan`]): for the short reads by key every memory_query makes (term
-/// statistics, the categories in context, related bullets, known entities). Run as one-shot
+/// ([`with_generic_plan`]): for the short reads by key on the hot paths (memory_query's term
+/// statistics, categories in context, related bullets and known entities; memory_write's
+/// exact-duplicate check). Run as one-shot
 /// statements, or kept under the plan cache's own choice (which keeps custom plans for a
 /// partitioned table, whose generic plan it costs with every partition), each was parsed and
 /// planned at every call for longer than it ran: pg_stat_statements at 100k memories showed
