@@ -180,6 +180,9 @@ for s in $suites; do
     done
     "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
       --partitions --dsn "$cdsn" --out "$RESULTS/citus"
+    # The *_for forms against their originals (docs/citus.md "One round trip"); on one node
+    # below too: the difference is what the coordinator adds to a call.
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench routed --dsn "$cdsn" --out "$RESULTS/citus"
     scripts/citus.sh destroy "$BENCH_CITUS_DIR"
     # BENCH_CITUS_ONE_NODE=0: the cluster only (a rerun; compare with the one-node figures of an
     # earlier run, bench/results/citus/one-node).
@@ -187,6 +190,8 @@ for s in $suites; do
       psql_b -d postgres -c "DROP DATABASE IF EXISTS memory_bench_ct" -c "CREATE DATABASE memory_bench_ct"
       psql_b -d memory_bench_ct -c "CREATE EXTENSION memory_ext CASCADE"
       "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$BENCH_CITUS_ITEMS" --api-load "$BENCH_CITUS_API_LOAD" \
+        --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
+      "$CARGO_TARGET_DIR"/release/memory_ext_bench routed \
         --dsn "${dsn/memory_bench/memory_bench_ct}" --out "$RESULTS/citus"/one-node
     fi
   elif [ "$s" = citus-spaces ]; then

@@ -1360,3 +1360,52 @@ BEGIN
     EXECUTE $s$CREATE INDEX IF NOT EXISTS details_refine_idx ON memory.details (created_at) WHERE metadata ->> 'pending' = 'llm'$s$;
     EXECUTE $s$CREATE INDEX IF NOT EXISTS files_refine_idx ON memory.files (updated_at) WHERE metadata ->> 'pending' = 'llm'$s$;
 END $$;
+
+-- One round trip on Citus (docs/citus.md): forms of the five calls an agent makes most that take
+-- their tenant as an argument, which memory_citus_distribute makes distributed functions by it
+-- (src/pg/citus.rs `routed`).
+CREATE  FUNCTION "memory_query_for"(
+	"user_id" TEXT, /* & str */
+	"request" jsonb /* Json */
+) RETURNS jsonb /* JsonB */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_query_for_wrapper';
+CREATE  FUNCTION "memory_write_for"(
+	"user_id" TEXT, /* & str */
+	"request" jsonb /* Json */
+) RETURNS jsonb /* JsonB */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_write_for_wrapper';
+CREATE  FUNCTION "message_append_for"(
+	"user_id" TEXT, /* & str */
+	"thread_id" TEXT, /* & str */
+	"role" TEXT, /* & str */
+	"content" TEXT, /* & str */
+	"options" jsonb DEFAULT '{}' /* Json */
+) RETURNS jsonb /* JsonB */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'message_append_for_wrapper';
+CREATE  FUNCTION "compile_core_blocks_for"(
+	"user_id" TEXT, /* & str */
+	"agent_id" TEXT, /* & str */
+	"now" timestamp with time zone DEFAULT now() /* TimestampWithTimeZone */
+) RETURNS TEXT /* String */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'compile_core_blocks_for_wrapper';
+CREATE  FUNCTION "memory_context_for"(
+	"user_id" TEXT, /* & str */
+	"agent_id" TEXT, /* & str */
+	"thread_id" TEXT, /* & str */
+	"query" TEXT, /* & str */
+	"budget_tokens" INT DEFAULT 2048, /* i32 */
+	"memories" INT DEFAULT 3, /* i32 */
+	"files" INT DEFAULT 3, /* i32 */
+	"summaries" TEXT[] DEFAULT ARRAY[]::text[] /* Vec < Option < String > > */
+) RETURNS TEXT /* String */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memory_context_for_wrapper';

@@ -16,6 +16,7 @@ mod formation;
 mod lifecycle;
 mod mcp;
 mod query;
+mod routed;
 mod spaces;
 mod tools;
 
@@ -283,6 +284,10 @@ fn main() {
         "changes" => {
             let (result, md) = changes::run(&a.dsn);
             save(&a.out, "changes", &result, &md);
+        }
+        "routed" => {
+            let (result, md) = routed::run(&a.dsn);
+            save(&a.out, "routed", &result, &md);
         }
         "spaces" => {
             let (result, md) = spaces::run(&a.dsn, a.items);

@@ -117,6 +117,18 @@ fn compile_core_blocks(
     ops::compile_agent(agent_id, now)
 }
 
+/// `compile_core_blocks` for the tenant `user_id`: the form Citus runs wholly on that tenant's
+/// worker (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL. Volatile, not
+/// stable like the original: it sets the call's tenant.
+#[pg_extern(volatile, parallel_unsafe, strict)]
+fn compile_core_blocks_for(
+    user_id: &str,
+    agent_id: &str,
+    now: default!(TimestampWithTimeZone, "now()"),
+) -> String {
+    crate::pg::citus::routed(user_id, |_| compile_core_blocks(Some(agent_id), Some(now)))
+}
+
 #[cfg(any(test, feature = "pg_test"))]
 #[pg_schema]
 mod tests {

@@ -20,6 +20,13 @@ fn memory_query(request: Option<Json>) -> JsonB {
     JsonB(query::run_query(&q))
 }
 
+/// `memory_query` for the tenant `user_id`: the form Citus runs wholly on that tenant's worker
+/// (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL.
+#[pg_extern(volatile, parallel_unsafe, strict)]
+fn memory_query_for(user_id: &str, request: Json) -> JsonB {
+    crate::pg::citus::routed(user_id, |_| memory_query(Some(request)))
+}
+
 /// The plans of the two statements memory_query runs for `request` (EXPLAIN, text format; with
 /// `measure`, EXPLAIN ANALYZE: it runs them): the seeds as planned for this call, then the pool
 /// statement's generic plan, as memory_query keeps it. For DBAs, and for the tests that prove
@@ -117,6 +124,54 @@ fn memory_context(
     files: default!(Option<i32>, 3),
     summaries: default!(Option<Vec<Option<String>>>, "NULL"),
 ) -> String {
+    context_call(
+        agent_id,
+        thread_id,
+        query,
+        budget_tokens,
+        memories,
+        files,
+        summaries.unwrap_or_default(),
+    )
+}
+
+/// `memory_context` for the tenant `user_id`: the form Citus runs wholly on that tenant's
+/// worker (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL.
+#[pg_extern(volatile, parallel_unsafe, strict)]
+#[allow(clippy::too_many_arguments)]
+fn memory_context_for(
+    user_id: &str,
+    agent_id: &str,
+    thread_id: &str,
+    query: &str,
+    budget_tokens: default!(i32, 2048),
+    memories: default!(i32, 3),
+    files: default!(i32, 3),
+    summaries: default!(Vec<Option<String>>, "ARRAY[]::text[]"),
+) -> String {
+    crate::pg::citus::routed(user_id, |_| {
+        context_call(
+            Some(agent_id),
+            Some(thread_id),
+            Some(query),
+            Some(budget_tokens),
+            Some(memories),
+            Some(files),
+            summaries,
+        )
+    })
+}
+
+/// memory_context's arguments checked, and the context built.
+fn context_call(
+    agent_id: Option<&str>,
+    thread_id: Option<&str>,
+    query: Option<&str>,
+    budget_tokens: Option<i32>,
+    memories: Option<i32>,
+    files: Option<i32>,
+    summaries: Vec<Option<String>>,
+) -> String {
     let agent_id = validate::id("agent_id", agent_id).or_raise();
     let thread_id = validate::id("thread_id", thread_id).or_raise();
     let text = validate::required("query", query).or_raise();
@@ -129,7 +184,6 @@ fn memory_context(
     let files = *validate::required("files", files.as_ref()).or_raise();
     let files = validate::range("files", files as i64, 0, 20).or_raise() as usize;
     let summaries: Vec<String> = summaries
-        .unwrap_or_default()
         .into_iter()
         .flatten()
         .map(|n| {

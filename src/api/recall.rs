@@ -91,6 +91,85 @@ fn message_append(
     ))
 }
 
+/// `message_append` for the tenant `user_id`: the form Citus runs wholly on that tenant's worker
+/// (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL, so the optional
+/// arguments are the keys of `options` (`tool_calls`, `tool_call_id`, `name`, `created_at`,
+/// `metadata`, `idempotency_key`, as message_append names them; a JSON null is the same as
+/// leaving the key out).
+#[pg_extern(volatile, parallel_unsafe, strict)]
+fn message_append_for(
+    user_id: &str,
+    thread_id: &str,
+    role: &str,
+    content: &str,
+    options: default!(Json, "'{}'"),
+) -> JsonB {
+    let Json(options) = options;
+    let Value::Object(options) = options else {
+        raise(
+            SqlState::InvalidParameterValue,
+            "options must be a JSON object",
+            Some("e.g. '{\"metadata\": {...}, \"idempotency_key\": \"...\"}'".into()),
+        )
+    };
+    const KEYS: [&str; 6] = [
+        "tool_calls",
+        "tool_call_id",
+        "name",
+        "created_at",
+        "metadata",
+        "idempotency_key",
+    ];
+    if let Some(k) = options.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        raise(
+            SqlState::InvalidParameterValue,
+            format!("options has an unknown key \"{k}\""),
+            Some(format!("the keys are {}", KEYS.join(", "))),
+        )
+    }
+    let value = |k: &str| options.get(k).filter(|v| !v.is_null());
+    let text = |k: &str| {
+        value(k).map(|v| {
+            v.as_str().unwrap_or_else(|| {
+                raise(
+                    SqlState::InvalidParameterValue,
+                    format!("options.{k} must be a string"),
+                    None,
+                )
+            })
+        })
+    };
+    // Postgres' own reading of a timestamptz (and its 22007 for a bad one).
+    let created_at = text("created_at").map(|t| {
+        crate::pg::spi::one_opt::<TimestampWithTimeZone>(
+            "SELECT $1::timestamptz",
+            &[t.into()],
+            "reading options.created_at",
+        )
+        .unwrap_or_else(|| {
+            raise(
+                SqlState::InvalidParameterValue,
+                "options.created_at is not a time",
+                None,
+            )
+        })
+    });
+    crate::pg::citus::routed(user_id, |_| {
+        message_append(
+            Some(thread_id),
+            Some(role),
+            Some(content),
+            Some(user_id),
+            value("tool_calls").cloned().map(Json),
+            text("tool_call_id"),
+            text("name"),
+            created_at,
+            value("metadata").cloned().map(Json),
+            text("idempotency_key"),
+        )
+    })
+}
+
 /// Recall search (`conversation_search`, docs/design.md "Recall and archival memory"): a
 /// thread's messages, in context or not, by keyword and meaning together (src/ops/search.rs).
 /// Without a query vector (provider down) it is keyword-only.

@@ -22,6 +22,13 @@ fn memory_write(request: Option<Json>) -> JsonB {
     JsonB(ops::write(req))
 }
 
+/// `memory_write` for the tenant `user_id`: the form Citus runs wholly on that tenant's worker
+/// (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL.
+#[pg_extern(volatile, parallel_unsafe, strict)]
+fn memory_write_for(user_id: &str, request: Json) -> JsonB {
+    crate::pg::citus::routed(user_id, |_| memory_write(Some(request)))
+}
+
 /// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),
 /// then written in order, each seeing the ones before it, so the result equals one-by-one
 /// writes. Returns the array of responses. All or nothing.

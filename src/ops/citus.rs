@@ -175,6 +175,19 @@ pub fn distribute() -> Value {
         &[],
         "making the change feed's triggers",
     );
+    // The forms that take their tenant as an argument, so that Citus runs a call of one of them
+    // wholly on that tenant's worker (src/pg/citus.rs `routed`).
+    let routed = names(
+        include_str!("../../sql/queries/citus_functions.sql"),
+        "listing the functions to distribute",
+    );
+    for f in &routed {
+        spi::run(
+            "SELECT create_distributed_function($1::regprocedure, 'user_id', colocate_with => 'memory.items')",
+            &[f.as_str().into()],
+            "distributing a function by its tenant",
+        );
+    }
     let model = register_active_model();
     let models = spi::rows(
         include_str!("../../sql/queries/citus_model_indexes.sql"),
@@ -195,7 +208,7 @@ pub fn distribute() -> Value {
             "creating a model's HNSW indexes",
         );
     }
-    json!({"distributed": tables, "reference": reference, "model": model})
+    json!({"distributed": tables, "reference": reference, "functions": routed, "model": model})
 }
 
 /// Registers the active model (its dimensions from the settings, or from one probe embedding);

@@ -28,3 +28,32 @@ pub fn distributed(table: &str) -> bool {
     )
     .unwrap_or(false)
 }
+
+/// The body of every `*_for` form (`memory_query_for`, `memory_write_for`, ...; docs/citus.md
+/// "One round trip"): `f` acting for `user_id` as [`tenant::scoped`] rules (the session's own
+/// tenant when one is set, which `user_id` must then be: 42501 otherwise).
+///
+/// # Why the forms exist
+/// memory_citus_distribute makes them Citus distributed functions by `user_id`, so that Citus
+/// sends a call that names a tenant to that tenant's worker as one statement, where it runs
+/// wholly (its statements reach the local shards), instead of one round trip from the
+/// coordinator per statement. They are strict because Citus 13.2.2 crashes the coordinator
+/// (SIGSEGV) on a call of a distributed function whose distribution argument is NULL: a strict
+/// function with a NULL argument is folded to NULL by the planner before Citus looks at it.
+/// The functions with an optional `user_id` (message_append) cannot be distributed for that
+/// reason.
+///
+/// # Why custom plans on a Citus node
+/// A delegated call's statements run through Citus's local execution on the worker, and there a
+/// statement whose kept plan is generic made the backend that serves the coordinator's
+/// connection grow by about 48 kB a call and never give it back (memory_query, 5,000 calls:
+/// 283 to 475 MB; with custom plans, 238 to 242 MB). sql/citus.sql plans the trigger functions
+/// per call on Citus nodes for the same reason.
+///
+/// [`tenant::scoped`]: crate::pg::tenant::scoped
+pub fn routed<R>(user_id: &str, f: impl FnOnce(&str) -> R) -> R {
+    if present() {
+        return crate::pg::spi::with_custom_plan(|| crate::pg::tenant::scoped(Some(user_id), f));
+    }
+    crate::pg::tenant::scoped(Some(user_id), f)
+}

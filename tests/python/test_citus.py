@@ -14,7 +14,8 @@ calls touch one worker and one shard group; vector search uses the HNSW index of
 shard; the backfill reaches every tenant, and backfills running at once do not deadlock; a purge keeps the term statistics; a third worker added and
 rebalanced keeps every tenant's rows; a worker killed under a writer loses no
 acknowledged write, the coordinator names the lost node meanwhile, and the other worker's
-tenants go on.
+tenants go on; the *_for forms run wholly on the tenant's worker, one statement from the
+coordinator, and keep that worker's backend bounded.
 """
 
 import os
@@ -882,6 +883,149 @@ def test_spaces_answer_through_the_coordinator():
         assert one(d, "SELECT memory_grants()") == []
         got = query(c, query="how fast are refunds paid", top_k=1)
         assert "14 days" in got["items"][0]["text"], got
+
+
+ROUTED = ["compile_core_blocks_for", "memory_context_for", "memory_query_for", "memory_write_for",
+          "message_append_for"]
+
+
+def test_the_for_forms_run_wholly_on_the_tenants_worker():
+    # One round trip (docs/citus.md): memory_citus_distribute made the *_for forms Citus
+    # distributed functions by user_id, colocated with the tenant tables, so the coordinator
+    # sends a call to the tenant's worker as one statement and the call runs there.
+    with admin() as a:
+        dist = a.execute(
+            """SELECT p.proname, o.distribution_argument_index, o.colocationid = (
+                        SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'memory.items'::regclass)
+               FROM pg_dist_object o JOIN pg_proc p ON p.oid = o.objid
+               WHERE o.classid = 'pg_proc'::regclass AND p.proname LIKE '%\\_for' ORDER BY 1"""
+        ).fetchall()
+        assert dist == [(f, 0, True) for f in ROUTED], dist
+        assert one(a, "SELECT memory_citus_distribute() -> 'functions'") == []  # done already
+    # An ordinary role that sets no tenant: the argument is the call's tenant.
+    ordinary_role(DSN, ROLE)
+    ana = f"rt-{uuid.uuid4().hex[:10]}"
+    bob = f"rt-{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(DSN + f" user={ROLE}", autocommit=True) as c:
+        log = []
+        c.add_notice_handler(lambda d: log.append((d.message_primary or "", d.message_detail or "")))
+        c.execute("SET citus.log_remote_commands = on")
+        port, _ = node_of(ana)
+
+        def call(sql, args=()):
+            log.clear()
+            out = c.execute(sql, args).fetchone()[0]
+            sent = [p for p, _ in log if p.startswith("issuing")]
+            servers = {m.group(1) for _, d in log for m in [SERVER.search(d)] if m}
+            # One statement, the call itself, to the tenant's worker.
+            assert len(sent) == 1 and "_for(" in sent[0], (sql, sent)
+            assert servers == {f"127.0.0.1:{port}"}, (sql, servers)
+            return out
+
+        got = call("SELECT memory_write_for(%s, %s)", (ana, Jsonb({"text": "Ana keeps bees on the roof.", "thread_id": "t1"})))
+        assert got["event"] == "created", got
+        got = call("SELECT memory_query_for(%s, %s)", (ana, Jsonb({"query": "what does Ana keep on the roof"})))
+        assert "bees" in got["items"][0]["text"], got
+        got = call("SELECT message_append_for(%s, 't1', 'user', 'The hive is doing well.', %s)",
+                   (ana, Jsonb({"metadata": {"mood": "glad"}, "idempotency_key": "m-1"})))
+        again = call("SELECT message_append_for(%s, 't1', 'user', 'The hive is doing well.', %s)",
+                     (ana, Jsonb({"metadata": {"mood": "glad"}, "idempotency_key": "m-1"})))
+        assert got["seq"] == 1 and again == got, (got, again)  # appended once per key
+        c.execute("SET citus.log_remote_commands = off")
+        c.execute("BEGIN")
+        c.execute("SELECT set_config('memory_ext.user_id', %s, true)", (ana,))
+        c.execute("SELECT memory_agent('agent-a', %s, 'I help.', 'Ana.')", (ana,))
+        c.execute("COMMIT")
+        c.execute("SET citus.log_remote_commands = on")
+        blocks = call("SELECT compile_core_blocks_for(%s, 'agent-a')", (ana,))
+        assert "Ana." in blocks and "1 previous messages" in blocks, blocks
+        ctx = call("SELECT memory_context_for(%s, 'agent-a', 't1', 'bees', 400)", (ana,))
+        assert "Ana keeps bees on the roof." in ctx, ctx
+        # Tenants stay apart: Bob's call runs on Bob's worker and sees nothing of Ana's.
+        log.clear()
+        got = one(c, "SELECT memory_query_for(%s, %s)", (bob, Jsonb({"query": "what does Ana keep on the roof"})))
+        assert got["items"] == [], got
+        # A NULL tenant is NULL, not a call (a strict function; Citus 13.2.2 crashed the
+        # coordinator on a distributed function's NULL distribution argument), also when it is
+        # a bound parameter of a prepared statement.
+        c.execute("SET citus.log_remote_commands = off")
+        for f, args in [("memory_query_for(%s, %s)", (None, Jsonb({"query": "x"}))),
+                        ("memory_write_for(%s, %s)", (None, Jsonb({"text": "x"}))),
+                        ("message_append_for(%s, 't1', 'user', 'x')", (None,)),
+                        ("compile_core_blocks_for(%s, 'agent-a')", (None,)),
+                        ("memory_context_for(%s, 'agent-a', 't1', 'x')", (None,))]:
+            for _ in range(6):  # past the plan cache's five custom plans
+                assert c.execute(f"SELECT {f}", args, prepare=True).fetchone()[0] is None, f
+        assert one(c, "SELECT 1") == 1  # the session (and the coordinator) are fine
+        # Inside a transaction block Citus does not delegate: the call runs on the
+        # coordinator, as the originals do, with the same answer.
+        c.execute("BEGIN")
+        got = one(c, "SELECT memory_query_for(%s, %s)", (ana, Jsonb({"query": "what does Ana keep on the roof"})))
+        c.execute("COMMIT")
+        assert "bees" in got["items"][0]["text"], got
+        # Bad input is the original's error, raised on the worker and passed on as it is.
+        for sql, args, err in [
+            ("SELECT memory_write_for(%s, %s)", (ana, Jsonb({"text": ""})), errors.InvalidParameterValue),
+            ("SELECT message_append_for(%s, 't1', 'user', 'x', %s)", (ana, Jsonb({"bogus": 1})), errors.InvalidParameterValue),
+            ("SELECT message_append_for(%s, 't1', 'user', 'x', %s)", (ana, Jsonb({"created_at": "soon"})), errors.InvalidDatetimeFormat),
+            ("SELECT memory_query_for(%s, %s)", (ana, Jsonb({"query": "x", "top_k": 0})), errors.InvalidParameterValue),
+        ]:
+            try:
+                one(c, sql, args)
+                raise AssertionError(f"{sql} {args} was accepted")
+            except err:
+                pass
+    # A routed query reads the spaces granted to its tenant, wherever their shards are.
+    space = f"rt-team-{uuid.uuid4().hex[:8]}"
+    c, _ = tenant("rt-admin")
+    with c, psycopg.connect(DSN + f" user={ROLE}", autocommit=True) as d:
+        one(c, "SELECT memory_space_create(%s)", (space,))
+        write(c, text="Refunds over 500 euros need a manager's approval.", space=space)
+        one(c, "SELECT memory_grant(%s, %s)", (space, bob))
+        got = one(d, "SELECT memory_query_for(%s, %s)", (bob, Jsonb({"query": "who approves refunds over 500 euros"})))
+        assert [i.get("space") for i in got["items"]] == [space], got
+    # Role mode holds on the worker: the tenant is the role's name there too, and another role
+    # naming it is refused.
+    role = "me_citus_role"
+    ordinary_role(DSN, role)
+    with admin() as ad:
+        ad.execute(f"ALTER ROLE {role} SET memory_ext.tenant_source = 'role'")
+    with psycopg.connect(DSN + f" user={role}", autocommit=True) as r:
+        assert one(r, "SELECT memory_write_for(%s, %s) ->> 'event'", (role, Jsonb({"text": "Rolf likes the aisle."}))) in ("created", "noop")
+    with psycopg.connect(DSN + f" user={ROLE}", autocommit=True) as other:
+        try:
+            one(other, "SELECT memory_query_for(%s, %s)", (role, Jsonb({"query": "aisle"})))
+            raise AssertionError("another role claimed a role-mode tenant through a _for form")
+        except errors.InsufficientPrivilege:
+            pass
+
+
+def test_a_worker_backend_stays_bounded_under_routed_calls():
+    # A delegated call's statements run through Citus's local execution on the worker, where
+    # kept generic plans grew the backend serving the coordinator's connection by ~48 kB a
+    # call (src/pg/citus.rs `routed` plans per call on Citus).
+    c, user = tenant("rb")
+    try:
+        write(c, text="Warm-up memory for the routed bound check.", thread_id="t0")
+        port, _ = node_of(user)
+        gpid = one(c, "SELECT citus_backend_gpid()")
+        ask = Jsonb({"query": "warm-up memory", "top_k": 3})
+
+        def calls(n):
+            for _ in range(n):
+                one(c, "SELECT memory_query_for(%s, %s)", (user, ask))
+
+        calls(200)
+        with psycopg.connect(DSN.replace(f"port={one(c, 'SHOW port')}", f"port={port}"), autocommit=True) as w:
+            pid = one(w, "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+                      (f"citus_internal gpid={gpid}",))
+        before = rss_anon_kb(pid)
+        calls(800)
+        grown = rss_anon_kb(pid) - before
+        # With kept generic plans: 87 MB over these 800 calls (once, by hand).
+        assert grown < 10_000, f"worker backend {pid} grew by {grown} kB over 800 routed queries"
+    finally:
+        c.close()
 
 
 def main():
