@@ -297,6 +297,12 @@ CALLS_SPEC = [
     # of every type LangGraph names, documents of every shape.
     ("memory.screen_blob", ["blobkind", "blob"]),
     ("memory.screen_checkpoint", [jsons]),
+    # 0.13.0: the routed forms (docs/api.md "Routed calls"): another tenant, NULL, empty.
+    ("memory_query_for", ["user", jsons]),
+    ("memory_write_for", ["user", jsons]),
+    ("message_append_for", ["user", ids, "role", texts, jsons]),
+    ("compile_core_blocks_for", ["user", ids]),
+    ("memory_context_for", ["user", ids, ids, texts, ints, ints, ints, "textarray"]),
 ]
 
 SETOF = {"memory_entities", "memory_search", "conversation_search", "conversation_search_date", "memory_ref_search", "memory_history", "memory_embed_batch", "memory_file_ls",
