@@ -57,7 +57,9 @@ dsn="host=127.0.0.1 port=$EVAL_QA_PORT user=postgres dbname=memory_eval_qa"
 if [ "${1:-qa}" = extract ]; then
   # `make eval-extract`: the worker's extraction with the same model, against LoCoMo's own
   # observations (bench/qa/eval_extract.py). EVAL_EXTRACT_CONVERSATIONS=2 EVAL_EXTRACT_SESSIONS=5
+  cargo build -q --release -p memory_core --example extract_check
   exec python3 bench/qa/eval_extract.py --dsn "$dsn" --data "$DATA" --llm-url "$LLM_URL" \
+    --check-bin "$CARGO_TARGET_DIR/release/examples/extract_check" \
     --llm-model "${LLM_MODEL:-local}" --model-name "$name" --out bench/results \
     --conversations "${EVAL_EXTRACT_CONVERSATIONS:-2}" --sessions "${EVAL_EXTRACT_SESSIONS:-5}" \
     --review "$MEMORY_EXT_HOME/eval-extract-review.txt"

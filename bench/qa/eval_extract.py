@@ -19,17 +19,24 @@ facts the benchmark's authors wrote down, each with the turns it came from):
              the model's facts beside the gold observations on the same questions
   precision  a sample of extracted facts with the turns they came from, written to --review
              for a person to judge (the verdicts are reported in docs/retrieval.md)
+  dropped    every entry the checks left out, with why (a proxy between memory_ext and
+             --llm-url records the model's answers, and crates/memory_core/examples/
+             extract_check.rs, --check-bin, reads them through the same checks): the count by
+             reason in the results, the entries in --review's .dropped
 
     eval_extract.py --dsn DSN --data locomo-dev.json --llm-url URL --out bench/results
                     [--conversations 2] [--sessions 5] [--review FILE]
 """
 import argparse
+import http.server
 import json
 import os
 import random
 import re
 import sys
+import threading
 import time
+import urllib.request
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -115,6 +122,57 @@ def extract(db, conv, threads, llm_url, llm_model, batch):
     return runs
 
 
+class Recorder:
+    """A proxy in front of the model's server that keeps every (prompt, answer) memory_ext's
+    extraction exchanges with it, to read what the checks dropped (memory_extract counts them
+    but keeps no text of them)."""
+
+    def __init__(self, upstream):
+        self.exchanges = []
+        rec = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                req = urllib.request.Request(upstream.rstrip("/") + self.path.removeprefix("/v1"), data=body,
+                                             headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(req, timeout=600) as r:
+                        status, answer = r.status, r.read()
+                except urllib.error.HTTPError as e:
+                    status, answer = e.code, e.read()
+                try:
+                    prompt = json.loads(body)["messages"][-1]["content"]
+                    text = json.loads(answer)["choices"][0]["message"]["content"]
+                    rec.exchanges.append((prompt, text))
+                except (ValueError, KeyError, IndexError, TypeError):
+                    pass
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def save(self, path):
+        """The extraction calls (their input is the batch as JSON with its turns), one JSON
+        object a line, as extract_check reads them."""
+        with open(path, "w") as f:
+            for prompt, answer in self.exchanges:
+                try:
+                    if "turns" not in json.loads(prompt):
+                        continue
+                except ValueError:
+                    continue
+                f.write(json.dumps({"input": prompt, "answer": answer}) + "\n")
+
+
 def facts(db, conv, threads):
     sid = conv["sample_id"]
     t = f"xq:{sid}"
@@ -177,6 +235,7 @@ def main():
     ap.add_argument("--conversations", type=int, default=2)
     ap.add_argument("--sessions", type=int, default=5)
     ap.add_argument("--review", default="")
+    ap.add_argument("--check-bin", default="", help="crates/memory_core/examples/extract_check, built")
     # Turns per model call: the 1.5B reads ~33 tokens/s and writes ~18 here, and a call must
     # end within memory_ext.http_timeout_ms's 120 s ceiling with room for a long answer.
     ap.add_argument("--batch", type=int, default=8)
@@ -184,6 +243,8 @@ def main():
 
     data = json.load(open(a.data))[:a.conversations]
     db = psycopg.connect(a.dsn, autocommit=True)
+    recorder = Recorder(a.llm_url) if a.review else None
+    llm_url = recorder.url if recorder else a.llm_url
     all_runs, all_facts, best, obs_n, retr = [], [], [], 0, []
     turns_n = 0
     began = time.time()
@@ -193,7 +254,7 @@ def main():
         turns_n += sum(len(v) for v in threads.values())
         obs = load_observations(db, conv, ns)
         obs_n += len(obs)
-        all_runs += extract(db, conv, threads, a.llm_url, a.llm_model, a.batch)
+        all_runs += extract(db, conv, threads, llm_url, a.llm_model, a.batch)
         fs = facts(db, conv, threads)
         all_facts += [dict(f, sample=conv["sample_id"]) for f in fs]
         best += coverage(db, conv["sample_id"], obs)
@@ -221,6 +282,18 @@ def main():
         f"| tokens in / out per turn | {tot('tokens_in') / max(turns_n, 1):.0f} / {tot('tokens_out') / max(turns_n, 1):.0f} |",
         f"| seconds per turn (this run's calls) | {seconds / max(sum(int(r.get('turns') or 0) for r in all_runs), 1):.1f} |",
     ]
+    dropped_by = {}
+    if recorder and a.check_bin:
+        import subprocess
+        recorder.save(a.review + ".answers")
+        out = subprocess.run([a.check_bin, a.review + ".answers"], capture_output=True, text=True, check=True).stdout
+        rows = [json.loads(x) for x in out.splitlines() if x.strip()]
+        dropped_by = rows[-1]["dropped"]
+        with open(a.review + ".dropped", "w") as f:
+            for r in rows[:-1]:
+                f.write(f"DROPPED ({r['reason']}, call {r['call']}): {r['text']}\n")
+        lines.append("| the checks' drops by reason | " +
+                     (", ".join(f"{k} {v}" for k, v in sorted(dropped_by.items())) or "none") + " |")
     q = sum(r["questions"] for r in retr)
     lines += ["", f"Retrieval on these sessions ({q} questions of categories 1-4 whose evidence lies in them; "
               "memory_query, default ranking): an evidence turn among the top k.", "",
@@ -237,7 +310,7 @@ def main():
                "coverage": {str(t): sum(1 for b in best if b >= t) for t in THRESHOLDS},
                "observations": obs_n, "turns": turns_n, "facts": len(all_facts),
                "runs": [{k: v for k, v in r.items() if k != "error"} for r in all_runs],
-               "retrieval": retr, "wall_seconds": time.time() - began},
+               "retrieval": retr, "dropped_by_reason": dropped_by, "wall_seconds": time.time() - began},
               open(os.path.join(a.out, "eval-extract.json"), "w"), indent=1)
     if a.review:
         # For a person to judge (never committed: it quotes the conversations).

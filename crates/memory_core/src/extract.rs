@@ -126,11 +126,36 @@ pub fn llm_input(
 }
 
 /// What a checked answer holds: the candidates in the order given, and how many entries were
-/// dropped (malformed, over a cap, from a turn outside the batch).
+/// dropped (malformed, over a cap, from a turn outside the batch), each with why.
 #[derive(Debug, Default, PartialEq)]
 pub struct Parsed {
     pub candidates: Vec<Candidate>,
     pub rejected: usize,
+    /// Every dropped entry: why, and its text as the model gave it (the entry's JSON when it
+    /// had no text). For reading what the checks cost (`make eval-extract`'s review,
+    /// crates/memory_core/examples/extract_check.rs); memory_extract counts them only.
+    pub dropped: Vec<Dropped>,
+}
+
+/// An entry of the answer left out, and why: `cut` (the answer ended inside it), `malformed`
+/// (a field missing or of the wrong type, or a turn outside the batch), `ungrounded` (most of
+/// its words are not the batch's), `unnamed` (it names what the batch does not), `example` (a
+/// prompt's own example), `repeated` (the same text twice), `insights_not_asked`,
+/// `insights_cap`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dropped {
+    pub reason: &'static str,
+    pub text: String,
+}
+
+impl Parsed {
+    fn drop(&mut self, reason: &'static str, text: impl Into<String>) {
+        self.rejected += 1;
+        self.dropped.push(Dropped {
+            reason,
+            text: text.into(),
+        });
+    }
 }
 
 /// The model's answer, checked against the batch (`turns`, the `known` memories shown, whether
@@ -154,7 +179,9 @@ pub fn parse_answer(
     }
     let mut out = Parsed::default();
     // An answer cut at max_tokens lost the entry it was writing: counted as rejected.
-    out.rejected += usize::from(cut);
+    if cut {
+        out.drop("cut", "");
+    }
     // What the batch says, its speakers' names and the known memories shown with it included
     // (a fact may name whom "my sister" is from one of them): a fact or procedure most of whose
     // words it does not say (crate::summaries::GROUNDED_MIN), or naming what it does not name
@@ -168,10 +195,16 @@ pub fn parse_answer(
         })
         .chain(known.iter().flat_map(|k| crate::summary::stems(k)))
         .collect();
+    // Why a candidate was made up, if it was.
     let made_up = |c: &Option<Candidate>| {
-        c.as_ref().is_some_and(|c| {
-            crate::summary::grounded_share(&c.text, &said) < crate::summaries::GROUNDED_MIN
-                || !names_said(&c.text, &said)
+        c.as_ref().and_then(|c| {
+            if crate::summary::grounded_share(&c.text, &said) < crate::summaries::GROUNDED_MIN {
+                Some("ungrounded")
+            } else if !names_said(&c.text, &said) {
+                Some("unnamed")
+            } else {
+                None
+            }
         })
     };
     let last = turns.last().map(|t| t.seq).unwrap_or(0);
@@ -181,14 +214,17 @@ pub fn parse_answer(
             let f = f.as_object()?;
             let seq = in_batch(f.get("turn")?)?;
             let text = short_text(f.get("text")?)?;
-            let supersedes = match f.get("supersedes") {
-                None | Some(Value::Null) => None,
-                Some(n) => {
-                    let n = n.as_u64()? as usize;
-                    // `then`, not `then_some`: `n - 1` of a model's 0 must not be computed.
-                    (1..=known.len()).contains(&n).then(|| n - 1)?.into()
-                }
-            };
+            // The known memory this fact replaces: only one the batch was shown. Any other
+            // value (a number no memory shown has, 0, a string) supersedes nothing, and the
+            // fact stands as a new one: Qwen2.5-Coder-1.5B put a number in every fact it wrote
+            // on LoCoMo, shown no memory at all, and each of its 12 facts was dropped for it
+            // (docs/retrieval.md "Extraction with a real model").
+            let supersedes = f
+                .get("supersedes")
+                .and_then(Value::as_u64)
+                .map(|n| n as usize)
+                // `then`, not `then_some`: `n - 1` of a model's 0 must not be computed.
+                .and_then(|n| (1..=known.len()).contains(&n).then(|| n - 1));
             Some(Candidate {
                 kind: Kind::Fact,
                 seq,
@@ -201,15 +237,15 @@ pub fn parse_answer(
                 confidence: confidence(f.get("confidence")),
             })
         })();
-        if made_up(&c) {
-            out.rejected += 1;
+        if let Some(why) = made_up(&c) {
+            out.drop(why, c.map(|c| c.text).unwrap_or_default());
             continue;
         }
-        push(&mut out, c);
+        push(&mut out, c, f);
     }
     for i in list(obj, "insights") {
         if !insights {
-            out.rejected += 1;
+            out.drop("insights_not_asked", i.to_string());
             continue;
         }
         let c = (|| {
@@ -235,10 +271,10 @@ pub fn parse_answer(
                 .count()
                 >= MAX_INSIGHTS
         {
-            out.rejected += 1;
+            out.drop("insights_cap", c.map(|c| c.text).unwrap_or_default());
             continue;
         }
-        push(&mut out, c);
+        push(&mut out, c, i);
     }
     for p in list(obj, "procedures") {
         let c = (|| {
@@ -271,11 +307,11 @@ pub fn parse_answer(
                 confidence: confidence(p.get("confidence")),
             })
         })();
-        if made_up(&c) {
-            out.rejected += 1;
+        if let Some(why) = made_up(&c) {
+            out.drop(why, c.map(|c| c.text).unwrap_or_default());
             continue;
         }
-        push(&mut out, c);
+        push(&mut out, c, p);
     }
     Ok(out)
 }
@@ -388,18 +424,20 @@ pub fn procedure_text(title: &str, steps: &[String]) -> String {
     format!("{}: {}", title.trim_end_matches(':'), numbered.join(" "))
 }
 
-fn push(out: &mut Parsed, c: Option<Candidate>) {
+/// Keeps `c`, or drops it with why (`entry` is the answer's entry it came from).
+fn push(out: &mut Parsed, c: Option<Candidate>, entry: &Value) {
     match c {
+        None => out.drop("malformed", entry.to_string()),
+        Some(c) if copies_example(&c.text) => out.drop("example", c.text),
         Some(c)
-            if !copies_example(&c.text)
-                && !out
-                    .candidates
-                    .iter()
-                    .any(|o| o.text.eq_ignore_ascii_case(&c.text)) =>
+            if out
+                .candidates
+                .iter()
+                .any(|o| o.text.eq_ignore_ascii_case(&c.text)) =>
         {
-            out.candidates.push(c)
+            out.drop("repeated", c.text)
         }
-        _ => out.rejected += 1,
+        Some(c) => out.candidates.push(c),
     }
 }
 
@@ -1170,18 +1208,33 @@ mod tests {
          "procedures": [{"turn": 8, "title": "Deploy", "steps": ["Build.", "Copy."]}, {"turn": 8, "title": "Empty", "steps": []}]}
         ```"#;
         let p = parse_answer(a, &turns, &KNOWN2, true).unwrap();
-        assert_eq!(p.rejected, 5);
+        assert_eq!(p.rejected, 4);
+        // Each dropped entry says why.
+        let why: Vec<&str> = p.dropped.iter().map(|d| d.reason).collect();
+        assert_eq!(
+            why,
+            ["malformed", "malformed", "repeated", "malformed"],
+            "{:?}",
+            p.dropped
+        );
+        assert_eq!(p.dropped.len(), p.rejected);
         let f = &p.candidates[0];
         assert_eq!(
             (f.seq, f.text.as_str(), f.importance, f.supersedes),
             (7, "Sam moved to Denver.", 5, Some(0))
         );
         assert_eq!(f.category.as_deref(), Some("location"));
-        assert_eq!(p.candidates[1].kind, Kind::Insight);
-        assert_eq!(p.candidates[1].category.as_deref(), Some(INSIGHT_CATEGORY));
-        assert_eq!(p.candidates[1].tags, vec!["style"]);
-        assert_eq!(p.candidates[2].text, "Deploy: 1. Build. 2. Copy.");
-        assert_eq!(p.candidates[2].kind.memory_kind(), "procedural");
+        // A memory never shown (4 of 2): the fact stands, superseding nothing.
+        let f = &p.candidates[1];
+        assert_eq!(
+            (f.seq, f.text.as_str(), f.supersedes),
+            (8, "Supersedes something never shown.", None)
+        );
+        assert_eq!(p.candidates[2].kind, Kind::Insight);
+        assert_eq!(p.candidates[2].category.as_deref(), Some(INSIGHT_CATEGORY));
+        assert_eq!(p.candidates[2].tags, vec!["style"]);
+        assert_eq!(p.candidates[3].text, "Deploy: 1. Build. 2. Copy.");
+        assert_eq!(p.candidates[3].kind.memory_kind(), "procedural");
         // Insights not allowed: dropped, not an error.
         let p = parse_answer(a, &turns, &KNOWN2, false).unwrap();
         assert!(p.candidates.iter().all(|c| c.kind != Kind::Insight));
@@ -1198,12 +1251,16 @@ mod tests {
             parse_answer(r#"{"facts": []}"#, &turns, &[], true).unwrap(),
             Parsed::default()
         );
-        // A supersede of 0 (the model counting from zero) is a number that names nothing.
-        let zero = r#"{"facts": [{"turn": 7, "text": "Sam moved to Denver.", "supersedes": 0}]}"#;
-        assert_eq!(
-            parse_answer(zero, &turns, &KNOWN2, false).unwrap().rejected,
-            1
-        );
+        // A supersede of 0 (the model counting from zero), or of a string, names nothing: the
+        // fact stands and supersedes nothing.
+        for n in ["0", "\"1\"", "-1", "2.5"] {
+            let a = format!(
+                r#"{{"facts": [{{"turn": 7, "text": "Sam moved to Denver.", "supersedes": {n}}}]}}"#
+            );
+            let p = parse_answer(&a, &turns, &KNOWN2, false).unwrap();
+            assert_eq!((p.rejected, p.candidates.len()), (0, 1), "{n}");
+            assert_eq!(p.candidates[0].supersedes, None, "{n}");
+        }
         // What the batch does not say is made up: dropped and counted.
         let made_up = r#"{"facts": [{"turn": 7, "text": "Sam breeds horses in Montana."}],
             "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
@@ -1238,6 +1295,8 @@ mod tests {
         ] {
             let p = parse_answer(&fact(made_up), &turns, &[], false).unwrap();
             assert_eq!((p.candidates.len(), p.rejected), (0, 1), "{made_up}");
+            assert_eq!(p.dropped[0].reason, "unnamed", "{made_up}");
+            assert_eq!(p.dropped[0].text, made_up);
         }
         // A name a known memory shown with the batch gives is said.
         let p = parse_answer(
