@@ -33,9 +33,11 @@ import json
 import os
 import random
 import re
+import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import psycopg
@@ -284,7 +286,6 @@ def main():
     ]
     dropped_by = {}
     if recorder and a.check_bin:
-        import subprocess
         recorder.save(a.review + ".answers")
         out = subprocess.run([a.check_bin, a.review + ".answers"], capture_output=True, text=True, check=True).stdout
         rows = [json.loads(x) for x in out.splitlines() if x.strip()]

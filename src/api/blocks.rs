@@ -126,7 +126,7 @@ fn compile_core_blocks_for(
     agent_id: &str,
     now: default!(TimestampWithTimeZone, "now()"),
 ) -> String {
-    crate::pg::citus::routed(user_id, |_| compile_core_blocks(Some(agent_id), Some(now)))
+    crate::pg::citus::routed(user_id, || compile_core_blocks(Some(agent_id), Some(now)))
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -24,7 +24,7 @@ fn memory_query(request: Option<Json>) -> JsonB {
 /// (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL.
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn memory_query_for(user_id: &str, request: Json) -> JsonB {
-    crate::pg::citus::routed(user_id, |_| memory_query(Some(request)))
+    crate::pg::citus::routed(user_id, || memory_query(Some(request)))
 }
 
 /// The plans of the two statements memory_query runs for `request` (EXPLAIN, text format; with
@@ -149,7 +149,7 @@ fn memory_context_for(
     files: default!(i32, 3),
     summaries: default!(Vec<Option<String>>, "ARRAY[]::text[]"),
 ) -> String {
-    crate::pg::citus::routed(user_id, |_| {
+    crate::pg::citus::routed(user_id, || {
         context_call(
             Some(agent_id),
             Some(thread_id),

@@ -154,7 +154,7 @@ fn message_append_for(
             )
         })
     });
-    crate::pg::citus::routed(user_id, |_| {
+    crate::pg::citus::routed(user_id, || {
         message_append(
             Some(thread_id),
             Some(role),

@@ -26,7 +26,7 @@ fn memory_write(request: Option<Json>) -> JsonB {
 /// (docs/citus.md "One round trip"). Strict: a NULL argument returns NULL.
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn memory_write_for(user_id: &str, request: Json) -> JsonB {
-    crate::pg::citus::routed(user_id, |_| memory_write(Some(request)))
+    crate::pg::citus::routed(user_id, || memory_write(Some(request)))
 }
 
 /// The bulk path: a JSON array of memory_write requests, embedded together (one provider call),

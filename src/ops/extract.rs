@@ -570,7 +570,7 @@ fn llm_candidates(
     let shown: Vec<&str> = known.iter().map(|(_, text, _)| text.as_str()).collect();
     let parsed = extract::parse_answer(&answer.text, turns, &shown, insights)
         .map_err(CallError::Unusable)?;
-    counts.rejected += parsed.rejected as i64;
+    counts.rejected += parsed.rejected() as i64;
     Ok((
         parsed.candidates,
         known.into_iter().map(|(id, _, _)| id).collect(),

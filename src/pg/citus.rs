@@ -51,9 +51,10 @@ pub fn distributed(table: &str) -> bool {
 /// per call on Citus nodes for the same reason.
 ///
 /// [`tenant::scoped`]: crate::pg::tenant::scoped
-pub fn routed<R>(user_id: &str, f: impl FnOnce(&str) -> R) -> R {
+pub fn routed<R>(user_id: &str, f: impl FnOnce() -> R) -> R {
+    let call = || crate::pg::tenant::scoped(Some(user_id), |_| f());
     if present() {
-        return crate::pg::spi::with_custom_plan(|| crate::pg::tenant::scoped(Some(user_id), f));
+        return crate::pg::spi::with_custom_plan(call);
     }
-    crate::pg::tenant::scoped(Some(user_id), f)
+    call()
 }

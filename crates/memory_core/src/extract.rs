@@ -125,12 +125,11 @@ pub fn llm_input(
     .to_string()
 }
 
-/// What a checked answer holds: the candidates in the order given, and how many entries were
-/// dropped (malformed, over a cap, from a turn outside the batch), each with why.
+/// What a checked answer holds: the candidates in the order given, and the entries dropped
+/// (malformed, over a cap, from a turn outside the batch, made up), each with why.
 #[derive(Debug, Default, PartialEq)]
 pub struct Parsed {
     pub candidates: Vec<Candidate>,
-    pub rejected: usize,
     /// Every dropped entry: why, and its text as the model gave it (the entry's JSON when it
     /// had no text). For reading what the checks cost (`make eval-extract`'s review,
     /// crates/memory_core/examples/extract_check.rs); memory_extract counts them only.
@@ -149,8 +148,12 @@ pub struct Dropped {
 }
 
 impl Parsed {
+    /// How many entries were dropped (memory_extract's `rejected`).
+    pub fn rejected(&self) -> usize {
+        self.dropped.len()
+    }
+
     fn drop(&mut self, reason: &'static str, text: impl Into<String>) {
-        self.rejected += 1;
         self.dropped.push(Dropped {
             reason,
             text: text.into(),
@@ -1075,7 +1078,7 @@ mod tests {
             "procedures": [{"turn": 1, "title": "Deploying the blog", "steps": ["Run make build.", "Copy dist/ to the server."]}]}"#;
         let p = parse_answer(answer, &turns, &[], false).unwrap();
         assert_eq!(p.candidates.len(), 1);
-        assert_eq!(p.rejected, 1);
+        assert_eq!(p.rejected(), 1);
         assert!(copies_example(
             "Caroline shows more trust when the assistant admits mistakes."
         ));
@@ -1208,7 +1211,7 @@ mod tests {
          "procedures": [{"turn": 8, "title": "Deploy", "steps": ["Build.", "Copy."]}, {"turn": 8, "title": "Empty", "steps": []}]}
         ```"#;
         let p = parse_answer(a, &turns, &KNOWN2, true).unwrap();
-        assert_eq!(p.rejected, 4);
+        assert_eq!(p.rejected(), 4);
         // Each dropped entry says why.
         let why: Vec<&str> = p.dropped.iter().map(|d| d.reason).collect();
         assert_eq!(
@@ -1217,7 +1220,6 @@ mod tests {
             "{:?}",
             p.dropped
         );
-        assert_eq!(p.dropped.len(), p.rejected);
         let f = &p.candidates[0];
         assert_eq!(
             (f.seq, f.text.as_str(), f.importance, f.supersedes),
@@ -1258,14 +1260,14 @@ mod tests {
                 r#"{{"facts": [{{"turn": 7, "text": "Sam moved to Denver.", "supersedes": {n}}}]}}"#
             );
             let p = parse_answer(&a, &turns, &KNOWN2, false).unwrap();
-            assert_eq!((p.rejected, p.candidates.len()), (0, 1), "{n}");
+            assert_eq!((p.rejected(), p.candidates.len()), (0, 1), "{n}");
             assert_eq!(p.candidates[0].supersedes, None, "{n}");
         }
         // What the batch does not say is made up: dropped and counted.
         let made_up = r#"{"facts": [{"turn": 7, "text": "Sam breeds horses in Montana."}],
             "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
         let p = parse_answer(made_up, &turns, &[], false).unwrap();
-        assert_eq!((p.candidates.len(), p.rejected), (0, 2));
+        assert_eq!((p.candidates.len(), p.rejected()), (0, 2));
     }
 
     #[test]
@@ -1286,7 +1288,7 @@ mod tests {
             "The dog is Eva's.",
         ] {
             let p = parse_answer(&fact(kept), &turns, &[], false).unwrap();
-            assert_eq!((p.candidates.len(), p.rejected), (1, 0), "{kept}");
+            assert_eq!((p.candidates.len(), p.rejected()), (1, 0), "{kept}");
         }
         // Most words the batch's, the place not: the model's own.
         for made_up in [
@@ -1294,7 +1296,7 @@ mod tests {
             "Ana's sister Eva lives in Porto with Marco.",
         ] {
             let p = parse_answer(&fact(made_up), &turns, &[], false).unwrap();
-            assert_eq!((p.candidates.len(), p.rejected), (0, 1), "{made_up}");
+            assert_eq!((p.candidates.len(), p.rejected()), (0, 1), "{made_up}");
             assert_eq!(p.dropped[0].reason, "unnamed", "{made_up}");
             assert_eq!(p.dropped[0].text, made_up);
         }
@@ -1306,7 +1308,7 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!((p.candidates.len(), p.rejected), (1, 0));
+        assert_eq!((p.candidates.len(), p.rejected()), (1, 0));
     }
 
     #[test]
