@@ -6,14 +6,18 @@
 //! FILE has one JSON object a line, `{"input": <the call's user message>, "answer": <the
 //! model's text>}`: the user message is the JSON `extract::llm_input` writes (the batch's turns,
 //! the known memories shown, whether insights were asked), so the batch is read back from it.
-//! Prints one JSON object a line: `{"call", "reason", "text"}`, then the count by reason.
+//! Prints one JSON object a line: `{"call", "reason", "text"}` for each entry left out, with
+//! `--kept` also `{"call", "kept", "turn", "speaker", "text"}` for each one kept (the speaker
+//! of the turn it is attached to), then the count by reason.
 use memory_core::extract::{self, Turn};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("FILE");
-    let raw = std::fs::read_to_string(&path).expect("readable file");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let show_kept = args.iter().any(|a| a == "--kept");
+    let path = args.iter().find(|a| !a.starts_with("--")).expect("FILE");
+    let raw = std::fs::read_to_string(path).expect("readable file");
     let mut by_reason: BTreeMap<&str, usize> = BTreeMap::new();
     let mut kept = 0;
     for (call, line) in raw.lines().enumerate() {
@@ -48,6 +52,19 @@ fn main() {
         match extract::parse_answer(answer, &turns, &known, insights) {
             Ok(p) => {
                 kept += p.candidates.len();
+                if show_kept {
+                    for c in &p.candidates {
+                        let speaker = turns
+                            .iter()
+                            .find(|t| t.seq == c.seq)
+                            .and_then(|t| t.name.clone());
+                        println!(
+                            "{}",
+                            json!({"call": call, "kept": format!("{:?}", c.kind), "turn": c.seq,
+                                   "speaker": speaker, "text": c.text})
+                        );
+                    }
+                }
                 for d in p.dropped {
                     *by_reason.entry(d.reason).or_default() += 1;
                     println!(

@@ -137,10 +137,12 @@ pub struct Parsed {
 }
 
 /// An entry of the answer left out, and why: `cut` (the answer ended inside it), `malformed`
-/// (a field missing or of the wrong type, or a turn outside the batch), `ungrounded` (most of
-/// its words are not the batch's), `unnamed` (it names what the batch does not), `example` (a
-/// prompt's own example), `repeated` (the same text twice), `insights_not_asked`,
-/// `insights_cap`.
+/// (a field missing or of the wrong type; a fact without a turn of the batch that says it),
+/// `ungrounded` (most of its words are not the batch's), `unnamed` (it names what the batch
+/// does not), `first_person` (a fact all in the speaker's own words), `unattributed` (a fact
+/// that names nobody), `wrong_speaker` (a fact about a speaker no turn of theirs, nor one
+/// naming them, says), `example` (a prompt's own example), `repeated` (the same text twice),
+/// `insights_not_asked`, `insights_cap`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dropped {
     pub reason: &'static str,
@@ -215,8 +217,15 @@ pub fn parse_answer(
     for f in list(obj, "facts") {
         let c = (|| {
             let f = f.as_object()?;
-            let seq = in_batch(f.get("turn")?)?;
-            let text = short_text(f.get("text")?)?;
+            // What the fact says in the third person (the semantic writing rule), before its
+            // length is checked: a small model pastes the speaker's own words after their name
+            // ("Gina used to compete in dance shows - my fav memory was when my team won");
+            // those clauses are not the fact's. `Err` when nothing else is left.
+            let raw = f.get("text")?.as_str().filter(|t| !t.trim().is_empty())?;
+            let text = match without_first_person(raw) {
+                Some(t) => short_text(&Value::String(t))?,
+                None => return Some(Err(raw.to_string())),
+            };
             // The known memory this fact replaces: only one the batch was shown. Any other
             // value (a number no memory shown has, 0, a string) supersedes nothing, and the
             // fact stands as a new one: Qwen2.5-Coder-1.5B put a number in every fact it wrote
@@ -228,9 +237,10 @@ pub fn parse_answer(
                 .map(|n| n as usize)
                 // `then`, not `then_some`: `n - 1` of a model's 0 must not be computed.
                 .and_then(|n| (1..=known.len()).contains(&n).then(|| n - 1));
-            Some(Candidate {
+            Some(Ok(Candidate {
                 kind: Kind::Fact,
-                seq,
+                // Found below (`attach`): the turn the model gave, or the one that says it.
+                seq: turn_number(f.get("turn")).unwrap_or(i64::MIN),
                 text,
                 about: opt_str(f.get("about"), MAX_ABOUT_CHARS),
                 category: category(f.get("category")),
@@ -238,13 +248,42 @@ pub fn parse_answer(
                 tags: tags(f.get("tags")),
                 supersedes,
                 confidence: confidence(f.get("confidence")),
-            })
+            }))
         })();
-        if let Some(why) = made_up(&c) {
-            out.drop(why, c.map(|c| c.text).unwrap_or_default());
+        let mut c = match c {
+            Some(Ok(c)) => c,
+            Some(Err(text)) => {
+                out.drop("first_person", text);
+                continue;
+            }
+            None => {
+                out.drop("malformed", f.to_string());
+                continue;
+            }
+        };
+        if let Some(why) = made_up(&Some(c.clone())) {
+            out.drop(why, c.text);
             continue;
         }
-        push(&mut out, c, f);
+        if !attributed(&c, turns) {
+            out.drop("unattributed", c.text);
+            continue;
+        }
+        match attach(&c.text, c.seq, turns) {
+            Ok(seq) => {
+                c.seq = seq;
+                // Whom it is about (the memory's actor), when the model did not say: the
+                // speaker whose name starts it.
+                if c.about.is_none() {
+                    c.about = subject(&c.text, turns).map(str::to_string);
+                }
+            }
+            Err(why) => {
+                out.drop(why, c.text);
+                continue;
+            }
+        }
+        push(&mut out, Some(c), f);
     }
     for i in list(obj, "insights") {
         if !insights {
@@ -317,6 +356,188 @@ pub fn parse_answer(
         push(&mut out, c, p);
     }
     Ok(out)
+}
+
+/// A turn number as a model writes it: a number, or a number in a string ("7").
+fn turn_number(v: Option<&Value>) -> Option<i64> {
+    let v = v?;
+    v.as_i64().or_else(|| v.as_str()?.trim().parse().ok())
+}
+
+/// English first-person words: a sentence with one speaks as the speaker, not of them.
+const FIRST_PERSON: [&str; 19] = [
+    "I",
+    "I'm",
+    "I've",
+    "I'd",
+    "I'll",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "we",
+    "we're",
+    "we've",
+    "we'd",
+    "we'll",
+    "our",
+    "ours",
+    "ourselves",
+    "us",
+    "Me",
+];
+
+/// `text` without its sentences in the first person (`FIRST_PERSON`, English only); None when
+/// every sentence is. A fact is written in the third person about whom it concerns; a sentence
+/// in the first person is the turn pasted in, whose "my" no longer says whose.
+fn without_first_person(text: &str) -> Option<String> {
+    let first = |s: &str| {
+        s.split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | '.' | '!' | '?' | ';' | ':' | '"' | '(' | ')')
+        })
+        .map(|w| w.replace('\u{2019}', "'"))
+        .any(|w| {
+            FIRST_PERSON.contains(&w.as_str())
+                || (w.len() > 1
+                    && FIRST_PERSON.contains(&capitalised_lower(&w).as_str())
+                    && w != "US")
+        })
+    };
+    // By sentence, and within one by the clauses a dash or a semicolon sets apart: the
+    // clauses before the first one in the first person stay, as a sentence of their own.
+    let mut kept: Vec<String> = vec![];
+    for s in crate::summary::sentences(text) {
+        let clauses: Vec<&str> = s
+            .split([';', '\u{2014}', '\u{2013}'])
+            .flat_map(|c| c.split(" - "))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        let lead: Vec<&str> = clauses.iter().take_while(|c| !first(c)).copied().collect();
+        if lead.len() == clauses.len() {
+            kept.push(s);
+        } else if !lead.is_empty() {
+            kept.push(sentence(&lead.join("; ")));
+        }
+    }
+    (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+/// "My" → "my", "We've" → "we've": a sentence may start with one (but "I" stays "I").
+fn capitalised_lower(w: &str) -> String {
+    let mut c = w.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The batch speaker a fact is about: the one whose name starts it ("Jon is ...", "Jon's ...").
+fn subject<'a>(text: &str, turns: &'a [Turn]) -> Option<&'a str> {
+    turns.iter().filter_map(|t| t.name.as_deref()).find(|n| {
+        !n.is_empty()
+            && text.strip_prefix(n).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with([' ', '\'', '\u{2019}', ',', '.'])
+            })
+    })
+}
+
+/// Whether `text` names `name` as a word of its own ("Wow Jon, same here" names Jon).
+fn names(text: &str, name: &str) -> bool {
+    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).collect();
+    let parts: Vec<&str> = name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .collect();
+    !parts.is_empty() && parts.iter().all(|p| words.contains(p))
+}
+
+/// Whether a fact says whom or what it is about: a name (a capitalised word inside a
+/// sentence), a speaker of the batch, a name the batch says, the `about` it gives, or "user"
+/// (a conversation whose speakers have no names). "Yeah, awesome! Glad to be part of it." (a
+/// turn copied as a fact) says nothing of anyone.
+fn attributed(c: &Candidate, turns: &[Turn]) -> bool {
+    // Speakers without names: the fact says "The user" or whom it likes.
+    if turns.iter().all(|t| t.name.is_none()) {
+        return true;
+    }
+    let is_name = |t: &String| t.chars().all(char::is_alphabetic);
+    if crate::dedupe::distinguishing_tokens(&c.text)
+        .iter()
+        .any(is_name)
+    {
+        return true;
+    }
+    let words: std::collections::HashSet<String> = c
+        .text
+        .to_lowercase()
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let said = |name: &str| {
+        let parts: Vec<String> = name
+            .to_lowercase()
+            .split(|ch: char| !ch.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        !parts.is_empty() && parts.iter().all(|p| words.contains(p))
+    };
+    words.contains("user")
+        || c.about.as_deref().is_some_and(said)
+        || turns.iter().any(|t| {
+            t.name.as_deref().is_some_and(said)
+                || crate::dedupe::distinguishing_tokens(&t.text)
+                    .iter()
+                    .filter(|n| is_name(n))
+                    .any(|n| words.contains(n))
+        })
+}
+
+/// The turn a fact comes from. The model's turn stands when it can carry the fact: it is the
+/// fact's subject's (`subject`), or names them, or the fact names no speaker first. Otherwise
+/// (no turn, one outside the batch, or another speaker's that does not name the subject) the
+/// turn that says most of the fact among those that can carry it, when it says at least
+/// `GROUNDED_MIN` of its words. A turn is where the memory's speaker and time come from:
+/// Qwen2.5-Coder-1.5B attached "Caroline chose the adoption agency because ..." to Melanie's
+/// question "What made you pick it?" and gave turns outside the batch (docs/retrieval.md
+/// "Extraction with a real model"). Err: `malformed` when nothing carries a fact that names
+/// no speaker first, `wrong_speaker` when nothing carries it for the speaker it names.
+fn attach(text: &str, given: i64, turns: &[Turn]) -> Result<i64, &'static str> {
+    let subject = subject(text, turns);
+    let own = |t: &Turn| subject.is_none_or(|s| t.name.as_deref() == Some(s));
+    let carries = |t: &Turn| own(t) || subject.is_some_and(|s| names(&t.text, s));
+    let share = |t: &Turn| {
+        let said =
+            crate::summary::stems(&format!("{} {}", t.name.as_deref().unwrap_or(""), t.text));
+        crate::summary::grounded_share(text, &said)
+    };
+    let given_turn = turns.iter().find(|t| t.seq == given);
+    if let Some(t) = given_turn.filter(|t| own(t)) {
+        return Ok(t.seq);
+    }
+    // The subject's own turns first, then those naming them.
+    let best = |pick: &dyn Fn(&Turn) -> bool| {
+        turns
+            .iter()
+            .filter(|t| pick(t))
+            .map(|t| (share(t), t.seq))
+            .filter(|(s, _)| *s >= crate::summaries::GROUNDED_MIN)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(_, seq)| seq)
+    };
+    if let Some(seq) = best(&own) {
+        return Ok(seq);
+    }
+    if let Some(t) = given_turn.filter(|t| carries(t)) {
+        return Ok(t.seq);
+    }
+    best(&carries).ok_or(if subject.is_some() && given_turn.is_some() {
+        "wrong_speaker"
+    } else {
+        "malformed"
+    })
 }
 
 /// Whether every name `text` gives (a capitalised word inside a sentence: a person, a place,
@@ -1205,7 +1426,7 @@ mod tests {
             {"turn": 3, "text": "From a turn outside the batch."},
             {"turn": 7, "text": ""},
             {"turn": 7, "text": "Sam moved to Denver."},
-            {"turn": 8, "text": "Supersedes something never shown.", "supersedes": 4}
+            {"turn": 8, "text": "Sam supersedes something never shown.", "supersedes": 4}
          ],
          "insights": [{"summary": "Sam likes short answers.", "tags": ["Style"]}],
          "procedures": [{"turn": 8, "title": "Deploy", "steps": ["Build.", "Copy."]}, {"turn": 8, "title": "Empty", "steps": []}]}
@@ -1216,7 +1437,7 @@ mod tests {
         let why: Vec<&str> = p.dropped.iter().map(|d| d.reason).collect();
         assert_eq!(
             why,
-            ["malformed", "malformed", "repeated", "malformed"],
+            ["ungrounded", "malformed", "repeated", "malformed"],
             "{:?}",
             p.dropped
         );
@@ -1230,7 +1451,7 @@ mod tests {
         let f = &p.candidates[1];
         assert_eq!(
             (f.seq, f.text.as_str(), f.supersedes),
-            (8, "Supersedes something never shown.", None)
+            (8, "Sam supersedes something never shown.", None)
         );
         assert_eq!(p.candidates[2].kind, Kind::Insight);
         assert_eq!(p.candidates[2].category.as_deref(), Some(INSIGHT_CATEGORY));
@@ -1268,6 +1489,154 @@ mod tests {
             "procedures": [{"turn": 8, "title": "Starting a studio", "steps": ["Choose a location.", "Get a license."]}]}"#;
         let p = parse_answer(made_up, &turns, &[], false).unwrap();
         assert_eq!((p.candidates.len(), p.rejected()), (0, 2));
+    }
+
+    /// A conversation of two named speakers, as LoCoMo's (the turns the issue's cases came from).
+    fn two_speakers() -> Vec<Turn> {
+        vec![
+            user(10, Some("Melanie"), "Wow, that agency looks great! What made you pick it?"),
+            user(
+                11,
+                Some("Caroline"),
+                "I chose them 'cause they help LGBTQ+ folks with adoption. Their inclusivity really spoke to me.",
+            ),
+            user(12, Some("Melanie"), "Wow Caroline, that's so lovely. I'm painting again, a sunset over a lake."),
+        ]
+    }
+
+    fn one_fact(turns: &[Turn], fact: &str) -> Parsed {
+        parse_answer(&format!(r#"{{"facts": [{fact}]}}"#), turns, &[], false).unwrap()
+    }
+
+    #[test]
+    fn a_fact_is_attached_to_the_turn_that_says_it() {
+        let turns = two_speakers();
+        let text = "Caroline chose the agency because they help LGBTQ+ folks with adoption.";
+        // No turn, a turn outside the batch, a turn as a string, another speaker's turn that
+        // does not name her: each goes to Caroline's own turn, which says it.
+        for turn in [
+            r#""#,
+            r#""turn": 3, "#,
+            r#""turn": "11", "#,
+            r#""turn": 10, "#,
+        ] {
+            let p = one_fact(&turns, &format!(r#"{{{turn}"text": "{text}"}}"#));
+            assert_eq!(
+                (p.candidates.len(), p.rejected()),
+                (1, 0),
+                "{turn} {:?}",
+                p.dropped
+            );
+            assert_eq!(p.candidates[0].seq, 11, "{turn}");
+        }
+        // Another speaker's turn that names her can carry it, when none of hers says it.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 12, "text": "Caroline's news is lovely."}"#,
+        );
+        assert_eq!(p.candidates[0].seq, 12, "{:?}", p.dropped);
+        // Her own turn stands as given; she is whom it is about when the model did not say.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 11, "text": "Caroline values inclusivity."}"#,
+        );
+        assert_eq!(p.candidates[0].seq, 11);
+        assert_eq!(p.candidates[0].about.as_deref(), Some("Caroline"));
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 11, "about": "Ana", "text": "Caroline values inclusivity."}"#,
+        );
+        assert_eq!(p.candidates[0].about.as_deref(), Some("Ana"));
+        // Melanie's painting given to Caroline's turn, which neither says it nor names her:
+        // moved to Melanie's own turn.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 11, "text": "Melanie is painting a sunset over a lake."}"#,
+        );
+        assert_eq!((p.candidates.len(), p.candidates[0].seq), (1, 12));
+        // A fact about Melanie that no turn of hers, nor one naming her, says: the wrong speaker.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 11, "text": "Melanie chose the agency because they help LGBTQ+ folks with adoption."}"#,
+        );
+        assert_eq!(
+            (p.candidates.len(), p.dropped[0].reason),
+            (0, "wrong_speaker")
+        );
+        // With no turn at all, and none saying it: malformed, as before.
+        let p = one_fact(
+            &turns,
+            r#"{"text": "Melanie chose the agency because they help LGBTQ+ folks with adoption."}"#,
+        );
+        assert_eq!(p.dropped[0].reason, "malformed");
+    }
+
+    #[test]
+    fn a_fact_keeps_only_what_it_says_in_the_third_person() {
+        let turns = vec![user(
+            17,
+            Some("Gina"),
+            "I used to compete in a few dance competitions and shows - my fav memory was when my team won first place. It was awesome!",
+        )];
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 17, "text": "Gina used to compete in a few dance competitions and shows - my fav memory was when my team won first place."}"#,
+        );
+        assert_eq!(
+            texts(&p.candidates),
+            ["Gina used to compete in a few dance competitions and shows."]
+        );
+        // A sentence in the first person goes; the rest stays.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 17, "text": "Gina competed in dance shows. My team won first place."}"#,
+        );
+        assert_eq!(texts(&p.candidates), ["Gina competed in dance shows."]);
+        // Nothing but the first person: dropped, with why.
+        for t in [
+            "I used to compete in dance shows.",
+            "We won first place!",
+            "Our team won.",
+        ] {
+            let p = one_fact(&turns, &format!(r#"{{"turn": 17, "text": "{t}"}}"#));
+            assert_eq!(
+                (p.candidates.len(), p.dropped[0].reason),
+                (0, "first_person"),
+                "{t}"
+            );
+        }
+        // "US" is a country, and "I" inside a name's initials is not asked about.
+        let turns = vec![user(4, Some("Jon"), "I moved to the US last year.")];
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 4, "text": "Jon moved to the US last year."}"#,
+        );
+        assert_eq!(p.candidates.len(), 1, "{:?}", p.dropped);
+    }
+
+    #[test]
+    fn a_fact_that_names_nobody_is_dropped() {
+        let turns = vec![
+            user(27, Some("Gina"), "Let's do it together, Jon!"),
+            user(28, Some("Jon"), "Yeah, awesome! Glad to be part of it."),
+        ];
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 28, "text": "Yeah, awesome! Glad to be part of it."}"#,
+        );
+        assert_eq!(
+            (p.candidates.len(), p.dropped[0].reason),
+            (0, "unattributed")
+        );
+        // Naming a speaker, the `about` given, or "the user" is enough.
+        for fact in [
+            r#"{"turn": 28, "text": "Jon is glad to be part of it."}"#,
+            r#"{"turn": 28, "about": "Jon", "text": "Glad to be part of it, says Jon."}"#,
+            r#"{"turn": 28, "text": "The user is glad to be part of it."}"#,
+        ] {
+            let p = one_fact(&turns, fact);
+            assert_eq!(p.candidates.len(), 1, "{fact} {:?}", p.dropped);
+        }
     }
 
     #[test]
