@@ -191,16 +191,22 @@ END $$;
 -- a German reading also asks for each stem with and without a final t. Compounds (German,
 -- Dutch, the Scandinavian languages, Finnish) are split and found against the tenant's own
 -- words (memory.lexicon), not a dictionary: see the comments below.
-CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text) RETURNS text[]
+CREATE FUNCTION memory.query_lexemes(p_user text, p_query text, p_language text,
+                                     p_tenant_language text DEFAULT NULL) RETURNS text[]
 LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     tenant_language text;
     out text[];
 BEGIN
-    -- Read first, on its own (PL/pgSQL for Citus, as memory._usual_language).
-    SELECT s.language INTO tenant_language FROM memory.settings s WHERE s.user_id = p_user;
-    IF tenant_language IS NULL THEN
-        tenant_language := memory._usual_language(p_user);
+    IF p_tenant_language IS NOT NULL THEN
+        -- As the caller read it for its statement ('' for none; src/pg/fulltext.rs).
+        tenant_language := nullif(p_tenant_language, '');
+    ELSE
+        -- Read first, on its own (PL/pgSQL for Citus, as memory._usual_language).
+        SELECT s.language INTO tenant_language FROM memory.settings s WHERE s.user_id = p_user;
+        IF tenant_language IS NULL THEN
+            tenant_language := memory._usual_language(p_user);
+        END IF;
     END IF;
     WITH l AS (
         SELECT u.lexeme, v.lang

@@ -84,26 +84,48 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
     let raw_sql = "SELECT id FROM memory.items WHERE user_id = $1 AND state = 'active' \
                    AND embedding_model = 'builtin:all-MiniLM-L6-v2' \
                    ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5";
+    // The floor each case stands on: the raw pgvector top 5 over the same owners (the member
+    // and the spaces granted to it), as the member. Memories are hash-partitioned by owner
+    // (sql/schema.sql), so each owner's partition is one HNSW walk of its own for raw SQL too.
+    let raw_owners_sql =
+        "SELECT id FROM memory.items WHERE user_id = ANY($1) AND state = 'active' \
+                          AND embedding_model = 'builtin:all-MiniLM-L6-v2' \
+                          ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5";
     let cases = [0usize, 1, SPACES];
     let mut lat: Vec<Vec<f64>> = vec![vec![]; cases.len()];
+    let mut raw_lat: Vec<Vec<f64>> = vec![vec![]; cases.len()];
     let mut results_per_query: Vec<f64> = vec![0.0; cases.len()];
     for round in 0..=ROUNDS {
         for (c, &n) in cases.iter().enumerate() {
             grant(&mut db, n);
+            let owners: Vec<String> = std::iter::once(MEMBER.to_string())
+                .chain((0..n).map(|k| format!("space:sp{k}")))
+                .collect();
             let mut g = Gen::new(7 + round as u64);
-            for _ in 0..RUNS {
+            for i in 0..RUNS {
                 let (text, topic) = g.sentence();
                 let v = g.vector(topic);
                 let req = json!({"query": text, "top_k": 5, "return": "bullets", "embedding": v});
+                let vtext = query::vector_literal(&v);
+                // The raw floor and memory_query take turns going first.
+                let raw = |member: &mut Client| {
+                    let t = Instant::now();
+                    drop(member.query(raw_owners_sql, &[&owners, &vtext]).unwrap());
+                    t.elapsed().as_secs_f64() * 1e3
+                };
+                let raw_first = i % 2 == 0;
+                let raw_ms_before = raw_first.then(|| raw(&mut member));
                 let t = Instant::now();
                 let r: Json<Value> = member
                     .query_one("SELECT memory_query($1)", &[&Json(req)])
                     .unwrap()
                     .get(0);
                 let member_ms = t.elapsed().as_secs_f64() * 1e3;
+                let raw_ms = raw_ms_before.unwrap_or_else(|| raw(&mut member));
                 // Round 0 warms every case up, untimed.
                 if round > 0 {
                     lat[c].push(member_ms);
+                    raw_lat[c].push(raw_ms);
                     results_per_query[c] += r.0["items"]
                         .as_array()
                         .map_or(0, |a| a.iter().filter(|i| i.get("space").is_some()).count())
@@ -143,7 +165,9 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
     let [mut member_mq, mut su_mq, mut member_raw, mut su_raw] = sides;
     let row = |c: usize| {
         let mut v = lat[c].clone();
+        let mut raw = raw_lat[c].clone();
         json!({"p50": pct(&mut v, 50.0), "p95": pct(&mut v, 95.0),
+               "raw_p50": pct(&mut raw, 50.0), "raw_p95": pct(&mut raw, 95.0),
                "from_spaces_per_query": results_per_query[c] / lat[c].len() as f64})
     };
     let (r0, r1, r10) = (row(0), row(1), row(2));
@@ -155,10 +179,19 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
         pp(&mut su_raw),
     );
     let p95 = |r: &Value| r["p95"].as_f64().unwrap_or(f64::NAN);
+    let raw_p95 = |r: &Value| r["raw_p95"].as_f64().unwrap_or(f64::NAN);
+    let raw_cell = |r: &Value| {
+        format!(
+            "{:.2} / {:.2}",
+            r["raw_p50"].as_f64().unwrap_or(f64::NAN),
+            raw_p95(r)
+        )
+    };
     let result = json!({
         "suite": "spaces", "items": total, "owners": query::TENANTS, "spaces": SPACES,
         "no_space": r0, "one_space": r1, "ten_spaces": r10,
         "ratio_one": p95(&r1) / p95(&r0), "ratio_ten": p95(&r10) / p95(&r0),
+        "raw_ratio_one": raw_p95(&r1) / raw_p95(&r0), "raw_ratio_ten": raw_p95(&r10) / raw_p95(&r0),
         "no_space_member_sides": member_mq, "no_space_as_superuser": su_mq, "raw_pgvector_member": member_raw,
         "raw_pgvector_superuser": su_raw,
     });
@@ -184,9 +217,11 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
          Release build, 2 cores, client on 127.0.0.1{how}. {} owners of ~{} memories each, {SPACES} of them spaces; \
          the member is an ordinary role (row-level security on), vector supplied, top_k 5, bullets; \
          {RUNS} queries x {ROUNDS} rounds per case, the cases alternating, after an untimed round.\n\n\
-         | spaces granted | p50 ms | p95 ms | p95 / no space | results from spaces per query |\n|---|---|---|---|---|\n\
-         | 0 | {:.2} | {:.2} | 1.00 | {:.1} |\n| 1 | {:.2} | {:.2} | {:.2} | {:.1} |\n| {SPACES} | {:.2} | {:.2} | {:.2} | {:.1} |\n\n\
-         Goal (issue 50): p95 with 10 spaces within 1.3x of the single-tenant p95.\n\n\
+         | spaces granted | p50 ms | p95 ms | p95 / no space | results from spaces per query | raw pgvector over the same owners, p50 / p95 ms | its p95 / no space |\n|---|---|---|---|---|---|---|\n\
+         | 0 | {:.2} | {:.2} | 1.00 | {:.1} | {} | 1.00 |\n| 1 | {:.2} | {:.2} | {:.2} | {:.1} | {} | {:.2} |\n| {SPACES} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {:.2} |\n\n\
+         Goal (issue 50): p95 with 10 spaces within 1.3x of the single-tenant p95. The raw column is the floor: the raw \
+         pgvector top 5 over the member and the spaces granted to it (`user_id = ANY(owners)`), as the member, taking turns \
+         with memory_query; memories are hash-partitioned by owner, so raw SQL walks one HNSW index per owner's partition too.\n\n\
          With no space granted, {} more requests four ways, each going first in turn: memory_query as the member and as a superuser \
          (row-level security does not bind it), and the raw pgvector top 5 (`ORDER BY embedding <=> q LIMIT 5` on the owner's active rows, \
          memory_query's planner settings) as each:\n\n\
@@ -197,9 +232,11 @@ pub fn run(dsn: &str, items: usize) -> (Value, String) {
          | raw pgvector, a superuser | {:.2} | {:.2} |\n",
         query::TENANTS,
         total / query::TENANTS as i64,
-        r0["p50"].as_f64().unwrap_or(0.0), p95(&r0), r0["from_spaces_per_query"].as_f64().unwrap_or(0.0),
+        r0["p50"].as_f64().unwrap_or(0.0), p95(&r0), r0["from_spaces_per_query"].as_f64().unwrap_or(0.0), raw_cell(&r0),
         r1["p50"].as_f64().unwrap_or(0.0), p95(&r1), p95(&r1) / p95(&r0), r1["from_spaces_per_query"].as_f64().unwrap_or(0.0),
+        raw_cell(&r1), raw_p95(&r1) / raw_p95(&r0),
         r10["p50"].as_f64().unwrap_or(0.0), p95(&r10), p95(&r10) / p95(&r0), r10["from_spaces_per_query"].as_f64().unwrap_or(0.0),
+        raw_cell(&r10), raw_p95(&r10) / raw_p95(&r0),
         RUNS * ROUNDS,
         member_mq["p50"].as_f64().unwrap_or(0.0), p95(&member_mq),
         su_mq["p50"].as_f64().unwrap_or(0.0), p95(&su_mq),

@@ -13,9 +13,17 @@ pub fn lexemes(user: &str, query: &str) -> Vec<String> {
     if query.trim().is_empty() {
         return vec![];
     }
+    // The tenant's language as `tenant_language` has it for this statement ('' for none), so
+    // that memory.query_lexemes does not read it again.
+    let tenant = tenant_language(user).unwrap_or_default();
     spi::one_opt::<Vec<String>>(
         include_str!("../../sql/queries/query_lexemes.sql"),
-        &[user.into(), query.into(), query_language(query).into()],
+        &[
+            user.into(),
+            query.into(),
+            query_language(query).into(),
+            tenant.into(),
+        ],
         "parsing the query",
     )
     .unwrap_or_default()
@@ -35,23 +43,64 @@ pub fn reading_language(user: &str, query: &str) -> Option<String> {
         .or_else(|| tenant_language(user))
 }
 
+/// A tenant's language as read in one statement (`tenant_language`).
+struct ReadFor {
+    user: String,
+    lxid: u32,
+    statement: pgrx::pg_sys::TimestampTz,
+    lang: Option<String>,
+}
+
 /// The tenant's default language (memory.settings), else the one it usually writes in
-/// (`memory._usual_language`).
+/// (sql/queries/usual_language.sql, as `memory._usual_language`). Read once per statement and
+/// tenant: a query needs it for its time words and for its lexemes (sql/search.sql
+/// `memory.query_lexemes` takes it), and reading it twice cost ~0.3 ms a memory_query
+/// (pg_stat_statements, docs/performance.md). A write in the same statement cannot change it
+/// for a query: the usual language is the one of the tenant's last 25 memories.
 pub fn tenant_language(user: &str) -> Option<String> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<ReadFor>> = const { std::cell::RefCell::new(None) };
+    }
+    let lxid = super::version::local_xid();
+    // SAFETY: reads the backend's statement start time, set before any statement runs.
+    let statement = unsafe { pgrx::pg_sys::GetCurrentStatementStartTimestamp() };
+    let hit = LAST.with_borrow(|l| {
+        l.as_ref()
+            .filter(|l| l.user == user && l.lxid == lxid && l.statement == statement)
+            .map(|l| l.lang.clone())
+    });
+    if let Some(lang) = hit {
+        return lang;
+    }
     // Two statements: on Citus one would be routed whole to the settings' shard, and the
-    // function's own read of memory.items would then run nested on a shard (refused).
-    spi::one_opt::<String>(
+    // read of memory.items would then run nested on a shard (refused).
+    let lang = spi::rows_generic(
         "SELECT language FROM memory.settings WHERE user_id = $1",
         &[user.into()],
         "reading the default language",
+        |r| r.get::<String>(1),
     )
+    .into_iter()
+    .flatten()
+    .next()
     .or_else(|| {
-        spi::one_opt::<String>(
-            "SELECT memory._usual_language($1)",
+        spi::rows_generic(
+            include_str!("../../sql/queries/usual_language.sql"),
             &[user.into()],
             "reading the usual language",
+            |r| r.get::<String>(1),
         )
-    })
+        .into_iter()
+        .flatten()
+        .next()
+    });
+    LAST.set(Some(ReadFor {
+        user: user.to_string(),
+        lxid,
+        statement,
+        lang: lang.clone(),
+    }));
+    lang
 }
 
 /// The event-time window `query` names (`memory_core::when`), read in its language.

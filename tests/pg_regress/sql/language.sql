@@ -182,6 +182,12 @@ SELECT memory_write('{"text": "Jon hat letztes Jahr ein Tanzstudio in der Stadt 
 SELECT memory.query_lexemes('compounds', 'Wo ist das Studio?', 'de') AS studio_reads,
        memory.query_lexemes('compounds', 'Wie groß ist das Wohnzimmer?', 'de') AS wohnzimmer_reads,
        memory.query_lexemes('compounds', 'Wer tanzt?', 'de') AS modifier_reads;
+-- The tenant's language as the caller read it for its statement (src/pg/fulltext.rs passes it):
+-- '' is none (English alone), NULL reads it here.
+SELECT memory.query_lexemes('compounds', 'Wer wohnte hier?', NULL)
+         = memory.query_lexemes('compounds', 'Wer wohnte hier?', NULL, 'de') AS same_as_read_here,
+       memory.query_lexemes('compounds', 'Wer wohnte hier?', NULL, '') AS no_tenant_language,
+       memory.query_lexemes('compounds', 'Wer wohnte hier?', NULL, 'de') AS german;
 SELECT r->>'text' LIKE '%Tanzstudio%' AS studio_first, (r->'explain'->'signals'->>'bm25')::float8 > 0 AS by_keyword
 FROM jsonb_array_elements(memory_query('{"query": "Wo ist das Studio?", "top_k": 1, "explain": true}')->'items') r;
 SELECT r->>'text' LIKE '%Zimmer%' AS room_first, (r->'explain'->'signals'->>'bm25')::float8 > 0 AS by_keyword
