@@ -353,9 +353,33 @@ pub fn parse_answer(
             out.drop(why, c.map(|c| c.text).unwrap_or_default());
             continue;
         }
+        // A procedure is what someone described: the turn it names, or the one before it (a
+        // question and its answer), says most of it. Its words are often the batch's
+        // elsewhere: Qwen2.5-Coder-1.5B wrote "Launching the clothing store: 1. Choose a location
+        // that has good natural light. 2. Set up a website." for Gina's "I just launched an ad
+        // campaign for my clothing store", from Jon's search for a studio with natural light.
+        if let Some(c) = c.as_ref().filter(|c| !described(&c.text, c.seq, turns)) {
+            out.drop("ungrounded", c.text.clone());
+            continue;
+        }
         push(&mut out, c, p);
     }
     Ok(out)
+}
+
+/// Whether the turn `seq` of the batch and the one before it say at least `GROUNDED_MIN` of
+/// `text`'s content words.
+fn described(text: &str, seq: i64, turns: &[Turn]) -> bool {
+    let Some(at) = turns.iter().position(|t| t.seq == seq) else {
+        return false;
+    };
+    let said: std::collections::HashSet<String> = turns[at.saturating_sub(1)..=at]
+        .iter()
+        .flat_map(|t| {
+            crate::summary::stems(&format!("{} {}", t.name.as_deref().unwrap_or(""), t.text))
+        })
+        .collect();
+    crate::summary::grounded_share(text, &said) >= crate::summaries::GROUNDED_MIN
 }
 
 /// A turn number as a model writes it: a number, or a number in a string ("7").
@@ -1612,6 +1636,55 @@ mod tests {
             r#"{"turn": 4, "text": "Jon moved to the US last year."}"#,
         );
         assert_eq!(p.candidates.len(), 1, "{:?}", p.dropped);
+    }
+
+    #[test]
+    fn a_procedure_is_said_in_its_turn_or_the_one_before() {
+        let turns = vec![
+            user(
+                1,
+                Some("Jon"),
+                "I'm looking for a studio spot with good natural light and a sprung floor.",
+            ),
+            user(
+                2,
+                Some("Gina"),
+                "How do you set up the website for the store?",
+            ),
+            user(
+                3,
+                Some("Jon"),
+                "First pick a domain, then a theme, then add the products.",
+            ),
+            user(
+                4,
+                Some("Gina"),
+                "I just launched an ad campaign for my clothing store!",
+            ),
+        ];
+        let procedure = |turn: i64, title: &str, steps: &str| {
+            parse_answer(
+                &format!(r#"{{"procedures": [{{"turn": {turn}, "title": "{title}", "steps": {steps}}}]}}"#),
+                &turns,
+                &[],
+                false,
+            )
+            .unwrap()
+        };
+        // Said in its turn, or answered there to the turn before: kept.
+        let p = procedure(
+            3,
+            "Setting up the store's website",
+            r#"["Pick a domain.", "Pick a theme.", "Add the products."]"#,
+        );
+        assert_eq!(p.candidates.len(), 1, "{:?}", p.dropped);
+        // Its words the batch's, but from Jon's search two turns away: made up for Gina's turn.
+        let p = procedure(
+            4,
+            "Launching the clothing store",
+            r#"["Find a spot with good natural light.", "Get a sprung floor."]"#,
+        );
+        assert_eq!((p.candidates.len(), p.dropped[0].reason), (0, "ungrounded"));
     }
 
     #[test]
