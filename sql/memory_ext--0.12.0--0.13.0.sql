@@ -915,8 +915,11 @@ BEGIN
         -- As memory_citus_distribute sets it: triggers on distributed tables (docs/citus.md).
         PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
     END IF;
+    -- Only a space's rows: a tenant's own history rows do not call the function (~20 µs a
+    -- write, docs/performance.md "A store put").
     EXECUTE $s$CREATE TRIGGER history_writer BEFORE INSERT ON memory.history
-               FOR EACH ROW EXECUTE FUNCTION memory._history_writer()$s$;
+               FOR EACH ROW WHEN (NEW.user_id LIKE 'space:%')
+               EXECUTE FUNCTION memory._history_writer()$s$;
     RETURN true;
 END $fn$;
 REVOKE ALL ON FUNCTION memory._space_triggers() FROM PUBLIC;
@@ -1415,3 +1418,26 @@ CREATE  FUNCTION "memory_context_for"(
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'memory_context_for_wrapper';
+
+-- The helpers every history row calls, inlined where they are called: schema-qualified names
+-- and operators instead of a `SET search_path` (sql/triggers.sql says why).
+CREATE OR REPLACE FUNCTION memory._restoring() RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT pg_catalog.current_setting('row_security') OPERATOR(pg_catalog.=) 'off'
+       AND pg_catalog.current_setting('check_function_bodies') OPERATOR(pg_catalog.=) 'off'
+$$;
+ALTER FUNCTION memory._restoring() RESET search_path;
+CREATE OR REPLACE FUNCTION memory._invoker() RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN pg_catalog.current_setting('role') OPERATOR(pg_catalog.<>) 'none'
+                THEN pg_catalog.current_setting('role') ELSE CAST(SESSION_USER AS pg_catalog.text) END
+$$;
+ALTER FUNCTION memory._invoker() RESET search_path;
+CREATE OR REPLACE FUNCTION memory._actor() RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT memory._invoker()
+           OPERATOR(pg_catalog.||) COALESCE(' (' OPERATOR(pg_catalog.||) NULLIF(pg_catalog.btrim(pg_catalog.left(
+               pg_catalog.regexp_replace(pg_catalog.current_setting('memory_ext.on_behalf_of', true),
+                                         '[[:cntrl:]]+', ' ', 'g'), 100)), '') OPERATOR(pg_catalog.||) ')', '')
+$$;
+ALTER FUNCTION memory._actor() RESET search_path;

@@ -30,16 +30,23 @@
 -- restore loads already carry their bookkeeping — revisions, change log, history, statistics
 -- and message numbers are restored with them — so the triggers below leave them as they are
 -- instead of counting them a second time (docs/operations.md "Backup and restore").
+--
+-- _restoring, _invoker and _actor are inlined where they are called (0.13.0): every name and
+-- operator in them is schema-qualified instead of a `SET search_path`, which Postgres does not
+-- inline. Each history row calls them (a store put three times): as functions of their own
+-- they cost 1.6, 5 and 10 µs a call, inlined 0.1-0.5 (docs/performance.md "A store put").
 CREATE FUNCTION memory._restoring() RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT current_setting('row_security') = 'off' AND current_setting('check_function_bodies') = 'off'
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT pg_catalog.current_setting('row_security') OPERATOR(pg_catalog.=) 'off'
+       AND pg_catalog.current_setting('check_function_bodies') OPERATOR(pg_catalog.=) 'off'
 $$;
 
 -- The role that issued the statement, seen from inside a SECURITY DEFINER function (where
 -- current_user is the owner): SET ROLE if one is active, else the session user.
 CREATE FUNCTION memory._invoker() RETURNS text
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE WHEN current_setting('role') <> 'none' THEN current_setting('role') ELSE session_user::text END
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN pg_catalog.current_setting('role') OPERATOR(pg_catalog.<>) 'none'
+                THEN pg_catalog.current_setting('role') ELSE CAST(SESSION_USER AS pg_catalog.text) END
 $$;
 
 -- Who made a change, for history rows and consent decisions: the role that issued the
@@ -49,10 +56,11 @@ $$;
 -- comes first and is Postgres's own word, so a session can add to its name but never pass for
 -- another role; the addition is cut to 100 characters and kept on one line.
 CREATE FUNCTION memory._actor() RETURNS text
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
     SELECT memory._invoker()
-           || coalesce(' (' || nullif(btrim(left(regexp_replace(current_setting('memory_ext.on_behalf_of', true),
-                                                               '[[:cntrl:]]+', ' ', 'g'), 100)), '') || ')', '')
+           OPERATOR(pg_catalog.||) COALESCE(' (' OPERATOR(pg_catalog.||) NULLIF(pg_catalog.btrim(pg_catalog.left(
+               pg_catalog.regexp_replace(pg_catalog.current_setting('memory_ext.on_behalf_of', true),
+                                         '[[:cntrl:]]+', ' ', 'g'), 100)), '') OPERATOR(pg_catalog.||) ')', '')
 $$;
 
 CREATE FUNCTION memory._hint_meta() RETURNS jsonb

@@ -70,7 +70,7 @@ fn vector_arg(field: &str, v: &Value) -> Vec<f32> {
 /// The transaction's time, passed to the statements that compute with it and a column: Citus
 /// refuses now() there (docs/citus.md).
 fn now() -> Option<pgrx::datum::TimestampWithTimeZone> {
-    spi::one_opt::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time")
+    spi::one_kept::<pgrx::datum::TimestampWithTimeZone>("SELECT now()", &[], "reading the time")
 }
 
 /// Writes an item (creating or overwriting it) and its vectors; `{namespace, key, event,
@@ -88,7 +88,9 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
     screen::identifier("key", &p.key);
     let value = screen::json("store", Some(user), &p.value);
     let now = now();
-    let (created, id, created_at, updated_at) = spi::row(
+    // Kept plans: a put's statements were parsed and planned at every call (docs/performance.md
+    // "A store put").
+    let (created, id, created_at, updated_at) = spi::row_kept(
         include_str!("../../sql/queries/store_put.sql"),
         &[
             user.into(),
@@ -109,7 +111,7 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
         },
     )
     .unwrap_or_else(|| raise(SqlState::SystemError, "store_put wrote no row", None));
-    spi::run(
+    spi::run_kept(
         "DELETE FROM memory.store_vectors WHERE user_id = $1 AND namespace = $2 AND key = $3",
         &[
             user.into(),
@@ -151,7 +153,7 @@ fn put_unkeyed(user: &str, p: Put) -> Value {
         }
     };
     for (field, text, v, model) in &rows {
-        spi::run(
+        spi::run_kept(
             &format!(
                 "INSERT INTO memory.store_vectors (user_id, namespace, key, field, text, embedding, embedding_model) VALUES ($1, $2, $3, $4, $5, $6::{}, $7)",
                 vector::unsized_ty()

@@ -188,6 +188,25 @@ pub fn one_kept<T: FromDatum + IntoDatum>(
     .spi(what)
 }
 
+/// [`row`] through a kept plan (parsed once per backend, planned the way Postgres' plan cache
+/// decides): for a write's own statement on a hot path (a store put), which as a one-shot
+/// statement was parsed and planned at every call.
+pub fn row_kept<T>(
+    query: &str,
+    args: &[DatumWithOid<'_>],
+    what: &str,
+    f: impl FnOnce(&Row<'_>) -> Result<T, pgrx::spi::Error>,
+) -> Option<T> {
+    Spi::connect_mut(|c| {
+        let plan = kept(c, query, args, true)?;
+        match c.update(&*plan, None, args)?.next() {
+            Some(r) => f(&r).map(Some),
+            None => Ok(None),
+        }
+    })
+    .spi(what)
+}
+
 /// A short writing statement (no result wanted) run through a kept plan, for the bookkeeping
 /// every retrieval does (access counts, the event row): parsed once per backend, and planned
 /// the way Postgres' plan cache decides (a generic plan once it is no dearer than custom ones).
