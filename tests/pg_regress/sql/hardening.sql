@@ -149,3 +149,24 @@ SELECT path = E'notes/caf\u00e9.md' AS stored_nfc, content FROM memory.files WHE
 SELECT pg_temp.try($$memory_file_write(E'notes/\u202Edm.exe', 'x')$$) AS bidi;
 RESET memory_ext.user_id;
 DROP ROLE regress_ra;
+-- 12. The helpers history rows call are inlined into the statements that call them (0.13.0),
+-- so a session's search_path must not reach them: a schema of look-alikes first on the path
+-- (a current_setting that says every setting is 'off' would make a write look like a
+-- restore, and leave no history) changes neither whether history is written nor its actor.
+CREATE SCHEMA regress_lookalike;
+CREATE FUNCTION regress_lookalike.current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT 'off' $$;
+CREATE FUNCTION regress_lookalike.current_setting(text, boolean) RETURNS text LANGUAGE sql AS $$ SELECT 'forged' $$;
+CREATE FUNCTION regress_lookalike.btrim(text) RETURNS text LANGUAGE sql AS $$ SELECT 'forged' $$;
+GRANT USAGE ON SCHEMA regress_lookalike TO PUBLIC;
+SET ROLE regress_memory_user;
+SET search_path = regress_lookalike, pg_catalog, public;
+SET memory_ext.user_id = 'lookalike';
+SET memory_ext.on_behalf_of = 'ops';
+SELECT memory_write('{"text": "Ana lives in Porto."}') ->> 'event' AS written;
+SELECT event, actor FROM memory_history((SELECT id FROM memory.items WHERE user_id = 'lookalike')) ORDER BY ts;
+SELECT memory._restoring() AS restoring, memory._actor() AS actor;
+RESET memory_ext.on_behalf_of;
+RESET memory_ext.user_id;
+RESET search_path;
+RESET ROLE;
+DROP SCHEMA regress_lookalike CASCADE;
