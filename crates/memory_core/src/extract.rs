@@ -477,9 +477,10 @@ fn names(text: &str, name: &str) -> bool {
 }
 
 /// Whether a fact says whom or what it is about: a name (a capitalised word inside a
-/// sentence), a speaker of the batch, a name the batch says, the `about` it gives, or "user"
-/// (a conversation whose speakers have no names). "Yeah, awesome! Glad to be part of it." (a
-/// turn copied as a fact) says nothing of anyone.
+/// sentence), a speaker of the batch, a name the batch says, or "user" (a conversation whose
+/// speakers have no names) in its text, or an `about` that is a speaker or a name of the
+/// batch. "Yeah, awesome! Glad to be part of it." (a turn copied as a fact, with no `about`)
+/// says nothing of anyone.
 fn attributed(c: &Candidate, turns: &[Turn]) -> bool {
     // Speakers without names: the fact says "The user" or whom it likes.
     if turns.iter().all(|t| t.name.is_none()) {
@@ -508,8 +509,17 @@ fn attributed(c: &Candidate, turns: &[Turn]) -> bool {
             .collect();
         !parts.is_empty() && parts.iter().all(|p| words.contains(p))
     };
+    // The `about` the model gave, when it is a speaker of the batch or a name the batch says:
+    // the memory's actor then says whom, though its text does not repeat it.
+    let about_said = |a: &str| {
+        let a = a.to_lowercase();
+        turns.iter().any(|t| {
+            t.name.as_deref().is_some_and(|n| n.to_lowercase() == a)
+                || crate::dedupe::distinguishing_tokens(&t.text).contains(&a)
+        })
+    };
     words.contains("user")
-        || c.about.as_deref().is_some_and(said)
+        || c.about.as_deref().is_some_and(|a| said(a) || about_said(a))
         || turns.iter().any(|t| {
             t.name.as_deref().is_some_and(said)
                 || crate::dedupe::distinguishing_tokens(&t.text)
@@ -1701,10 +1711,18 @@ mod tests {
             (p.candidates.len(), p.dropped[0].reason),
             (0, "unattributed")
         );
+        // An `about` of nobody the batch names does not say whom either.
+        let p = one_fact(
+            &turns,
+            r#"{"turn": 28, "about": "Mia", "text": "Glad to be part of it."}"#,
+        );
+        assert_eq!(p.candidates.len(), 0);
         // Naming a speaker, the `about` given, or "the user" is enough.
         for fact in [
             r#"{"turn": 28, "text": "Jon is glad to be part of it."}"#,
             r#"{"turn": 28, "about": "Jon", "text": "Glad to be part of it, says Jon."}"#,
+            // The actor says whom, though the text does not.
+            r#"{"turn": 28, "about": "Jon", "text": "Glad to be part of it."}"#,
             r#"{"turn": 28, "text": "The user is glad to be part of it."}"#,
         ] {
             let p = one_fact(&turns, fact);
