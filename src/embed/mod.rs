@@ -156,34 +156,23 @@ pub fn embed_query(text: &str) -> Result<Option<(ActiveModel, Vec<f32>)>, EmbedE
 /// each space with the same query, and must not embed it, or wait for a provider that is down,
 /// once per space.
 pub fn query_vector(query: &str, what: &str) -> Option<(ActiveModel, Vec<f32>)> {
-    type Memo = Option<(
-        String,
-        u32,
-        pgrx::pg_sys::TimestampTz,
-        Option<(ActiveModel, Vec<f32>)>,
-    )>;
     thread_local! {
-        static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
+        static LAST: crate::pg::statement::Memo<String, Option<(ActiveModel, Vec<f32>)>> =
+            const { crate::pg::statement::Memo::new() };
     }
-    let lxid = crate::pg::version::local_xid();
-    // SAFETY: reads the backend's statement start time, set before any statement runs.
-    let statement = unsafe { pgrx::pg_sys::GetCurrentStatementStartTimestamp() };
-    let hit = LAST.with_borrow(|l| match l {
-        Some((q, x, t, v)) if q == query && *x == lxid && *t == statement => Some(v.clone()),
-        _ => None,
-    });
-    if let Some(v) = hit {
-        return v;
-    }
-    let v = match embed_query(query) {
-        Ok(v) => v,
-        Err(e) => {
-            pgrx::notice!("{what}: {e}");
-            None
-        }
-    };
-    LAST.set(Some((query.to_string(), lxid, statement, v.clone())));
-    v
+    LAST.with(|m| {
+        m.with(
+            query.to_string(),
+            |q| match embed_query(q) {
+                Ok(v) => v,
+                Err(e) => {
+                    pgrx::notice!("{what}: {e}");
+                    None
+                }
+            },
+            Clone::clone,
+        )
+    })
 }
 
 pub(crate) fn clip(t: &str) -> &str {

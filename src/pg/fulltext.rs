@@ -43,38 +43,24 @@ pub fn reading_language(user: &str, query: &str) -> Option<String> {
         .or_else(|| tenant_language(user))
 }
 
-/// A tenant's language as read in one statement (`tenant_language`).
-struct ReadFor {
-    user: String,
-    lxid: u32,
-    statement: pgrx::pg_sys::TimestampTz,
-    lang: Option<String>,
-}
-
 /// The tenant's default language (memory.settings), else the one it usually writes in
-/// (sql/queries/usual_language.sql, as `memory._usual_language`). Read once per statement and
+/// (`memory._usual_language`). Read once per statement and
 /// tenant: a query needs it for its time words and for its lexemes (sql/search.sql
 /// `memory.query_lexemes` takes it), and reading it twice cost ~0.3 ms a memory_query
 /// (pg_stat_statements, docs/performance.md). A write in the same statement cannot change it
 /// for a query: the usual language is the one of the tenant's last 25 memories.
 pub fn tenant_language(user: &str) -> Option<String> {
     thread_local! {
-        static LAST: std::cell::RefCell<Option<ReadFor>> = const { std::cell::RefCell::new(None) };
+        static READ: super::statement::Memo<String, Option<String>> =
+            const { super::statement::Memo::new() };
     }
-    let lxid = super::version::local_xid();
-    // SAFETY: reads the backend's statement start time, set before any statement runs.
-    let statement = unsafe { pgrx::pg_sys::GetCurrentStatementStartTimestamp() };
-    let hit = LAST.with_borrow(|l| {
-        l.as_ref()
-            .filter(|l| l.user == user && l.lxid == lxid && l.statement == statement)
-            .map(|l| l.lang.clone())
-    });
-    if let Some(lang) = hit {
-        return lang;
-    }
+    READ.with(|m| m.with(user.to_string(), |u| read_tenant_language(u), Clone::clone))
+}
+
+fn read_tenant_language(user: &str) -> Option<String> {
     // Two statements: on Citus one would be routed whole to the settings' shard, and the
-    // read of memory.items would then run nested on a shard (refused).
-    let lang = spi::rows_generic(
+    // function's own read of memory.items would then run nested on a shard (refused).
+    spi::rows_generic(
         "SELECT language FROM memory.settings WHERE user_id = $1",
         &[user.into()],
         "reading the default language",
@@ -85,7 +71,7 @@ pub fn tenant_language(user: &str) -> Option<String> {
     .next()
     .or_else(|| {
         spi::rows_generic(
-            include_str!("../../sql/queries/usual_language.sql"),
+            "SELECT memory._usual_language($1)",
             &[user.into()],
             "reading the usual language",
             |r| r.get::<String>(1),
@@ -93,14 +79,7 @@ pub fn tenant_language(user: &str) -> Option<String> {
         .into_iter()
         .flatten()
         .next()
-    });
-    LAST.set(Some(ReadFor {
-        user: user.to_string(),
-        lxid,
-        statement,
-        lang: lang.clone(),
-    }));
-    lang
+    })
 }
 
 /// The event-time window `query` names (`memory_core::when`), read in its language.

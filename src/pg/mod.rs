@@ -1,6 +1,6 @@
 //! Postgres glue shared by the store, the API and the worker: SPI helpers, tenancy, row
 //! lookups, hints, limits, pgvector's names, tsvector reading, full-text pieces, events and
-//! whether Citus is there; and (`version`) the little that differs between PostgreSQL versions.
+//! whether Citus is there, values kept for a statement (`statement`); and (`version`) the little that differs between PostgreSQL versions.
 
 pub mod citus;
 pub mod deadline;
@@ -14,6 +14,7 @@ pub mod lookup;
 pub mod owner;
 pub mod spaces;
 pub mod spi;
+pub mod statement;
 pub mod subxact;
 pub mod tenant;
 pub mod tsvector;

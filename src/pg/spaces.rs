@@ -17,15 +17,10 @@ use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-struct Cached {
-    tenant: String,
-    lxid: u32,
-    statement: pg_sys::TimestampTz,
-    grants: HashMap<String, Grant>,
-}
-
 thread_local! {
-    static CACHE: RefCell<Option<Cached>> = const { RefCell::new(None) };
+    /// The tenant's grants, read once per statement (`with_grants`).
+    static GRANTS: super::statement::Memo<String, HashMap<String, Grant>> =
+        const { super::statement::Memo::new() };
     /// The agent the running API call acts as (its request's `agent` / `agent_id`), for grants
     /// that name one. Plain SQL acts as no agent.
     static AGENT: RefCell<Option<String>> = const { RefCell::new(None) };
@@ -45,23 +40,7 @@ fn with_grants<R>(f: impl FnOnce(&HashMap<String, Grant>) -> R) -> R {
     let Some(me) = tenant::current() else {
         return f(&HashMap::new());
     };
-    let lxid = super::version::local_xid();
-    // SAFETY: reads the backend's statement start time, set before any statement runs.
-    let statement = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
-    let fresh = CACHE.with_borrow(|c| {
-        c.as_ref()
-            .is_some_and(|c| c.tenant == me && c.lxid == lxid && c.statement == statement)
-    });
-    if !fresh {
-        let grants = load(&me);
-        CACHE.set(Some(Cached {
-            tenant: me,
-            lxid,
-            statement,
-            grants,
-        }));
-    }
-    CACHE.with_borrow(|c| f(&c.as_ref().map(|c| &c.grants).cloned().unwrap_or_default()))
+    GRANTS.with(|m| m.with(me, |me| load(me), f))
 }
 
 /// The relation the grants are read from: memory.grants, or on a Citus node that holds a
@@ -223,5 +202,5 @@ pub fn administers(key: &str) -> bool {
 /// Forgets the cached grants, so that a grant or revoke this statement made counts at once
 /// for the rest of it.
 pub fn forget() {
-    CACHE.set(None);
+    GRANTS.with(|m| m.forget());
 }

@@ -389,7 +389,7 @@ fn turn_number(v: Option<&Value>) -> Option<i64> {
 }
 
 /// English first-person words: a sentence with one speaks as the speaker, not of them.
-const FIRST_PERSON: [&str; 19] = [
+const FIRST_PERSON: [&str; 18] = [
     "I",
     "I'm",
     "I've",
@@ -408,7 +408,6 @@ const FIRST_PERSON: [&str; 19] = [
     "ours",
     "ourselves",
     "us",
-    "Me",
 ];
 
 /// `text` without its sentences in the first person (`FIRST_PERSON`, English only); None when
@@ -466,21 +465,24 @@ fn subject<'a>(text: &str, turns: &'a [Turn]) -> Option<&'a str> {
     })
 }
 
-/// Whether `text` names `name` as a word of its own ("Wow Jon, same here" names Jon).
+/// Whether `text` names `name` as a word of its own, in any case ("Wow Jon, same here" names
+/// Jon; "Mary Ann" needs both words).
 fn names(text: &str, name: &str) -> bool {
+    let text = text.to_lowercase();
     let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).collect();
-    let parts: Vec<&str> = name
+    let name = name.to_lowercase();
+    let mut parts = name
         .split(|c: char| !c.is_alphanumeric())
         .filter(|p| !p.is_empty())
-        .collect();
-    !parts.is_empty() && parts.iter().all(|p| words.contains(p))
+        .peekable();
+    parts.peek().is_some() && parts.all(|p| words.contains(&p))
 }
 
 /// Whether a fact says whom or what it is about: a name (a capitalised word inside a
 /// sentence), a speaker of the batch, a name the batch says, or "user" (a conversation whose
 /// speakers have no names) in its text, or an `about` that is a speaker or a name of the
-/// batch. "Yeah, awesome! Glad to be part of it." (a turn copied as a fact, with no `about`)
-/// says nothing of anyone.
+/// batch (the memory's actor then says whom, though its text does not). "Yeah, awesome! Glad
+/// to be part of it." (a turn copied as a fact, with no `about`) says nothing of anyone.
 fn attributed(c: &Candidate, turns: &[Turn]) -> bool {
     // Speakers without names: the fact says "The user" or whom it likes.
     if turns.iter().all(|t| t.name.is_none()) {
@@ -493,40 +495,22 @@ fn attributed(c: &Candidate, turns: &[Turn]) -> bool {
     {
         return true;
     }
-    let words: std::collections::HashSet<String> = c
-        .text
-        .to_lowercase()
-        .split(|ch: char| !ch.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
+    // The batch's names: its speakers', and those its turns say.
+    let batch: Vec<String> = turns
+        .iter()
+        .flat_map(|t| {
+            t.name.iter().map(|n| n.to_lowercase()).chain(
+                crate::dedupe::distinguishing_tokens(&t.text)
+                    .into_iter()
+                    .filter(is_name),
+            )
+        })
         .collect();
-    let said = |name: &str| {
-        let parts: Vec<String> = name
-            .to_lowercase()
-            .split(|ch: char| !ch.is_alphanumeric())
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
-        !parts.is_empty() && parts.iter().all(|p| words.contains(p))
-    };
-    // The `about` the model gave, when it is a speaker of the batch or a name the batch says:
-    // the memory's actor then says whom, though its text does not repeat it.
-    let about_said = |a: &str| {
-        let a = a.to_lowercase();
-        turns.iter().any(|t| {
-            t.name.as_deref().is_some_and(|n| n.to_lowercase() == a)
-                || crate::dedupe::distinguishing_tokens(&t.text).contains(&a)
-        })
-    };
-    words.contains("user")
-        || c.about.as_deref().is_some_and(|a| said(a) || about_said(a))
-        || turns.iter().any(|t| {
-            t.name.as_deref().is_some_and(said)
-                || crate::dedupe::distinguishing_tokens(&t.text)
-                    .iter()
-                    .filter(|n| is_name(n))
-                    .any(|n| words.contains(n))
-        })
+    names(&c.text, "user")
+        || batch.iter().any(|n| names(&c.text, n))
+        || c.about
+            .as_deref()
+            .is_some_and(|a| names(&c.text, a) || batch.contains(&a.to_lowercase()))
 }
 
 /// The turn a fact comes from. The model's turn stands when it can carry the fact: it is the
