@@ -3,7 +3,8 @@
 # the HTTP stand-in, and the benchmark suites; figures go to bench/results/ (pgNN/ for PG=NN).
 #
 # Usage: scripts/bench.sh [suite ...]      suites: embed, query, lifecycle, checkpoint, detail, tools, mcp, formation,
-#                                          agents, screen, adapters, inspect, migrate, changes, spaces, citus, citus-spaces
+#                                          agents, screen, adapters, inspect, migrate, changes, spaces, precision,
+#                                          citus, citus-spaces
 #                                          (default: all but citus and citus-spaces)
 #   BENCH_ITEMS="100000 1000000"  sizes for the query suite, each loaded on top of the last
 #   BENCH_CITUS_ITEMS=1000000     size for the citus suite (the query suite through a Citus
@@ -22,7 +23,7 @@ BENCH_ITEMS=${BENCH_ITEMS:-100000 1000000}
 BENCH_CITUS_ITEMS=${BENCH_CITUS_ITEMS:-1000000}
 BENCH_CITUS_API_LOAD=${BENCH_CITUS_API_LOAD:-50000}   # at least 50,000: the load gives all 100 tenants memories
 BENCH_CITUS_DIR=$MEMORY_EXT_HOME/bench-citus-$BENCH_CITUS_PORT
-suites=${*:-embed query lifecycle checkpoint detail tools mcp formation agents screen adapters inspect migrate changes spaces}
+suites=${*:-embed query precision lifecycle checkpoint detail tools mcp formation agents screen adapters inspect migrate changes spaces}
 # PostgreSQL 15's figures are bench/results/'s; another version's go beside them, in pgNN/.
 RESULTS=bench/results; [ "$PG" = 15 ] || RESULTS=bench/results/pg$PG
 mkdir -p "$RESULTS"
@@ -46,6 +47,12 @@ if [ "$fresh" = 1 ]; then
     -c "ALTER SYSTEM SET max_wal_size = '8GB'" -c "ALTER SYSTEM SET checkpoint_timeout = '30min'"
   scripts/cluster.sh start "$BENCH_PGDATA" "$BENCH_PORT"   # restart: shared_buffers
 fi
+# The worker serves memory_bench, as it serves an application's database in a deployment, so
+# that reads queue their access for it to count (src/ops/access.rs); it schedules no job there
+# (worker_jobs ''), so that no TTL sweep or consolidation shares the cores with a timed run.
+# BENCH_WORKER_DB=postgres measures reads that write their access themselves.
+psql_b -d postgres -c "ALTER SYSTEM SET memory_ext.database = '${BENCH_WORKER_DB:-memory_bench}'" \
+  -c "ALTER SYSTEM SET memory_ext.worker_jobs = ''" -c "SELECT pg_reload_conf()" >/dev/null
 psql_b -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_bench'" | grep -q 1 ||
   psql_b -d postgres -c "CREATE DATABASE memory_bench"
 # Reused data keeps the extension objects it was loaded with: after changing sql/, BENCH_FRESH=1.
@@ -92,6 +99,11 @@ for s in $suites; do
       echo "==> bench: query at $n memories"
       "$CARGO_TARGET_DIR"/release/memory_ext_bench query --items "$n" --dsn "$dsn" --out "$RESULTS"
     done
+  elif [ "$s" = precision ]; then
+    # Half precision on the query suite's memories (bench/src/precision.rs): full, moved online
+    # to half, measured, moved back.
+    echo "==> bench: precision"
+    "$CARGO_TARGET_DIR"/release/memory_ext_bench precision --dsn "$dsn" --out "$RESULTS"
   elif [ "$s" = lifecycle ]; then
     # Consolidation in a database of its own, made afresh (its tenants are merged by the run);
     # the TTL sweep over the query suite's memories in memory_bench.

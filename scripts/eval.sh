@@ -11,6 +11,7 @@ DATA=${DATA:-../shared/data/locomo/locomo-dev.json}
 # EVAL_ABLATION=0: memory_query, raw vector and BM25 only (~10 min instead of ~40).
 # EVAL_SHAPES="turns facts": those shapes only, results in eval-turns-facts.{md,json} (default:
 #   every shape, turns bare facts files, results in eval.{md,json}).
+# EVAL_PRECISION=half: halfvec indexes (results in eval-half*.{md,json}).
 # EVAL_TOP_K=5: ask memory_query for 5 results instead of 100 (recall@10/@20 are then capped).
 # EVAL_REUSE=1: keep the server and its loaded memories between runs (tuning loops; reads the
 #   loaded tenants back instead of writing them). Figures for docs come from a fresh run.
@@ -33,6 +34,13 @@ scripts/cluster.sh start "$EVAL_PGDATA" "$EVAL_PORT"
 psql_e -d postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'memory_eval'" | grep -q 1 ||
   psql_e -d postgres -c "CREATE DATABASE memory_eval"
 psql_e -d memory_eval -c "CREATE EXTENSION IF NOT EXISTS memory_ext CASCADE"
+# EVAL_PRECISION=half: the model's HNSW indexes over halfvec (docs/operations.md "Half
+# precision"); results in eval-half.{md,json} (or eval-half-<shapes>).
+if [ "${EVAL_PRECISION:-full}" = half ]; then
+  psql_e -d memory_eval -c "ALTER DATABASE memory_eval SET memory_ext.embedding_precision = 'half'"
+else
+  psql_e -d memory_eval -c "ALTER DATABASE memory_eval RESET memory_ext.embedding_precision"
+fi
 # EVAL_LANGUAGES=de,ja,zh,es (make eval-languages): retrieval in other languages on LoCoMo turns
 # translated by a local model (bench/multilingual/eval.py; the translations are a cache made by
 # bench/multilingual/translate.py, never part of the repository); results in

@@ -61,7 +61,8 @@ GRANT EXECUTE ON FUNCTION memory._feed_epoch() TO PUBLIC;
 -- feed's secret and the owner. A listener learns its own tags from memory_changes and keeps the
 -- notifications that carry them; it cannot compute another tenant's tag from the tenant's name
 -- (role names, user ids are often guessable), so the shared channel tells it nothing of others
--- but that something changed.
+-- but that something changed. memory._change repeats this expression inline (a SQL function
+-- is planned at every call): change both together.
 CREATE FUNCTION memory._owner_tag(p_owner text) RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT left(encode(sha256(secret || convert_to(p_owner, 'UTF8')), 'hex'), 16) FROM memory.feed
@@ -78,8 +79,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO memory.changes (user_id, entity, id, op) VALUES (p_user, p_entity, p_id, p_op);
     IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        -- memory._owner_tag's expression, written here so that its plan is kept with this
+        -- function's (a SQL function is parsed and planned at every call: two a write).
         PERFORM pg_notify('memory_ext_changes',
-                          json_build_object('owner', memory._owner_tag(p_user), 'xid', pg_current_xact_id()::text)::text);
+                          json_build_object('owner', (SELECT left(encode(sha256(secret || convert_to(p_user, 'UTF8')), 'hex'), 16)
+                                                      FROM memory.feed),
+                                            'xid', pg_current_xact_id()::text)::text);
     END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._change(text, text, text, text) FROM PUBLIC;

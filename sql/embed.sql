@@ -9,7 +9,11 @@
 -- the old model keep their vectors (and stay findable by keyword) until memory_reembed() has
 -- re-embedded them in the background; nothing is dropped and no table is rewritten.
 -- Up to 2,000 dimensions the index is over `vector`, up to 4,000 over `halfvec` (pgvector's HNSW
--- limits); beyond that a model is stored but searched exactly.
+-- limits); beyond that a model is stored but searched exactly. With memory_ext.embedding_precision
+-- = half a model's indexes are over `halfvec` at any size up to 4,000 (half the index's memory,
+-- docs/performance.md "Half precision"); the stored vectors keep full precision either way.
+-- Searches cast to the type the registry records for the model (src/pg/vector.rs), so that the
+-- planner matches its index; memory_embedding_reindex() moves a model between the two online.
 
 -- Models this database has stored vectors of. No user_id: this describes the database's
 -- configuration, not any tenant's data.
@@ -51,6 +55,29 @@ CREATE INDEX messages_embedding_model_idx ON memory.messages (embedding_model);
 CREATE FUNCTION memory._max_embedding_models() RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$ SELECT 16 $$;
 
+-- The name of a model's HNSW index on `tbl` (items, messages, files): `<tbl>_emb_<md5 of the
+-- model>`, `_emh_` for a half-precision index of a model that could have a full one, so that
+-- memory_embedding_reindex() builds the new index beside the old before dropping it.
+CREATE FUNCTION memory._model_index_name(tbl text, model text, dims integer, typ text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT tbl || CASE WHEN typ = 'halfvec' AND dims <= 2000 THEN '_emh_' ELSE '_emb_' END || left(md5(model), 12)
+$$;
+
+-- What follows `USING hnsw` for a model's index: the cast to its sized type, the cosine operator
+-- class, the model's rows only.
+CREATE FUNCTION memory._model_index_def(vschema text, model text, dims integer, typ text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT format('((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                  vschema, typ, dims, vschema, typ || '_cosine_ops', model)
+$$;
+
+-- The index type a model of `dims` dimensions gets at `precision` ('full' or 'half'): NULL
+-- beyond pgvector's HNSW limits (2,000 dimensions for vector, 4,000 for halfvec).
+CREATE FUNCTION memory._model_index_type(dims integer, prec text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN dims <= 2000 AND prec = 'full' THEN 'vector' WHEN dims <= 4000 THEN 'halfvec' END
+$$;
+
 -- Creates a registered model's partial HNSW indexes (when it has an index type), if missing.
 -- Called by the trigger on the registry below, so that the indexes follow the registry wherever
 -- its rows come from: the first write of a model (memory._ensure_embedding_model) or a restore.
@@ -72,7 +99,6 @@ CREATE FUNCTION memory._create_model_indexes(p_model text, p_dims integer, p_typ
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET client_min_messages = warning AS $$
 DECLARE
     vschema text;
-    suffix  text := left(md5(p_model), 12);
     here    boolean := true;
     citus   boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
     pool    text;
@@ -96,13 +122,13 @@ BEGIN
     END IF;
     SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'vector';
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'items_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
-    PERFORM memory._name_partition_indexes('memory.items_emb_' || suffix);
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'messages_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw ((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
-                   'files_emb_' || suffix, vschema, p_type, p_dims, vschema, p_type || '_cosine_ops', p_model);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw %s',
+                   memory._model_index_name('items', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
+    PERFORM memory._name_partition_indexes('memory.' || memory._model_index_name('items', p_model, p_dims, p_type));
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw %s',
+                   memory._model_index_name('messages', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw %s',
+                   memory._model_index_name('files', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
     IF citus THEN
         PERFORM set_config('citus.max_adaptive_executor_pool_size', pool, true);
     END IF;
@@ -152,7 +178,7 @@ BEGIN
     IF (SELECT count(*) FROM memory.embedding_models) >= memory._max_embedding_models() THEN
         RETURN false;
     END IF;
-    typ := CASE WHEN p_dims <= 2000 THEN 'vector' WHEN p_dims <= 4000 THEN 'halfvec' END;
+    typ := memory._model_index_type(p_dims, coalesce(current_setting('memory_ext.embedding_precision', true), 'full'));
     INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
     -- On Citus the registry's trigger fires where its placements are, which need not include
     -- this node (the coordinator): its indexes are made here.
@@ -162,6 +188,122 @@ BEGIN
     RETURN true;
 END $$;
 REVOKE ALL ON FUNCTION memory._ensure_embedding_model(text, integer) FROM PUBLIC;
+
+-- memory_embedding_reindex(to_precision) -> (step, statement): the statements that move every
+-- registered model's HNSW indexes to `to_precision` ('full' or 'half'; by default
+-- memory_ext.embedding_precision), for psql's \gexec (docs/operations.md "Half precision"):
+--
+--   SELECT statement FROM memory_embedding_reindex('half') ORDER BY step \gexec
+--
+-- Statements, not actions, because CREATE INDEX CONCURRENTLY cannot run inside a function, and
+-- it is what lets writes go on while an index builds: memory.items is partitioned, so its new
+-- index is made ON ONLY the parent, built concurrently on each partition and attached; the
+-- other tables' are built concurrently. Then memory._embedding_index_switch records the new
+-- type (searches cast to it from their next statement, src/pg/vector.rs) and the old indexes
+-- are dropped (memory.items' with a plain DROP INDEX: a partitioned index has no concurrent
+-- drop; it waits for running statements on the table and holds them off for the drop alone).
+-- Every statement may be run again after an interruption. An empty answer: nothing to move.
+-- Not on Citus (0A000): there a model's indexes are made on the coordinator's tables at its
+-- first write (docs/citus.md).
+CREATE FUNCTION memory_embedding_reindex(to_precision text DEFAULT NULL)
+RETURNS TABLE (step integer, statement text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    prec    text := coalesce(to_precision, current_setting('memory_ext.embedding_precision', true), 'full');
+    vschema text;
+    m       memory.embedding_models;
+    want    text;
+    def     text;
+    parent  text;
+    p       record;
+    n       integer := 0;
+BEGIN
+    IF prec NOT IN ('full', 'half') THEN
+        RAISE EXCEPTION 'invalid precision "%"', prec USING ERRCODE = '22023', HINT = 'full or half';
+    END IF;
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'memory_embedding_reindex does not run on Citus' USING ERRCODE = '0A000',
+            HINT = 'set memory_ext.embedding_precision before the first vector of a model is stored';
+    END IF;
+    SELECT quote_ident(ns.nspname) INTO vschema FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+    WHERE e.extname = 'vector';
+    FOR m IN SELECT * FROM memory.embedding_models ORDER BY model_id LOOP
+        want := memory._model_index_type(m.dims, prec);
+        CONTINUE WHEN want IS NOT DISTINCT FROM m.index_type;
+        IF want IS NOT NULL THEN
+            def := memory._model_index_def(vschema, m.model_id, m.dims, want);
+            parent := memory._model_index_name('items', m.model_id, m.dims, want);
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX IF NOT EXISTS %I ON ONLY memory.items USING hnsw %s', parent, def);
+            RETURN NEXT;
+            FOR p IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                     WHERE i.inhparent = 'memory.items'::regclass ORDER BY c.relname LOOP
+                n := n + 1; step := n;
+                statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.%I USING hnsw %s',
+                                    parent || '_' || substring(p.relname FROM '_(p[0-9]+)$'), p.relname, def);
+                RETURN NEXT;
+                n := n + 1; step := n;
+                statement := format('ALTER INDEX memory.%I ATTACH PARTITION memory.%I',
+                                    parent, parent || '_' || substring(p.relname FROM '_(p[0-9]+)$'));
+                RETURN NEXT;
+            END LOOP;
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.messages USING hnsw %s',
+                                memory._model_index_name('messages', m.model_id, m.dims, want), def);
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.files USING hnsw %s',
+                                memory._model_index_name('files', m.model_id, m.dims, want), def);
+            RETURN NEXT;
+        END IF;
+        n := n + 1; step := n;
+        statement := format('SELECT memory._embedding_index_switch(%L, %L)', m.model_id, want);
+        RETURN NEXT;
+        IF m.index_type IS NOT NULL THEN
+            n := n + 1; step := n;
+            statement := format('DROP INDEX IF EXISTS memory.%I', memory._model_index_name('items', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('DROP INDEX CONCURRENTLY IF EXISTS memory.%I', memory._model_index_name('messages', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('DROP INDEX CONCURRENTLY IF EXISTS memory.%I', memory._model_index_name('files', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END $$;
+
+-- The operator's, as the indexes are: an application role has no use for it.
+REVOKE ALL ON FUNCTION memory_embedding_reindex(text) FROM PUBLIC;
+
+-- Records a model's new index type once its indexes are built and valid (a concurrent build
+-- that failed leaves an invalid index behind: 55000, and the searches keep the old one). Run by
+-- memory_embedding_reindex()'s statements, as the tables' owner.
+CREATE FUNCTION memory._embedding_index_switch(p_model text, p_type text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    m   memory.embedding_models;
+    tbl text;
+    idx text;
+BEGIN
+    SELECT * INTO m FROM memory.embedding_models WHERE model_id = p_model FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no embedding model "%"', p_model USING ERRCODE = '22023';
+    END IF;
+    IF p_type IS NOT NULL THEN
+        FOREACH tbl IN ARRAY ARRAY['items', 'messages', 'files'] LOOP
+            idx := memory._model_index_name(tbl, p_model, m.dims, p_type);
+            IF NOT EXISTS (SELECT FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                           JOIN pg_namespace ns ON ns.oid = c.relnamespace
+                           WHERE ns.nspname = 'memory' AND c.relname = idx AND i.indisvalid) THEN
+                RAISE EXCEPTION 'index memory.% is missing or not valid', idx USING ERRCODE = '55000',
+                    HINT = 'drop it if it exists and run memory_embedding_reindex()''s statements again';
+            END IF;
+        END LOOP;
+    END IF;
+    UPDATE memory.embedding_models SET index_type = p_type WHERE model_id = p_model;
+END $$;
+REVOKE ALL ON FUNCTION memory._embedding_index_switch(text, text) FROM PUBLIC;
 
 -- memory_embed(input) -> vector: the configured provider, for callers and tests.
 -- memory_embed_batch(inputs) -> (ord, embedding): one provider call for many inputs.

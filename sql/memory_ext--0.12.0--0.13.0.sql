@@ -736,7 +736,8 @@ GRANT EXECUTE ON FUNCTION memory._feed_epoch() TO PUBLIC;
 -- feed's secret and the owner. A listener learns its own tags from memory_changes and keeps the
 -- notifications that carry them; it cannot compute another tenant's tag from the tenant's name
 -- (role names, user ids are often guessable), so the shared channel tells it nothing of others
--- but that something changed.
+-- but that something changed. memory._change repeats this expression inline (a SQL function
+-- is planned at every call): change both together.
 CREATE FUNCTION memory._owner_tag(p_owner text) RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
     SELECT left(encode(sha256(secret || convert_to(p_owner, 'UTF8')), 'hex'), 16) FROM memory.feed
@@ -753,8 +754,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     INSERT INTO memory.changes (user_id, entity, id, op) VALUES (p_user, p_entity, p_id, p_op);
     IF to_regclass('pg_catalog.pg_dist_partition') IS NULL THEN
+        -- memory._owner_tag's expression, written here so that its plan is kept with this
+        -- function's (a SQL function is parsed and planned at every call: two a write).
         PERFORM pg_notify('memory_ext_changes',
-                          json_build_object('owner', memory._owner_tag(p_user), 'xid', pg_current_xact_id()::text)::text);
+                          json_build_object('owner', (SELECT left(encode(sha256(secret || convert_to(p_user, 'UTF8')), 'hex'), 16)
+                                                      FROM memory.feed),
+                                            'xid', pg_current_xact_id()::text)::text);
     END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._change(text, text, text, text) FROM PUBLIC;
@@ -1283,6 +1288,26 @@ BEGIN
     END IF;
 END $$;
 REVOKE ALL ON FUNCTION memory._erase_copies(text, text, text) FROM PUBLIC;
+-- Access waiting to be counted (0.13.0; docs/operations.md "Access bookkeeping"): where the
+-- background worker serves the database, a retrieval queues the ids of the memories it
+-- returned here (sql/queries/access_queue.sql), one row per read, and the worker writes them
+-- to memory.items (last_accessed_at, access_count: sql/queries/access_fold.sql) at each look
+-- for work. Writing them at read time made new versions of the rows read, and of their index
+-- entries when a page was full (~1 ms of a read at 100k memories, the dearest statement of a
+-- read). Ids and times only, never text; a tenant's erasure takes its rows with the rest.
+CREATE TABLE memory.access_queue (
+    user_id text        NOT NULL,
+    ids     uuid[]      NOT NULL,
+    read_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX access_queue_user_idx ON memory.access_queue (user_id);
+ALTER TABLE memory.access_queue ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memory.access_queue FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON memory.access_queue
+    USING (user_id = memory.current_tenant()) WITH CHECK (user_id = memory.current_tenant());
+SELECT pg_catalog.pg_extension_config_dump('memory.access_queue', '');
+GRANT SELECT, INSERT ON memory.access_queue TO PUBLIC;
+
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
@@ -1441,3 +1466,244 @@ LANGUAGE sql STABLE AS $$
                                          '[[:cntrl:]]+', ' ', 'g'), 100)), '') OPERATOR(pg_catalog.||) ')', '')
 $$;
 ALTER FUNCTION memory._actor() RESET search_path;
+
+-- Half precision (docs/performance.md "Half precision"): memory_ext.embedding_precision = half
+-- gives a model first stored afterwards halfvec HNSW indexes (new helpers below);
+-- memory_embedding_reindex() lists the statements that move the models registered before.
+-- The name of a model's HNSW index on `tbl` (items, messages, files): `<tbl>_emb_<md5 of the
+-- model>`, `_emh_` for a half-precision index of a model that could have a full one, so that
+-- memory_embedding_reindex() builds the new index beside the old before dropping it.
+CREATE FUNCTION memory._model_index_name(tbl text, model text, dims integer, typ text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT tbl || CASE WHEN typ = 'halfvec' AND dims <= 2000 THEN '_emh_' ELSE '_emb_' END || left(md5(model), 12)
+$$;
+
+-- What follows `USING hnsw` for a model's index: the cast to its sized type, the cosine operator
+-- class, the model's rows only.
+CREATE FUNCTION memory._model_index_def(vschema text, model text, dims integer, typ text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT format('((embedding::%I.%I(%s)) %I.%I) WHERE embedding_model = %L',
+                  vschema, typ, dims, vschema, typ || '_cosine_ops', model)
+$$;
+
+-- The index type a model of `dims` dimensions gets at `precision` ('full' or 'half'): NULL
+-- beyond pgvector's HNSW limits (2,000 dimensions for vector, 4,000 for halfvec).
+CREATE FUNCTION memory._model_index_type(dims integer, prec text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN dims <= 2000 AND prec = 'full' THEN 'vector' WHEN dims <= 4000 THEN 'halfvec' END
+$$;
+
+CREATE OR REPLACE FUNCTION memory._create_model_indexes(p_model text, p_dims integer, p_type text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET client_min_messages = warning AS $$
+DECLARE
+    vschema text;
+    here    boolean := true;
+    citus   boolean := EXISTS (SELECT FROM pg_extension WHERE extname = 'citus');
+    pool    text;
+BEGIN
+    IF citus THEN
+        EXECUTE 'SELECT citus_is_coordinator()' INTO here;
+    END IF;
+    IF p_type IS NULL OR NOT here THEN
+        RETURN;
+    END IF;
+    IF citus THEN
+        -- One shard's index at a time per worker. Otherwise the coordinator opens more
+        -- connections to a worker while its shard builds run long (up to this setting, 16 by
+        -- default), each a parallel HNSW build holding the worker's maintenance_work_mem in
+        -- shared memory: on a cluster of 168,000 memories two builds ran at once on a worker,
+        -- and registering the model on one of 1M (maintenance_work_mem 1GB on the workers) took
+        -- this machine's shared memory from 7.6 to 21.8 GB within a minute, until the kernel's
+        -- OOM killer stopped it. Limited, that build took as long (31.6 s against 32.9 s).
+        pool := current_setting('citus.max_adaptive_executor_pool_size');
+        PERFORM set_config('citus.max_adaptive_executor_pool_size', '1', true);
+    END IF;
+    SELECT n.nspname INTO vschema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'vector';
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.items USING hnsw %s',
+                   memory._model_index_name('items', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
+    PERFORM memory._name_partition_indexes('memory.' || memory._model_index_name('items', p_model, p_dims, p_type));
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.messages USING hnsw %s',
+                   memory._model_index_name('messages', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON memory.files USING hnsw %s',
+                   memory._model_index_name('files', p_model, p_dims, p_type), memory._model_index_def(vschema, p_model, p_dims, p_type));
+    IF citus THEN
+        PERFORM set_config('citus.max_adaptive_executor_pool_size', pool, true);
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION memory._ensure_embedding_model(p_model text, p_dims integer) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    known memory.embedding_models;
+    typ   text;
+BEGIN
+    SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
+    IF NOT FOUND THEN
+        -- First use: serialise concurrent first uses, then look again.
+        PERFORM pg_advisory_xact_lock(hashtext('memory_ext.embedding_models'));
+        SELECT * INTO known FROM memory.embedding_models WHERE model_id = p_model;
+    END IF;
+    IF FOUND THEN
+        IF known.dims <> p_dims THEN
+            RAISE EXCEPTION 'embedding model "%" returned % dimensions; its stored vectors have %', p_model, p_dims, known.dims
+                USING ERRCODE = '58000', HINT = 'a model must always return the same number of dimensions: check memory_ext.embedding_dims and the endpoint';
+        END IF;
+        RETURN true;
+    END IF;
+    IF p_model IS NULL OR p_model = '' OR length(p_model) > 200 OR p_dims IS NULL OR p_dims NOT BETWEEN 1 AND 16000 THEN
+        RAISE EXCEPTION 'invalid embedding model "%" with % dimensions', p_model, p_dims USING ERRCODE = '22023';
+    END IF;
+    IF (SELECT count(*) FROM memory.embedding_models) >= memory._max_embedding_models() THEN
+        RETURN false;
+    END IF;
+    typ := memory._model_index_type(p_dims, coalesce(current_setting('memory_ext.embedding_precision', true), 'full'));
+    INSERT INTO memory.embedding_models (model_id, dims, index_type) VALUES (p_model, p_dims, typ);
+    -- On Citus the registry's trigger fires where its placements are, which need not include
+    -- this node (the coordinator): its indexes are made here.
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        PERFORM memory._create_model_indexes(p_model, p_dims, typ);
+    END IF;
+    RETURN true;
+END $$;
+
+-- memory_embedding_reindex(to_precision) -> (step, statement): the statements that move every
+-- registered model's HNSW indexes to `to_precision` ('full' or 'half'; by default
+-- memory_ext.embedding_precision), for psql's \gexec (docs/operations.md "Half precision"):
+--
+--   SELECT statement FROM memory_embedding_reindex('half') ORDER BY step \gexec
+--
+-- Statements, not actions, because CREATE INDEX CONCURRENTLY cannot run inside a function, and
+-- it is what lets writes go on while an index builds: memory.items is partitioned, so its new
+-- index is made ON ONLY the parent, built concurrently on each partition and attached; the
+-- other tables' are built concurrently. Then memory._embedding_index_switch records the new
+-- type (searches cast to it from their next statement, src/pg/vector.rs) and the old indexes
+-- are dropped (memory.items' with a plain DROP INDEX: a partitioned index has no concurrent
+-- drop; it waits for running statements on the table and holds them off for the drop alone).
+-- Every statement may be run again after an interruption. An empty answer: nothing to move.
+-- Not on Citus (0A000): there a model's indexes are made on the coordinator's tables at its
+-- first write (docs/citus.md).
+CREATE FUNCTION memory_embedding_reindex(to_precision text DEFAULT NULL)
+RETURNS TABLE (step integer, statement text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    prec    text := coalesce(to_precision, current_setting('memory_ext.embedding_precision', true), 'full');
+    vschema text;
+    m       memory.embedding_models;
+    want    text;
+    def     text;
+    parent  text;
+    p       record;
+    n       integer := 0;
+BEGIN
+    IF prec NOT IN ('full', 'half') THEN
+        RAISE EXCEPTION 'invalid precision "%"', prec USING ERRCODE = '22023', HINT = 'full or half';
+    END IF;
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'memory_embedding_reindex does not run on Citus' USING ERRCODE = '0A000',
+            HINT = 'set memory_ext.embedding_precision before the first vector of a model is stored';
+    END IF;
+    SELECT quote_ident(ns.nspname) INTO vschema FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+    WHERE e.extname = 'vector';
+    FOR m IN SELECT * FROM memory.embedding_models ORDER BY model_id LOOP
+        want := memory._model_index_type(m.dims, prec);
+        CONTINUE WHEN want IS NOT DISTINCT FROM m.index_type;
+        IF want IS NOT NULL THEN
+            def := memory._model_index_def(vschema, m.model_id, m.dims, want);
+            parent := memory._model_index_name('items', m.model_id, m.dims, want);
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX IF NOT EXISTS %I ON ONLY memory.items USING hnsw %s', parent, def);
+            RETURN NEXT;
+            FOR p IN SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                     WHERE i.inhparent = 'memory.items'::regclass ORDER BY c.relname LOOP
+                n := n + 1; step := n;
+                statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.%I USING hnsw %s',
+                                    parent || '_' || substring(p.relname FROM '_(p[0-9]+)$'), p.relname, def);
+                RETURN NEXT;
+                n := n + 1; step := n;
+                statement := format('ALTER INDEX memory.%I ATTACH PARTITION memory.%I',
+                                    parent, parent || '_' || substring(p.relname FROM '_(p[0-9]+)$'));
+                RETURN NEXT;
+            END LOOP;
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.messages USING hnsw %s',
+                                memory._model_index_name('messages', m.model_id, m.dims, want), def);
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memory.files USING hnsw %s',
+                                memory._model_index_name('files', m.model_id, m.dims, want), def);
+            RETURN NEXT;
+        END IF;
+        n := n + 1; step := n;
+        statement := format('SELECT memory._embedding_index_switch(%L, %L)', m.model_id, want);
+        RETURN NEXT;
+        IF m.index_type IS NOT NULL THEN
+            n := n + 1; step := n;
+            statement := format('DROP INDEX IF EXISTS memory.%I', memory._model_index_name('items', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('DROP INDEX CONCURRENTLY IF EXISTS memory.%I', memory._model_index_name('messages', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+            n := n + 1; step := n;
+            statement := format('DROP INDEX CONCURRENTLY IF EXISTS memory.%I', memory._model_index_name('files', m.model_id, m.dims, m.index_type));
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END $$;
+
+-- The operator's, as the indexes are: an application role has no use for it.
+REVOKE ALL ON FUNCTION memory_embedding_reindex(text) FROM PUBLIC;
+
+-- Records a model's new index type once its indexes are built and valid (a concurrent build
+-- that failed leaves an invalid index behind: 55000, and the searches keep the old one). Run by
+-- memory_embedding_reindex()'s statements, as the tables' owner.
+CREATE FUNCTION memory._embedding_index_switch(p_model text, p_type text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    m   memory.embedding_models;
+    tbl text;
+    idx text;
+BEGIN
+    SELECT * INTO m FROM memory.embedding_models WHERE model_id = p_model FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no embedding model "%"', p_model USING ERRCODE = '22023';
+    END IF;
+    IF p_type IS NOT NULL THEN
+        FOREACH tbl IN ARRAY ARRAY['items', 'messages', 'files'] LOOP
+            idx := memory._model_index_name(tbl, p_model, m.dims, p_type);
+            IF NOT EXISTS (SELECT FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                           JOIN pg_namespace ns ON ns.oid = c.relnamespace
+                           WHERE ns.nspname = 'memory' AND c.relname = idx AND i.indisvalid) THEN
+                RAISE EXCEPTION 'index memory.% is missing or not valid', idx USING ERRCODE = '55000',
+                    HINT = 'drop it if it exists and run memory_embedding_reindex()''s statements again';
+            END IF;
+        END LOOP;
+    END IF;
+    UPDATE memory.embedding_models SET index_type = p_type WHERE model_id = p_model;
+END $$;
+REVOKE ALL ON FUNCTION memory._embedding_index_switch(text, text) FROM PUBLIC;
+
+-- Two helpers every write called as SQL functions, parsed and planned at each call, now inlined
+-- where they are used (sql/search.sql, sql/triggers.sql).
+-- One row per (document, lexeme) of the given documents, without the tenant lexeme.
+-- A body parsed at creation (BEGIN ATOMIC: its names resolved then, whatever the caller's
+-- search_path) and no SET clause, so that the planner inlines it into the statements of
+-- memory._apply_term_stats, whose plans PL/pgSQL keeps: called as a function, every write
+-- parsed and planned it twice (0.3 ms of a memory_write, perf at 5,000 memories).
+CREATE OR REPLACE FUNCTION memory._terms(p_users text[], p_threads text[], p_tsvs tsvector[])
+RETURNS TABLE (user_id text, thread_id text, lexeme text, tf integer)
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT r.user_id, r.thread_id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
+    FROM unnest(p_users, p_threads, p_tsvs) AS r(user_id, thread_id, tsv)
+    CROSS JOIN LATERAL unnest(r.tsv) u
+    WHERE u.lexeme <> memory.tenant_lexeme(r.user_id);
+END;
+
+-- What a change-log bullet needs to render later ("+created: [Personal] ... (imp=2)"), as it
+-- was at the time of the change. A body parsed at creation and no SET clause, so that it is
+-- inlined into the audit trigger's kept expression rather than parsed and planned per row.
+CREATE OR REPLACE FUNCTION memory._item_meta(i memory.items) RETURNS jsonb
+LANGUAGE sql STABLE
+RETURN jsonb_build_object('kind', i.kind, 'category', i.category, 'text', left(i.text, 280),
+                          'importance', i.importance);

@@ -303,6 +303,20 @@ SELECT memory._name_partition_indexes('memory.items_key_idx', 'memory.items_hash
                                       'memory.items_updated_idx', 'memory.items_tsv_idx', 'memory.items_tags_idx',
                                       'memory.items_superseded_by_idx', 'memory.items_pkey');
 
+-- Access waiting to be counted (0.13.0; docs/operations.md "Access bookkeeping"): where the
+-- background worker serves the database, a retrieval queues the ids of the memories it
+-- returned here (sql/queries/access_queue.sql), one row per read, and the worker writes them
+-- to memory.items (last_accessed_at, access_count: sql/queries/access_fold.sql) at each look
+-- for work. Writing them at read time made new versions of the rows read, and of their index
+-- entries when a page was full (~1 ms of a read at 100k memories, the dearest statement of a
+-- read). Ids and times only, never text; a tenant's erasure takes its rows with the rest.
+CREATE TABLE memory.access_queue (
+    user_id text        NOT NULL,
+    ids     uuid[]      NOT NULL,
+    read_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX access_queue_user_idx ON memory.access_queue (user_id);
+
 -- Relations (docs/design.md "Relations"): lightweight edges between memories, one per (from, to, type).
 CREATE TABLE memory.relations (
     user_id       text        NOT NULL,

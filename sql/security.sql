@@ -30,7 +30,7 @@ BEGIN
                              'store_items', 'store_vectors', 'checkpoint_steps', 'checkpoint_blobs',
                              'checkpoint_writes', 'entities', 'entity_links', 'entity_relations', 'settings', 'changes',
                              'block_attachments', 'webhook_cursors', 'webhook_dead',
-                             'summaries', 'summary_versions', 'summary_usage']
+                             'summaries', 'summary_versions', 'summary_usage', 'access_queue']
     LOOP
         EXECUTE format('ALTER TABLE memory.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE memory.%I FORCE ROW LEVEL SECURITY', t);
@@ -127,6 +127,10 @@ GRANT SELECT ON memory.summaries, memory.summary_versions, memory.summary_usage 
 -- tenant's own writes, as the caller (run_end's as the owner, with its queue row). A tenant
 -- that changed or deleted its own keys would only lose its own retry safety.
 GRANT SELECT, INSERT, UPDATE, DELETE ON memory.idempotency_keys TO PUBLIC;
+
+-- The access queue: a tenant's reads queue their own memories' ids (the worker, which bypasses
+-- row-level security, folds and deletes them); the TTL sweep, run as the caller, reads them.
+GRANT SELECT, INSERT ON memory.access_queue TO PUBLIC;
 
 -- The model registry describes the database, not a tenant: readable by all, written only by
 -- memory._ensure_embedding_model (SECURITY DEFINER).

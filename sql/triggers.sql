@@ -161,12 +161,12 @@ REVOKE ALL ON FUNCTION memory._bump_revision(text, text, text, text, jsonb, bool
 -------------------------------------------------------------------------------- items
 
 -- What a change-log bullet needs to render later ("+created: [Personal] ... (imp=2)"), as it
--- was at the time of the change.
+-- was at the time of the change. A body parsed at creation and no SET clause, so that it is
+-- inlined into the audit trigger's kept expression rather than parsed and planned per row.
 CREATE FUNCTION memory._item_meta(i memory.items) RETURNS jsonb
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT jsonb_build_object('kind', i.kind, 'category', i.category, 'text', left(i.text, 280),
-                              'importance', i.importance)
-$$;
+LANGUAGE sql STABLE
+RETURN jsonb_build_object('kind', i.kind, 'category', i.category, 'text', left(i.text, 280),
+                          'importance', i.importance);
 
 CREATE FUNCTION memory._items_audit() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

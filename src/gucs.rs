@@ -62,6 +62,19 @@ pub enum BuiltinModel {
     MultilingualE5,
 }
 
+/// The precision of a newly registered embedding model's HNSW indexes (sql/embed.sql
+/// `memory._ensure_embedding_model`; read there by current_setting).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EmbeddingPrecision {
+    /// 4-byte floats (pgvector's `vector`), up to 2,000 dimensions; `halfvec` above.
+    #[name = c"full"]
+    Full,
+    /// 2-byte floats (pgvector's `halfvec`), up to 4,000 dimensions: half the index's memory
+    /// (docs/performance.md "Half precision").
+    #[name = c"half"]
+    Half,
+}
+
 /// Where the memories a tool call writes come from (memory_core::consent).
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ToolSource {
@@ -103,6 +116,11 @@ static EMBEDDING_MODEL: GucSetting<Option<CString>> = GucSetting::<Option<CStrin
 /// Expected dimensions from the HTTP provider; 0 = whatever it returns (checked for
 /// consistency per model). The built-in model is always 384.
 static EMBEDDING_DIMS: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// Set per database (`ALTER DATABASE ... SET`): which precision a model's indexes get when
+/// the model is first stored; `memory_embedding_reindex()` moves models registered before.
+/// Superuser-only like the model: it decides the indexes every write maintains.
+static EMBEDDING_PRECISION: GucSetting<EmbeddingPrecision> =
+    GucSetting::<EmbeddingPrecision>::new(EmbeddingPrecision::Full);
 static BUILTIN_THREADS: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Superuser-only like the provider: a switch re-embeds every row (the backfill).
 static BUILTIN_MODEL: GucSetting<BuiltinModel> =
@@ -392,6 +410,14 @@ fn register_embedding() {
         c"Model name sent to the HTTP embedding provider.",
         c"",
         &EMBEDDING_MODEL,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_enum_guc(
+        c"memory_ext.embedding_precision",
+        c"Precision of a new embedding model's HNSW indexes: full (vector) or half (halfvec).",
+        c"Models registered before keep theirs until memory_embedding_reindex() moves them.",
+        &EMBEDDING_PRECISION,
         GucContext::Suset,
         GucFlags::default(),
     );

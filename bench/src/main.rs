@@ -15,6 +15,7 @@ mod eval;
 mod formation;
 mod lifecycle;
 mod mcp;
+mod precision;
 mod query;
 mod routed;
 mod spaces;
@@ -289,6 +290,12 @@ fn main() {
             let (result, md) = routed::run(&a.dsn);
             save(&a.out, "routed", &result, &md);
         }
+        "precision" => {
+            // 400 timed queries on each side; the memories are the query suite's.
+            let (result, md) = precision::run(&a.dsn, 400);
+            let name = format!("precision-{}", result["memories"]);
+            save(&a.out, &name, &result, &md);
+        }
         "spaces" => {
             let (result, md) = spaces::run(&a.dsn, a.items);
             save(&a.out, "spaces", &result, &md);
@@ -396,11 +403,12 @@ fn query_suite(a: &Args) {
          | query (300 runs x 3 rounds, pooled) | p50 ms | p95 ms | p99 ms |\n|---|---|---|---|\n\
          | raw pgvector: tenant + filter, ORDER BY <=> LIMIT 5, memory_query's planner settings | {:.2} | {:.2} | {:.2} |\n\
          | raw pgvector, default planner settings (the reference before 0.10.0) | {:.2} | {:.2} | {:.2} |\n\
+         | hand-written hybrid SQL: vector top 20 and full-text top 20 (ts_rank_cd, OR of the query's words) fused by reciprocal rank, one statement | {:.2} | {:.2} | {:.2} |\n\
          | memory_query (bullets, top_k 5, filter on, vector supplied) | {:.2} | {:.2} | {:.2} |\n\
          | memory_query end to end (built-in model embeds the query) | {:.2} | {:.2} | {:.2} |\n\
          | memory_query end to end, \"rerank\": true, top_k 5, reranker reads 5 (every 4th query) | {:.2} | {:.2} | {:.2} |\n\
          | memory_query end to end, \"rerank\": true, top_k 5, reranker reads 10, the default depth (every 4th query) | {:.2} | {:.2} | {:.2} |\n\n\
-         p95 ratio memory_query / raw pgvector: {:.2}\n{}\n\
+         p95 ratio memory_query / raw pgvector: {:.2}; memory_query / hand-written hybrid SQL: {:.2}\n{}\n\
          | memory_write | clients | writes/s | p50 ms | p95 ms |\n|---|---|---|---|---|\n\
          | supplied vectors | 1 | {:.0} | {:.2} | {:.2} |\n| supplied vectors | 4 | {:.0} | {:.2} | {:.2} |\n\
          | built-in embedding | 1 | {:.0} | {:.2} | {:.2} |\n| built-in embedding | 4 | {:.0} | {:.2} | {:.2} |\n\
@@ -411,11 +419,12 @@ fn query_suite(a: &Args) {
         query::TENANTS,
         f(&q["raw_pgvector_ms"], "p50"), f(&q["raw_pgvector_ms"], "p95"), f(&q["raw_pgvector_ms"], "p99"),
         f(&q["raw_pgvector_default_planner_ms"], "p50"), f(&q["raw_pgvector_default_planner_ms"], "p95"), f(&q["raw_pgvector_default_planner_ms"], "p99"),
+        f(&q["hybrid_sql_ms"], "p50"), f(&q["hybrid_sql_ms"], "p95"), f(&q["hybrid_sql_ms"], "p99"),
         f(&q["memory_query_ms"], "p50"), f(&q["memory_query_ms"], "p95"), f(&q["memory_query_ms"], "p99"),
         f(&q["memory_query_end_to_end_ms"], "p50"), f(&q["memory_query_end_to_end_ms"], "p95"), f(&q["memory_query_end_to_end_ms"], "p99"),
         f(&q["rerank_end_to_end_top5_depth5_ms"], "p50"), f(&q["rerank_end_to_end_top5_depth5_ms"], "p95"), f(&q["rerank_end_to_end_top5_depth5_ms"], "p99"),
         f(&q["rerank_end_to_end_top5_depth10_ms"], "p50"), f(&q["rerank_end_to_end_top5_depth10_ms"], "p95"), f(&q["rerank_end_to_end_top5_depth10_ms"], "p99"),
-        f(&q, "p95_ratio"), query::rounds_md(&q),
+        f(&q, "p95_ratio"), f(&q, "hybrid_p95_ratio"), query::rounds_md(&q),
         f(&w1, "per_s"), f(&w1, "p50_ms"), f(&w1, "p95_ms"), f(&w4, "per_s"), f(&w4, "p50_ms"), f(&w4, "p95_ms"),
         f(&e1, "per_s"), f(&e1, "p50_ms"), f(&e1, "p95_ms"), f(&e4, "per_s"), f(&e4, "p50_ms"), f(&e4, "p95_ms"),
         f(&raw, "per_s"), f(&raw, "p50_ms"), f(&raw, "p95_ms"),

@@ -286,9 +286,10 @@ fn timed_query(db: &mut Client, req: Value) -> (Value, f64) {
 /// for the whole session before 2026-11-30, it also made every other statement memory_query
 /// runs (term statistics, categories, the query's lexemes in PL/pgSQL) plan at every call,
 /// which an application's session does not (docs/performance.md, History).
-pub const MQ_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off";
-/// The reference as measured before 0.10.0: only the iterative scan set, the rest at defaults.
-const DEFAULT_PLANNER: &str = "SET hnsw.iterative_scan = relaxed_order; RESET enable_seqscan";
+pub const MQ_PLANNER: &str =
+    "SET hnsw.iterative_scan = relaxed_order; SET enable_seqscan = off; SET constraint_exclusion = off";
+const DEFAULT_PLANNER: &str =
+    "SET hnsw.iterative_scan = relaxed_order; RESET enable_seqscan; RESET constraint_exclusion";
 /// Timed rounds of the query comparison; the spread between them is part of the result.
 pub const ROUNDS: usize = 3;
 
@@ -352,6 +353,28 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
            AND importance >= 2
          ORDER BY embedding::vector(384) <=> $2::text::vector(384) LIMIT 5"
     );
+    // The hand-written hybrid reference: what a user without memory_ext would write for the
+    // same rows (pgvector's hybrid search example, with the keyword side as an OR of the
+    // query's words, as memory_query's BM25 reads them): the vector top 20 and the full-text
+    // top 20 (ts_rank_cd over the GIN-indexed tsvector) fused by reciprocal rank (k = 60) in one
+    // statement. What memory_query costs beyond it is its own work, not hybrid ranking's.
+    let hybrid_sql = format!(
+        "WITH v AS (
+             SELECT id, row_number() OVER (ORDER BY d) AS r FROM (
+                 SELECT id, embedding::vector(384) <=> $2::text::vector(384) AS d
+                 FROM memory.items WHERE user_id = $1 AND state = 'active' AND embedding_model = '{model}'
+                   AND importance >= 2
+                 ORDER BY d LIMIT 20) s
+         ), k AS (
+             SELECT id, row_number() OVER (ORDER BY rank DESC) AS r FROM (
+                 SELECT id, ts_rank_cd(tsv, q) AS rank
+                 FROM memory.items, to_tsquery('simple', replace(plainto_tsquery('english', $3)::text, '&', '|')) q
+                 WHERE user_id = $1 AND state = 'active' AND importance >= 2 AND tsv @@ q
+                 ORDER BY rank DESC LIMIT 20) s
+         )
+         SELECT id FROM (SELECT id, r FROM v UNION ALL SELECT id, r FROM k) u
+         GROUP BY id ORDER BY sum(1.0 / (60 + r)) DESC LIMIT 5"
+    );
     db.batch_execute(MQ_PLANNER).unwrap();
     // Warm-up: n/2 rounds of other queries (another seed), untimed, so that the figures are a
     // running server's rather than the first touches of pages after a load or a restart (those
@@ -365,6 +388,7 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             .unwrap();
         let vtext = vector_literal(&v);
         db.query(&raw_sql, &[&user, &vtext]).unwrap();
+        db.query(&hybrid_sql, &[&user, &vtext, &text]).unwrap();
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
         db.query_one("SELECT memory_query($1)", &[&Json(req)])
             .unwrap();
@@ -411,6 +435,14 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             explain.insert(name.into(), json!(short_vectors(&lines.join("\n"))));
         }
         db.batch_execute(MQ_PLANNER).unwrap();
+        let rows = db
+            .query(
+                &format!("EXPLAIN (ANALYZE, BUFFERS) {hybrid_sql}"),
+                &[&user, &vtext, &text],
+            )
+            .unwrap();
+        let lines: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        explain.insert("hybrid".into(), json!(short_vectors(&lines.join("\n"))));
         db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
             .unwrap();
         let req = json!({"query": text, "top_k": 5, "return": "bullets", "filters": {"importance_min": 2}, "embedding": v});
@@ -420,7 +452,7 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             .get(0);
         explain.insert("memory_query".into(), json!(short_vectors(&plan)));
     }
-    let (mut mq, mut raw, mut raw_def, mut e2e) = (vec![], vec![], vec![], vec![]);
+    let (mut mq, mut raw, mut raw_def, mut e2e, mut hyb) = (vec![], vec![], vec![], vec![], vec![]);
     let mut rounds = vec![];
     // End-to-end with the reranker ("rerank": true) at top_k 5, on every fourth query, reading
     // the default 10 memories (memory_ext.rerank_depth: what make eval measures; recall@5 can
@@ -430,7 +462,8 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
     let s =
         |v: &mut Vec<f64>| json!({"p50": pct(v, 50.0), "p95": pct(v, 95.0), "p99": pct(v, 99.0)});
     for round in 0..ROUNDS {
-        let (mut r_mq, mut r_raw, mut r_def, mut r_e2e) = (vec![], vec![], vec![], vec![]);
+        let (mut r_mq, mut r_raw, mut r_def, mut r_e2e, mut r_hyb) =
+            (vec![], vec![], vec![], vec![], vec![]);
         let warm = if round == 0 { 20 } else { 0 };
         for i in 0..n + warm {
             let tenant = g.rng.below(TENANTS);
@@ -440,13 +473,18 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
             db.batch_execute(&format!("SET memory_ext.user_id = '{user}'"))
                 .unwrap();
             let vtext = vector_literal(&v);
-            // The three sides take turns going first: the first to search a vector's part of
+            // The four sides take turns going first: the first to search a vector's part of
             // the graph pays for bringing it into the CPU's caches, which the next one does
             // not (measured: the side always run first was ~0.9 ms slower at p50 with the
             // same plan).
-            let (mut def_ms, mut raw_ms, mut mq_ms) = (0.0, 0.0, 0.0);
-            for side in 0..3 {
-                match (side + i) % 3 {
+            let (mut def_ms, mut raw_ms, mut mq_ms, mut hyb_ms) = (0.0, 0.0, 0.0, 0.0);
+            for side in 0..4 {
+                match (side + i) % 4 {
+                    3 => {
+                        let t = Instant::now();
+                        db.query(&hybrid_sql, &[&user, &vtext, &text]).unwrap();
+                        hyb_ms = t.elapsed().as_secs_f64() * 1e3;
+                    }
                     0 => {
                         db.batch_execute(DEFAULT_PLANNER).unwrap();
                         let t = Instant::now();
@@ -487,21 +525,26 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
                 r_def.push(def_ms);
                 r_mq.push(mq_ms);
                 r_e2e.push(e2e_ms);
+                r_hyb.push(hyb_ms);
             }
         }
         raw.extend(&r_raw);
         raw_def.extend(&r_def);
         mq.extend(&r_mq);
         e2e.extend(&r_e2e);
+        hyb.extend(&r_hyb);
         rounds.push(json!({
+            "hybrid_sql_ms": s(&mut r_hyb),
             "raw_pgvector_ms": s(&mut r_raw),
             "raw_pgvector_default_planner_ms": s(&mut r_def),
             "memory_query_ms": s(&mut r_mq),
             "memory_query_end_to_end_ms": s(&mut r_e2e),
         }));
     }
-    let (rs, ms) = (s(&mut raw), s(&mut mq));
+    let (rs, ms, hs) = (s(&mut raw), s(&mut mq), s(&mut hyb));
     json!({
+        "hybrid_sql_ms": hs,
+        "hybrid_p95_ratio": ms["p95"].as_f64().unwrap() / hs["p95"].as_f64().unwrap(),
         "queries": n,
         "rounds": rounds,
         "raw_pgvector_ms": rs,
@@ -520,16 +563,17 @@ pub fn query_latency(dsn: &str, n: usize) -> Value {
 pub fn rounds_md(q: &Value) -> String {
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let mut md = format!(
-        "\n| round ({} queries; every query runs every side, each side first in turn) | raw pgvector, memory_query's settings p50 / p95 | raw pgvector, default settings p50 / p95 | memory_query p50 / p95 | end to end p50 / p95 |\n|---|---|---|---|---|\n",
+        "\n| round ({} queries; every query runs every side, each side first in turn) | raw pgvector, memory_query's settings p50 / p95 | raw pgvector, default settings p50 / p95 | hand-written hybrid SQL p50 / p95 | memory_query p50 / p95 | end to end p50 / p95 |\n|---|---|---|---|---|---|\n",
         q["queries"]
     );
     for (i, r) in q["rounds"].as_array().into_iter().flatten().enumerate() {
         let pair = |k: &str| format!("{:.2} / {:.2}", f(&r[k], "p50"), f(&r[k], "p95"));
         md += &format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             i + 1,
             pair("raw_pgvector_ms"),
             pair("raw_pgvector_default_planner_ms"),
+            pair("hybrid_sql_ms"),
             pair("memory_query_ms"),
             pair("memory_query_end_to_end_ms")
         );
@@ -550,6 +594,10 @@ pub fn rounds_md(q: &Value) -> String {
             "The raw query under memory_query's settings, one query (EXPLAIN (ANALYZE, BUFFERS))",
         ),
         ("raw_defaults", "The same query under the default settings"),
+        (
+            "hybrid",
+            "The hand-written hybrid statement for that query, memory_query's settings (EXPLAIN (ANALYZE, BUFFERS))",
+        ),
         (
             "memory_query",
             "memory_query's own statements for that query (memory.query_plan(request, true))",

@@ -9,6 +9,8 @@ WITH gone AS (
     WHERE i.user_id = c.user_id AND i.id = c.id
       AND i.state = 'active' AND NOT i.pinned AND i.importance < $4
       AND i.last_accessed_at < now() - make_interval(days => $3)
+      -- A read the worker has not counted yet (sql/queries/access_fold.sql) is a retrieval.
+      AND NOT EXISTS (SELECT FROM memory.access_queue q WHERE q.user_id = i.user_id AND i.id = ANY (q.ids))
     RETURNING i.user_id, i.id, i.category
 ), ev AS (
     INSERT INTO memory.events (user_id, node, op, status, memory_id, category)

@@ -86,7 +86,7 @@ fn near_pairs(user: &str, model: &embed::ActiveModel) -> (Vec<String>, Vec<Pair>
     let scale = embed::scale_of(&model.id);
     let sql = include_str!("../../sql/queries/consolidate_pairs.sql")
         .replace("{model}", &vector::literal(&model.id))
-        .replace("{vt}", &vector::ty(dims))
+        .replace("{vt}", &vector::ty_of(&model.id, dims))
         .replace("{op}", &vector::cosine_op());
     let rows: Vec<(String, Option<String>, f64)> = vector::with_iterative_scan(|| {
         spi::rows(

@@ -580,7 +580,7 @@ fn llm_candidates(
 /// The tenant's active facts nearest to `v`: (id, text, actor).
 fn nearest(user: &str, model: &str, v: &[f32]) -> Vec<(String, String, Option<String>)> {
     let q = include_str!("../../sql/queries/extract_known.sql")
-        .replace("{vt}", &vector::ty(v.len()))
+        .replace("{vt}", &vector::ty_of(model, v.len()))
         .replace("{op}", &vector::cosine_op())
         .replace("{model}", &vector::literal(model));
     vector::with_iterative_scan(|| {

@@ -5,6 +5,7 @@
 //! delta header. (Named `ops`, operations, because `store` is one of the features: the
 //! LangGraph-shaped store of store.rs.)
 
+pub mod access;
 pub mod audit;
 pub mod blocks;
 pub mod changes;

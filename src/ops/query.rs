@@ -128,20 +128,6 @@ pub fn related_bullets(
     .collect()
 }
 
-pub fn touch(user: &str, ids: &[String]) {
-    if ids.is_empty() {
-        return;
-    }
-    // Parsed once per backend, planned per call (`spi::with_custom_plan` says why).
-    spi::with_custom_plan(|| {
-        spi::run_kept(
-            include_str!("../../sql/queries/query_touch.sql"),
-            &[user.into(), ids.to_vec().into()],
-            "recording access",
-        )
-    });
-}
-
 /// The whole of memory_query once the request is parsed.
 pub fn run_query(q: &QueryRequest) -> Value {
     let user = tenant::resolve(q.filters.user_id.as_deref());
@@ -232,7 +218,7 @@ pub fn run_query(q: &QueryRequest) -> Value {
         }
     }
     // Access is counted for the caller's own memories; a space's are the space's to count.
-    touch(
+    crate::ops::access::record(
         &user,
         &hits
             .iter()
@@ -680,7 +666,7 @@ pub fn ranked(q: &QueryRequest, query: &str, top_k: usize) -> Vec<Ranked> {
             ))
         },
     );
-    touch(
+    crate::ops::access::record(
         &user,
         &hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
     );

@@ -118,7 +118,9 @@ fn rows(sql: &str, session_id: &str, user: &str, limit: Option<i64>, write: bool
     if write {
         spi::rows_mut(sql, &args, "changing a session", read)
     } else {
-        spi::rows(sql, &args, "reading a session", read)
+        // A read by key on a session's hot path (every turn of an Agents SDK run reads the
+        // session): one generic plan per backend instead of planning at each call.
+        spi::rows_generic(sql, &args, "reading a session", read)
     }
 }
 

@@ -6,11 +6,15 @@
 //! to something else). The schema is looked up once per backend.
 
 use crate::pg::spi;
+use crate::pg::statement::Memo;
 use memory_core::cosine::Scale;
 use std::cell::RefCell;
 
 thread_local! {
     static SCHEMA: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Whether a model's indexes are half precision, read once per statement: the registry
+    /// changes under a running backend when memory_embedding_reindex()'s statements switch it.
+    static HALF: Memo<String, bool> = const { Memo::new() };
 }
 
 fn schema() -> String {
@@ -35,8 +39,34 @@ pub fn unsized_ty() -> String {
 }
 
 /// `"public".vector(384)`.
-pub fn ty(dims: usize) -> String {
+fn ty(dims: usize) -> String {
     format!("{}.vector({dims})", schema())
+}
+
+/// The sized type a model's vectors are searched as: `"public".vector(384)`, or
+/// `"public".halfvec(384)` when the registry records half-precision indexes for the model
+/// (sql/embed.sql, memory_ext.embedding_precision), so that the planner matches its HNSW index.
+/// The stored vectors are full precision either way; the cast is what the index holds.
+pub fn ty_of(model_id: &str, dims: usize) -> String {
+    let half = HALF.with(|h| {
+        h.with(
+            model_id.to_string(),
+            |m| {
+                spi::one_opt::<String>(
+                    "SELECT index_type FROM memory.embedding_models WHERE model_id = $1",
+                    &[m.as_str().into()],
+                    "reading a model's index type",
+                )
+                .is_some_and(|t| t == "halfvec")
+            },
+            |half| *half,
+        )
+    });
+    if half {
+        format!("{}.halfvec({dims})", schema())
+    } else {
+        ty(dims)
+    }
 }
 
 /// `"public".vector_dims`, a vector's size.
@@ -64,7 +94,7 @@ impl Cosine {
     pub fn of(model_id: &str, dims: usize) -> Self {
         Cosine {
             model: literal(model_id),
-            ty: ty(dims),
+            ty: ty_of(model_id, dims),
             op: cosine_op(),
             scale: crate::embed::query_scale_of(model_id),
         }
@@ -90,6 +120,11 @@ pub fn literal(s: &str) -> String {
 ///   sequential scan when no index applies; it only stops the planner from preferring one.
 /// * `plan_cache_mode = force_custom_plan`: statements kept prepared (`spi::with_prepared`) are
 ///   still planned for each call's values (why: see there).
+/// * `constraint_exclusion = off`: a custom plan of a statement on memory.items proved, for the
+///   tenant's partition, that its CHECK constraints do not exclude it, parsing each of them
+///   from its stored text at every plan (1.5% of a memory_query's time in `perf` at 100k
+///   memories). Our statements never rely on CHECK constraints to skip a table; the partition
+///   is chosen by partition pruning, which this setting does not touch.
 ///
 /// Set through Postgres' GUC stack (`spi::with_settings`), not by `set_config()` statements.
 pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
@@ -98,6 +133,7 @@ pub fn with_iterative_scan<R>(f: impl FnOnce() -> R) -> R {
             (c"hnsw.iterative_scan", c"relaxed_order"),
             (c"enable_seqscan", c"off"),
             (c"plan_cache_mode", c"force_custom_plan"),
+            (c"constraint_exclusion", c"off"),
         ],
         f,
     )

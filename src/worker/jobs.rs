@@ -170,6 +170,16 @@ pub fn close_interrupted() -> Result<Vec<String>, String> {
 /// most that long.
 const TTL_BATCH: usize = 200;
 
+/// The access queue counted on the memories (src/ops/access.rs), in a transaction of its own.
+/// Not on Citus, where reads write their access themselves and the queue stays empty.
+pub fn fold_access() -> Result<(), String> {
+    txn::run("memory_ext worker: counting access", || {
+        if !crate::pg::citus::present() {
+            crate::ops::access::fold(None);
+        }
+    })
+}
+
 /// The TTL sweep: the candidates in one read-only pass, then soft-deleted in short
 /// transactions. A batch that fails (say, on lock_timeout) is left for the next sweep.
 pub fn ttl_sweep() -> Result<Value, String> {

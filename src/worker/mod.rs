@@ -40,6 +40,38 @@ const RESTART_DELAY: Duration = Duration::from_secs(10);
 /// application holds; the job fails, is recorded, and runs again later.
 const LOCK_TIMEOUT: &str = "5s";
 
+/// Set in the postmaster when it registers the worker; every backend it starts afterwards
+/// inherits it (src/ops/access.rs asks whether a worker will count its reads).
+static REGISTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a worker serves this backend's database: registered by this server (memory_ext in
+/// shared_preload_libraries, not under pg_upgrade) and `memory_ext.database` names it. The
+/// worker may be between a crash and its restart; it counts what waited when it is back.
+pub fn serves_this_database() -> bool {
+    if !REGISTERED.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    thread_local! {
+        static NAME: String = current_database();
+    }
+    let serves = gucs::database().unwrap_or_else(|| "postgres".into());
+    NAME.with(|name| *name == serves)
+}
+
+fn current_database() -> String {
+    // SAFETY: MyDatabaseId is set once the backend has connected, before any SQL function
+    // runs; get_database_name returns a palloc'd copy (NULL for a database that is gone).
+    unsafe {
+        let name = pg_sys::get_database_name(pg_sys::MyDatabaseId);
+        if name.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 /// Registers the worker from `_PG_init`. Only while the postmaster loads
 /// `shared_preload_libraries`: a library loaded later by a backend cannot start workers (the
 /// CREATE EXTENSION notice in sql/worker.sql says so).
@@ -63,6 +95,7 @@ pub fn register() {
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(RESTART_DELAY))
         .load();
+    REGISTERED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The worker process's entry point (named in [`register`]).
@@ -227,6 +260,11 @@ impl Worker {
                 }
                 Err(e) => return self.report("worker", Err(e)),
             }
+        }
+        // The reads queued since the last tick (src/ops/access.rs), before any job: the TTL
+        // sweep judges by what they record. Not a job: there is nothing to schedule or skip.
+        if let Err(e) = jobs::fold_access() {
+            self.report("access", Err(e));
         }
         let setting = gucs::worker_jobs();
         let (on, unknown) = schedule::parse_jobs(&setting);

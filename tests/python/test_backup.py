@@ -10,7 +10,8 @@ tenant, the built-in model's vectors and the worker's bookkeeping). It is then d
   * in plain format by a superuser, restored with psql;
   * in custom format by an ordinary backup role (LOGIN, BYPASSRLS, pg_read_all_data: no
     superuser), restored with pg_restore by a superuser (creating memory_ext needs one);
-and each restored database must hold exactly the source's rows, table by table (every table
+then once more after its indexes moved to half precision (custom format); and each restored
+database must hold exactly the source's rows, table by table (every table
 of schema memory but the change feed's, compared as multisets both ways, which is EXCEPT ALL in
 both directions; the feed is not dumped and a restore starts a new one, which refuses the
 source's cursors),
@@ -195,6 +196,24 @@ def main():
         assert got == expected, f"{kind} dump: the API answers differently:\n{got}\n!=\n{expected}"
     print(f"memory_query, memory_search and blocks answer identically on {len(restored)} restored databases")
 
+    # Half precision (docs/operations.md "Half precision"): the source's indexes moved online
+    # by memory_embedding_reindex's statements, then dumped and restored: the registry brings
+    # back halfvec indexes (not in the dump, like every per-model index), and the answers are
+    # the source's.
+    with connect(SOURCE) as c:
+        for (stmt,) in c.execute("SELECT statement FROM memory_embedding_reindex('half') ORDER BY step").fetchall():
+            c.execute(stmt)
+        half = c.execute("SELECT count(*) FROM memory.embedding_models WHERE index_type = 'halfvec'").fetchone()[0]
+        assert half >= 1, "no model moved to half precision"
+    db = f"{SOURCE}_restored_half"
+    recreate(db)
+    pg("pg_restore", "-d", db, stdin=pg("pg_dump", "-Fc", SOURCE))
+    compare(SOURCE, db, "half-precision dump")
+    assert any("halfvec_cosine_ops" in i for i in indexes(db)), "half-precision dump: no halfvec index restored"
+    got, expected = answers(db), answers(SOURCE)
+    assert got == expected, f"half-precision dump: the API answers differently:\n{got}\n!=\n{expected}"
+    print(f"half precision: {half} model(s) moved online; restored with their halfvec indexes, same answers")
+
 
 if __name__ == "__main__":
-    run_checks(main, "backup", 3)
+    run_checks(main, "backup", 4)

@@ -283,6 +283,14 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     let mut db = Client::connect(dsn, NoTls).unwrap();
     // EVAL_MODEL: the built-in embedding model to write and ask with (memory_ext.builtin_model).
     let model = std::env::var("EVAL_MODEL").unwrap_or_else(|_| "all-MiniLM-L6-v2".into());
+    // EVAL_PRECISION=half (scripts/eval.sh): the database's models get halfvec indexes.
+    let precision: String = db
+        .query_one(
+            "SELECT coalesce(current_setting('memory_ext.embedding_precision', true), 'full')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
     db.batch_execute(&format!(
         "SET memory_ext.builtin_model = '{}'",
         model.replace('\'', "''")
@@ -425,7 +433,7 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     }
     db.batch_execute("RESET memory_ext.rank_weights").unwrap();
     let md = format!(
-        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; built-in model {model}; reranker depth {depth}; memory_query asked for top_k 100 with default settings; \
+        "# Retrieval quality: {file}\n\n{n_questions} questions (categories 1-4 with evidence) per shape; built-in model {model}; {precision}-precision HNSW indexes; reranker depth {depth}; memory_query asked for top_k 100 with default settings; \
          the raw vector order and BM25 alone on the same stored rows in the same run.\n\n{summary}{sections}"
     );
     std::fs::create_dir_all(out).unwrap();
@@ -435,12 +443,15 @@ pub fn run(dsn: &str, file: &str, out: &str, ablation: bool, reuse: bool, shapes
     } else {
         format!("eval-{model}")
     };
+    if precision != "full" {
+        stem = format!("{stem}-{precision}");
+    }
     // A run of some shapes does not overwrite the figures of all of them.
     if !shapes_asked.is_empty() {
         stem = format!("{stem}-{}", shapes_asked.join("-"));
     }
     std::fs::write(format!("{out}/{stem}.md"), &md).unwrap();
-    let js = json!({ "file": file, "model": model, "rerank_depth": depth, "questions": n_questions, "shapes": js_shapes });
+    let js = json!({ "file": file, "model": model, "precision": precision, "rerank_depth": depth, "questions": n_questions, "shapes": js_shapes });
     std::fs::write(
         format!("{out}/{stem}.json"),
         serde_json::to_string_pretty(&js).unwrap(),

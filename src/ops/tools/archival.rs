@@ -267,7 +267,7 @@ fn paged_memories(
             line
         })
         .collect();
-    query::touch(user, &shown);
+    crate::ops::access::record(user, &shown);
     Ok(paged(&lines, page, size))
 }
 

@@ -51,7 +51,7 @@ FROM doc, jsonb_object_keys(doc.d) k LEFT JOIN rows ON rows.section = k
 WHERE jsonb_typeof(doc.d -> k) = 'array' ORDER BY k;
 
 -- Access bookkeeping: a retrieval records its memories' access, at most once a minute each (a
--- read within the minute writes nothing: sql/queries/query_touch.sql says why).
+-- read within the minute writes nothing: sql/queries/access_record.sql says why).
 SELECT memory_write('{"text": "Kim keeps her race bib in a drawer."}') ->> 'event' AS written;
 SELECT count(*) AS found FROM jsonb_array_elements(memory_query('{"query": "race bib drawer", "top_k": 1}') -> 'items');
 SELECT access_count AS after_first_read FROM memory.items WHERE text LIKE '%race bib%';
@@ -64,6 +64,27 @@ SET ROLE regress_memory_user;
 SELECT count(*) AS found FROM jsonb_array_elements(memory_query('{"query": "race bib drawer", "top_k": 1}') -> 'items');
 SELECT access_count AS a_minute_later, last_accessed_at > now() - interval '1 minute' AS recent
 FROM memory.items WHERE text LIKE '%race bib%';
+
+-- Where the worker serves the database, a read queues its access (memory.access_queue) and the
+-- worker counts it (src/ops/access.rs; this database has no worker, so the queue is filled by
+-- hand as a read there would). A queued read is a retrieval to the TTL sweep: a memory unread
+-- for 61 days by last_accessed_at, but read since, stays; another tenant cannot queue for it.
+SELECT memory_write('{"text": "Kim waxes her skis in November.", "importance": 1}') ->> 'event' AS written;
+RESET ROLE;
+UPDATE memory.items SET last_accessed_at = now() - interval '61 days' WHERE text LIKE '%skis%';
+SET ROLE regress_memory_user;
+INSERT INTO memory.access_queue (user_id, ids)
+SELECT 'keeper', array_agg(id) FROM memory.items WHERE text LIKE '%skis%';
+SET memory_ext.user_id = 'someone-else';
+INSERT INTO memory.access_queue (user_id, ids) VALUES ('keeper', '{}');
+SET memory_ext.user_id = 'keeper';
+SELECT memory_ttl_sweep() AS expired_while_queued;
+SELECT state FROM memory.items WHERE text LIKE '%skis%';
+RESET ROLE;
+DELETE FROM memory.access_queue WHERE user_id = 'keeper';
+SET ROLE regress_memory_user;
+SELECT memory_ttl_sweep() AS expired_with_no_read_queued;
+SELECT state FROM memory.items WHERE text LIKE '%skis%';
 
 RESET ROLE;
 RESET memory_ext.user_id;
