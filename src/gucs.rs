@@ -1180,8 +1180,9 @@ pub fn consolidation_max_llm_calls() -> i32 {
     CONSOLIDATION_MAX_LLM_CALLS.get()
 }
 
-pub fn database() -> Option<String> {
-    string(&DATABASE)
+/// The database the worker serves: the setting, `postgres` when it is empty (its default).
+pub fn database() -> String {
+    string(&DATABASE).unwrap_or_else(|| "postgres".into())
 }
 
 pub fn worker_jobs() -> String {

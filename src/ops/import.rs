@@ -249,7 +249,7 @@ fn embed_imported(user: &str) -> Option<String> {
     if parts.is_empty() {
         return None;
     }
-    let database = gucs::database().unwrap_or_default();
+    let database = gucs::database();
     Some(format!(
         "without vectors yet, so not found by meaning: {}; the background worker embeds them in database \"{database}\" (memory_ext.database), and in any other database SELECT memory_reembed() does, until it returns 0",
         parts.join(", ")

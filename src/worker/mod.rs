@@ -54,7 +54,7 @@ pub fn serves_this_database() -> bool {
     thread_local! {
         static NAME: String = current_database();
     }
-    let serves = gucs::database().unwrap_or_else(|| "postgres".into());
+    let serves = gucs::database();
     NAME.with(|name| *name == serves)
 }
 
@@ -109,7 +109,7 @@ pub extern "C-unwind" fn memory_ext_worker_main(_arg: pg_sys::Datum) {
         crate::pg::version::set_signal_handler(pg_sys::SIGTERM, Some(on_sigterm));
         pg_sys::BackgroundWorkerUnblockSignals();
     }
-    let database = gucs::database().unwrap_or_else(|| "postgres".into());
+    let database = gucs::database();
     // No role: the bootstrap superuser, which every tenant's rows are visible to (RLS is
     // bypassed); the jobs choose their tenants themselves.
     BackgroundWorker::connect_worker_to_spi(Some(&database), None);
@@ -121,7 +121,7 @@ pub extern "C-unwind" fn memory_ext_worker_main(_arg: pg_sys::Datum) {
         worker.tick();
         sleep(gucs::worker_naptime_s());
         if reload_requested() {
-            if gucs::database().unwrap_or_else(|| "postgres".into()) != database {
+            if gucs::database() != database {
                 pgrx::log!("{WORKER_TYPE}: memory_ext.database changed, restarting");
                 // SAFETY: exit code 1 asks the postmaster for a restart after RESTART_DELAY;
                 // no transaction is open between ticks.
